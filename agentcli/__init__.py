@@ -1,0 +1,3 @@
+"""agentcli: a command-line agent shell."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,174 @@
+"""The command line: parse, wire, exit. Everything heavy is imported inside the commands,
+so `--help` stays fast."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from agentcli import __version__
+
+app = typer.Typer(
+    name="agentcli",
+    help="A command-line agent shell: a model answers, calling tools under a risk policy.",
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+Model = Annotated[
+    str | None,
+    typer.Option(
+        "--model", "-m", help="PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]"
+    ),
+]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option("--base-url", help="OpenAI-compatible server URL [env OPENAI_BASE_URL]"),
+]
+System = Annotated[str | None, typer.Option("--system", help="Extra system instructions.")]
+MaxSteps = Annotated[int, typer.Option("--max-steps", help="Most model steps in one run.")]
+Timeout = Annotated[
+    float | None, typer.Option("--timeout", help="Wall-clock limit for the whole run, in seconds.")
+]
+Cwd = Annotated[
+    str | None,
+    typer.Option("--cwd", help="Workspace root that tools are confined to [default: .]"),
+]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call that would ask.")]
+Deny = Annotated[bool, typer.Option("--deny", help="Deny every tool call that would ask.")]
+Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"agentcli {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """A command-line agent shell: a model answers, calling tools under a risk policy."""
+
+
+def _one_shot(prompt: str | None, output: str, **flags: object) -> int:
+    from agentcli.errors import AgentCliError
+    from agentcli.prompt_input import build_prompt, read_stdin
+    from agentcli.runner import print_error
+    from agentcli.settings import resolve_settings
+
+    try:
+        settings = resolve_settings(output=output, **flags)  # type: ignore[arg-type]
+        text = build_prompt(prompt, read_stdin(prompt_expected=prompt in (None, "-")))
+    except AgentCliError as error:
+        print_error(str(error))
+        return error.exit_code
+    from agentcli.runner import run_in_event_loop
+
+    return run_in_event_loop(settings, text)
+
+
+@app.command()
+def run(
+    prompt: Annotated[
+        str | None,
+        typer.Argument(
+            help="The instruction. `-` or none: read it from stdin.", show_default=False
+        ),
+    ] = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    system: System = None,
+    max_steps: MaxSteps = 20,
+    timeout: Timeout = None,
+    cwd: Cwd = None,
+    output: Annotated[
+        str, typer.Option("--output", "-o", help="text, json or jsonl (AG-UI events).")
+    ] = "text",
+    yes: Yes = False,
+    deny: Deny = False,
+    debug: Debug = False,
+) -> None:
+    """Run one prompt to the end and exit. Piped stdin is the prompt, or context below it."""
+    code = _one_shot(
+        prompt,
+        output,
+        model=model,
+        base_url=base_url,
+        system=system,
+        max_steps=max_steps,
+        timeout=timeout,
+        cwd=cwd,
+        yes=yes,
+        deny=deny,
+        debug=debug,
+    )
+    raise typer.Exit(code)
+
+
+@app.command()
+def chat(
+    model: Model = None,
+    base_url: BaseUrl = None,
+    system: System = None,
+    max_steps: MaxSteps = 20,
+    timeout: Timeout = None,
+    cwd: Cwd = None,
+    yes: Yes = False,
+    deny: Deny = False,
+    debug: Debug = False,
+) -> None:
+    """Chat with the model. With stdin not a terminal, runs stdin as one prompt, like `run`."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        from agentcli.runner import print_error
+
+        print_error(
+            'the interactive chat is not available yet; use `agentcli run "..."` or pipe a '
+            "prompt into `agentcli chat`"
+        )
+        raise typer.Exit(2)
+    code = _one_shot(
+        None,
+        "text",
+        model=model,
+        base_url=base_url,
+        system=system,
+        max_steps=max_steps,
+        timeout=timeout,
+        cwd=cwd,
+        yes=yes,
+        deny=deny,
+        debug=debug,
+    )
+    raise typer.Exit(code)
+
+
+def run_app(argv: list[str] | None = None) -> int:
+    """Runs the Typer app with usage errors reduced to one line and a documented code."""
+    try:
+        from typer._click import exceptions as click_errors
+    except ImportError:  # typer versions that use the click package itself
+        import click.exceptions as click_errors  # type: ignore[no-redef]
+
+    try:
+        result = app(args=argv, prog_name="agentcli", standalone_mode=False)
+    except click_errors.UsageError as error:
+        where = error.ctx.command_path if error.ctx else "agentcli"
+        sys.stderr.write(f"agentcli: error: {error.format_message()} (see '{where} --help')\n")
+        return 2
+    except click_errors.ClickException as error:
+        sys.stderr.write(f"agentcli: error: {error.format_message()}\n")
+        return error.exit_code
+    except click_errors.Abort:
+        sys.stderr.write("agentcli: interrupted\n")
+        return 130
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,172 @@
+"""Runs the tool calls of one model step: parse → refine → validate → decide → execute.
+
+Calls of one step run concurrently (bounded); results come back in the order the model
+asked for them. Every failure — bad JSON, unknown tool, schema violation, denial, an
+exception inside a tool — becomes an error result the model sees, never a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentcli import events as ev
+from agentcli.messages import Message, ToolCall, new_id
+from agentcli.policy import ApprovalRequest, Decision, Policy
+from agentcli.refine import refine_arguments
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.registry import ToolRegistry
+
+Emit = Callable[[ev.Event], None]
+
+
+class InvalidCall(Exception):
+    """The model's call cannot run as sent; the message tells the model how to fix it."""
+
+
+@dataclass(slots=True)
+class Prepared:
+    tool: Tool
+    args: dict[str, Any]
+
+
+def _schema_hint(tool: Tool) -> str:
+    return "Expected parameters (JSON Schema): " + json.dumps(tool.parameters, sort_keys=True)
+
+
+class Executor:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        policy: Policy,
+        context: ToolContext,
+        emit: Emit,
+        *,
+        max_concurrency: int = 8,
+    ) -> None:
+        self.registry = registry
+        self.policy = policy
+        self.context = context
+        self.emit = emit
+        self.denied = 0
+        self._slots = asyncio.Semaphore(max_concurrency)
+        self._validators: dict[str, Any] = {}
+
+    async def run(self, calls: list[ToolCall]) -> list[Message]:
+        return list(await asyncio.gather(*(self._run_one(call) for call in calls)))
+
+    async def _run_one(self, call: ToolCall) -> Message:
+        started = time.monotonic()
+        try:
+            prepared = self.prepare(call)
+        except InvalidCall as invalid:
+            output = ToolOutput.failure(str(invalid))
+        else:
+            output = await self._decide_and_execute(call, prepared)
+        latency_ms = int((time.monotonic() - started) * 1000)
+        metadata: dict[str, Any] = {"latencyMs": latency_ms}
+        if output.error:
+            metadata["error"] = output.summary or output.content
+        if output.summary and not output.error:
+            metadata["summary"] = output.summary
+        self.emit(
+            ev.ToolCallResult(
+                message_id=new_id("msg"),
+                tool_call_id=call.id,
+                content=output.content,
+                metadata=metadata,
+            )
+        )
+        return Message.tool_result(
+            call.id, output.content, error=metadata.get("error") if output.error else None
+        )
+
+    def prepare(self, call: ToolCall) -> Prepared:
+        tool = self.registry.get(call.name)
+        if tool is None:
+            available = ", ".join(self.registry.names()) or "none"
+            raise InvalidCall(f"unknown tool {call.name!r}; available tools: {available}")
+        args = _parse_arguments(call.arguments, tool)
+        args = refine_arguments(args, tool.parameters)
+        self._validate(tool, args)
+        return Prepared(tool, args)
+
+    def _validate(self, tool: Tool, args: dict[str, Any]) -> None:
+        validator = self._validators.get(tool.name)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            validator = Draft202012Validator(tool.parameters)
+            self._validators[tool.name] = validator
+        errors = sorted(validator.iter_errors(args), key=lambda e: list(e.path))
+        if not errors:
+            return
+        problems = []
+        for error in errors[:5]:
+            where = ".".join(str(p) for p in error.absolute_path)
+            problems.append(f"{where}: {error.message}" if where else error.message)
+        raise InvalidCall(
+            f"invalid arguments for {tool.name}: " + "; ".join(problems) + ". " + _schema_hint(tool)
+        )
+
+    async def _decide_and_execute(self, call: ToolCall, prepared: Prepared) -> ToolOutput:
+        tool, args = prepared.tool, prepared.args
+        try:
+            assessment = tool.assess(args, self.context)
+            preview = tool.preview(args, self.context)
+        except Exception as exc:  # a broken risk function must not crash the run
+            return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}")
+        decision = await self.policy.decide(ApprovalRequest(tool.name, args, assessment, preview))
+        self._emit_approval(call, tool, assessment.risk.label, decision)
+        if not decision.allowed:
+            self.denied += 1
+            return ToolOutput.failure(f"denied: {decision.reason}")
+        async with self._slots:
+            # Resolve again right before running: if the target changed since the decision
+            # (a symlink swapped, say) and is now riskier, refuse rather than run.
+            again = tool.assess(args, self.context)
+            if again.risk > assessment.risk:
+                self.denied += 1
+                return ToolOutput.failure(
+                    f"denied: the call changed since approval: {again.reason}"
+                )
+            try:
+                return await tool.execute(args, self.context)
+            except ToolFailure as failure:
+                return ToolOutput.failure(str(failure))
+            except Exception as exc:  # a tool bug is a result, not a crash
+                return ToolOutput.failure(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+
+    def _emit_approval(self, call: ToolCall, tool: Tool, risk: str, decision: Decision) -> None:
+        value: dict[str, Any] = {
+            "toolCallId": call.id,
+            "tool": tool.name,
+            "risk": risk,
+            "decision": decision.decision,
+            "by": decision.by,
+            "reason": decision.reason,
+        }
+        if decision.rule:
+            value["rule"] = decision.rule
+        self.emit(ev.Custom(name="approval", value=value))
+
+
+def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        args = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidCall(
+            f"the arguments for {tool.name} are not valid JSON ({exc.msg} at character "
+            f"{exc.pos}); the tool did not run. Send one JSON object. {_schema_hint(tool)}"
+        ) from None
+    if not isinstance(args, dict):
+        raise InvalidCall(
+            f"the arguments for {tool.name} must be a JSON object, not {type(args).__name__}. "
+            + _schema_hint(tool)
+        )
+    return args

@@ -1,0 +1,77 @@
+"""Conversation messages, provider-neutral, and the collector that builds an assistant
+message from the event stream."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentcli import events as ev
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+@dataclass(slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # the raw JSON text the model sent; parsed by the executor
+
+
+@dataclass(slots=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None  # on tool messages: the call this answers
+    error: str | None = None  # on tool messages: why the call failed or was refused
+    id: str = field(default_factory=lambda: new_id("msg"))
+    extra: dict[str, Any] = field(default_factory=dict)  # provider-specific parts
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role="user", content=text)
+
+    @classmethod
+    def tool_result(cls, call_id: str, content: str, error: str | None = None) -> Message:
+        return cls(role="tool", content=content, tool_call_id=call_id, error=error)
+
+
+class TurnCollector:
+    """Folds one model step's events into the assistant message. Appends only, so the
+    cost per event does not grow with the length of the answer."""
+
+    def __init__(self) -> None:
+        self.message_id: str | None = None
+        self._text: list[str] = []
+        self._calls: dict[str, tuple[str, list[str]]] = {}
+
+    def feed(self, event: ev.Event) -> None:
+        if isinstance(event, ev.TextMessageStart):
+            self.message_id = self.message_id or event.message_id
+        elif isinstance(event, ev.TextMessageContent):
+            self._text.append(event.delta)
+        elif isinstance(event, ev.ToolCallStart):
+            self._calls.setdefault(event.tool_call_id, (event.tool_call_name, []))
+            self.message_id = self.message_id or event.parent_message_id
+        elif isinstance(event, ev.ToolCallArgs):
+            self._calls[event.tool_call_id][1].append(event.delta)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._text)
+
+    def message(self) -> Message:
+        calls = [
+            ToolCall(id=call_id, name=name, arguments="".join(parts))
+            for call_id, (name, parts) in self._calls.items()
+        ]
+        message = Message(role="assistant", content=self.text, tool_calls=calls)
+        if self.message_id:
+            message.id = self.message_id
+        return message

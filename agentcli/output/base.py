@@ -1,0 +1,45 @@
+"""What every output consumes: the events as they happen, then the run's summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agentcli import events as ev
+
+
+@dataclass(slots=True)
+class RunSummary:
+    thread_id: str
+    run_id: str
+    model: str
+    status: str  # finished | max_steps | timeout | error | cancelled
+    exit_code: int
+    steps: int
+    usage: ev.Usage
+    final_text: str
+    error: str | None = None
+
+    def usage_wire(self) -> dict[str, Any]:
+        return self.usage.to_wire()
+
+
+class Output(Protocol):
+    def handle(self, event: ev.Event) -> None: ...
+
+    def finish(self, summary: RunSummary) -> None: ...
+
+
+class FanOut:
+    """Sends each event to every output, in order."""
+
+    def __init__(self, outputs: list[Output]) -> None:
+        self.outputs = outputs
+
+    def __call__(self, event: ev.Event) -> None:
+        for output in self.outputs:
+            output.handle(event)
+
+    def finish(self, summary: RunSummary) -> None:
+        for output in self.outputs:
+            output.finish(summary)

@@ -1,0 +1,1 @@
+"""Model providers: each turns one wire protocol into agentcli's event stream."""

@@ -1,0 +1,28 @@
+"""The provider interface every wire protocol implements."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agentcli.events import Event, StepEnd
+from agentcli.messages import Message
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    system: str
+    messages: list[Message]
+    tools: list[dict[str, Any]] = field(default_factory=list)  # {name, description, parameters}
+
+
+class Provider(Protocol):
+    name: str  # e.g. "openai"
+    model: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Event | StepEnd]:
+        """Yields the step's events, then exactly one StepEnd. Raises ProviderError."""
+        ...
+
+    async def aclose(self) -> None: ...

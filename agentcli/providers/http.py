@@ -1,0 +1,141 @@
+"""HTTP plumbing shared by the providers: one SSE request, error translation into one
+clear line, and retries before the first byte with backoff and the server's hints."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import httpx
+
+from agentcli import __version__
+from agentcli import events as ev
+from agentcli.errors import ProviderError, StreamCutError
+from agentcli.providers.retry import backoff_delay, is_retryable_status
+from agentcli.providers.sse import SSEDecoder, SSEMessage
+
+DEFAULT_MAX_RETRIES = 3
+TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=60.0, pool=15.0)
+
+
+class RetryableError(ProviderError):
+    """A failure before anything reached the user; worth another attempt."""
+
+    def __init__(self, message: str, *, status: int | None = None, headers=None):
+        super().__init__(message, status=status, retryable=True)
+        self.headers: Mapping[str, str] = headers or {}
+
+
+def new_client() -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=TIMEOUT, headers={"user-agent": f"agentcli/{__version__}"})
+
+
+def error_detail(body: bytes) -> str:
+    """The server's own words for an error body, as short as possible."""
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return " ".join(text.split())[:300] or "(empty body)"
+    if isinstance(data, dict):
+        error = data.get("error", data.get("detail", data.get("message")))
+        if isinstance(error, dict):
+            error = error.get("message") or error.get("type") or json.dumps(error)
+        if error:
+            return str(error)[:500]
+    return text[:300]
+
+
+def connect_failure(label: str, url: str, exc: Exception, base_url_hint: str) -> RetryableError:
+    reason = str(exc) or type(exc).__name__
+    if "refused" in reason.lower():
+        reason = "connection refused"
+    return RetryableError(
+        f"cannot connect to {label} at {url}: {reason}. Is the server running? "
+        f"Check the base URL ({base_url_hint})."
+    )
+
+
+async def open_sse(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: dict[str, Any],
+    describe_status: Callable[[int, str], str],
+    label: str,
+    base_url_hint: str,
+) -> AsyncIterator[SSEMessage]:
+    """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
+    ProviderErrors; those raised before any message are retryable where it makes sense."""
+    received = False
+    try:
+        async with client.stream("POST", url, headers=headers, json=body) as response:
+            if response.status_code != 200:
+                detail = error_detail(await response.aread())
+                message = describe_status(response.status_code, detail)
+                if is_retryable_status(response.status_code):
+                    raise RetryableError(
+                        message, status=response.status_code, headers=response.headers
+                    )
+                raise ProviderError(message, status=response.status_code)
+            decoder = SSEDecoder()
+            async for line in response.aiter_lines():
+                message = decoder.feed(line)
+                if message is not None:
+                    received = True
+                    yield message
+            tail = decoder.flush()
+            if tail is not None:
+                yield tail
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+        raise connect_failure(label, url, exc, base_url_hint) from None
+    except (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
+        what = "timed out" if isinstance(exc, httpx.ReadTimeout) else "was cut"
+        if not received:
+            raise RetryableError(
+                f"the connection to {label} {what} before the answer began"
+            ) from None
+        raise StreamCutError(
+            f"the {label} stream {what} in the middle of the answer "
+            f"({type(exc).__name__}); the text received so far is kept"
+        ) from None
+
+
+async def with_retries(
+    attempt: Callable[[], AsyncIterator[ev.Event | ev.StepEnd]],
+    *,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+) -> AsyncIterator[ev.Event | ev.StepEnd]:
+    """Runs `attempt` again after a retryable failure, as long as it has yielded nothing.
+    Each wait is announced as a CUSTOM `retry` event."""
+    retry_number = 0
+    while True:
+        yielded = False
+        try:
+            async for item in attempt():
+                yielded = True
+                yield item
+            return
+        except RetryableError as error:
+            if yielded or retry_number >= max_retries:
+                if retry_number:
+                    raise ProviderError(
+                        f"{error} (gave up after {retry_number + 1} attempts)",
+                        status=error.status,
+                    ) from None
+                raise ProviderError(str(error), status=error.status) from None
+            delay = backoff_delay(retry_number, error.headers)
+            retry_number += 1
+            yield ev.Custom(
+                name="retry",
+                value={
+                    "attempt": retry_number + 1,
+                    "delaySeconds": round(delay, 3),
+                    "reason": str(error),
+                    **({"status": error.status} if error.status else {}),
+                },
+            )
+            await asyncio.sleep(delay)

@@ -1,0 +1,184 @@
+"""OpenAI-compatible Chat Completions with streaming and tools (OpenAI, Ollama, vLLM,
+llama.cpp, LM Studio, ...)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agentcli import events as ev
+from agentcli.errors import ProviderError, StreamCutError
+from agentcli.messages import Message
+from agentcli.providers.base import ModelRequest
+from agentcli.providers.http import RetryableError, new_client, open_sse, with_retries
+from agentcli.providers.openai_stream import ChatStreamAccumulator
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4.1-mini"
+_RETRYABLE_STREAM_ERRORS = ("overloaded", "rate_limit", "server_error", "timeout", "unavailable")
+
+
+def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    wire: list[dict[str, Any]] = []
+    if system:
+        wire.append({"role": "system", "content": system})
+    for message in messages:
+        if message.role == "tool":
+            content = message.content
+            if message.error and not content.lower().startswith(("error", "denied")):
+                content = f"Error: {content}"
+            wire.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
+        elif message.role == "assistant" and message.tool_calls:
+            wire.append(
+                {
+                    "role": "assistant",
+                    "content": message.content or None,
+                    "tool_calls": [
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": call.arguments or "{}"},
+                        }
+                        for call in message.tool_calls
+                    ],
+                }
+            )
+        else:
+            wire.append({"role": message.role, "content": message.content})
+    return wire
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_retries: int = 3,
+    ) -> None:
+        self.model = model
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.api_key = api_key
+        self.api_key_env = api_key_env
+        self.max_retries = max_retries
+        self._client = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"accept": "text/event-stream"}
+        if self.api_key:
+            headers["authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_wire_messages(request.system, request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": tool["name"],
+                        "description": tool["description"],
+                        "parameters": tool["parameters"],
+                    },
+                }
+                for tool in request.tools
+            ]
+            body["tool_choice"] = "auto"
+        return body
+
+    def describe_status(self, status: int, detail: str) -> str:
+        if status in (401, 403):
+            if self.api_key:
+                sent = f"the key in {self.api_key_env} was refused"
+            else:
+                sent = f"no key was sent ({self.api_key_env} is not set)"
+            return (
+                f"openai: authentication failed (HTTP {status}: {detail}); {sent}. "
+                f"Set {self.api_key_env} to a valid key."
+            )
+        if status == 404:
+            return (
+                f"openai: not found (HTTP 404: {detail}) at {self.base_url}. "
+                f"Check the model name ({self.model!r}, --model) and the base URL."
+            )
+        if status == 429:
+            return f"openai: rate limited (HTTP 429: {detail})"
+        if status >= 500:
+            return f"openai: server error (HTTP {status}: {detail})"
+        return f"openai: the server rejected the request (HTTP {status}: {detail})"
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        return with_retries(lambda: self._attempt(request), max_retries=self.max_retries)
+
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        if self._client is None:
+            self._client = new_client()
+        acc = ChatStreamAccumulator(self.name, self.model)
+        done = False
+        messages = open_sse(
+            self._client,
+            f"{self.base_url}/chat/completions",
+            headers=self._headers(),
+            body=self._body(request),
+            describe_status=self.describe_status,
+            label="openai",
+            base_url_hint="--base-url or OPENAI_BASE_URL",
+        )
+        async for message in messages:
+            if message.data.strip() == "[DONE]":
+                done = True
+                break
+            chunk = _parse_chunk(message.data)
+            if "error" in chunk:
+                raise _stream_error(chunk["error"])
+            for event in acc.feed(chunk):
+                yield event
+        if not done and acc.finish_reason is None:
+            raise StreamCutError(
+                "the openai stream ended before the answer was complete (no finish_reason, "
+                "no [DONE]); the text received so far is kept"
+            )
+        for event in acc.finish():
+            yield event
+        if acc.usage is not None:
+            yield ev.Custom(name="usage", value=acc.usage.to_wire(self.name, self.model))
+        yield ev.StepEnd(finish_reason=acc.finish_reason or "stop", usage=acc.usage)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def _parse_chunk(data: str) -> dict[str, Any]:
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        raise ProviderError(
+            f"openai: the server sent a malformed stream event: {data[:200]!r}"
+        ) from None
+    if not isinstance(chunk, dict):
+        raise ProviderError(f"openai: unexpected stream event: {data[:200]!r}")
+    return chunk
+
+
+def _stream_error(error: Any) -> ProviderError:
+    if isinstance(error, dict):
+        detail = str(error.get("message") or error.get("type") or error)
+        kind = f"{error.get('type', '')} {error.get('code', '')}".lower()
+    else:
+        detail, kind = str(error), str(error).lower()
+    message = f"openai: error inside the stream: {detail}"
+    if any(word in kind for word in _RETRYABLE_STREAM_ERRORS):
+        return RetryableError(message)
+    return ProviderError(message)

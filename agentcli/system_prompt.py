@@ -1,0 +1,19 @@
+"""The system instructions every run starts with."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+BASE = """You are agentcli, an agent working in a terminal on the user's project.
+The workspace root is {root} (operating system: {system}). Tool paths are relative to it.
+Use the tools to look before you answer; do not guess file contents. When a tool call fails
+or is denied, read the error, then fix the call or continue without it. Answer concisely in
+Markdown."""
+
+
+def build_system_prompt(workspace: Path, extra: str | None) -> str:
+    prompt = BASE.format(root=workspace, system=platform.system())
+    if extra:
+        prompt += "\n\n" + extra.strip()
+    return prompt

@@ -1,0 +1,79 @@
+"""The tool interface: name, description, JSON Schema, a risk function of the arguments,
+an async execute, and an optional preview for the approval prompt."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from agentcli.workspace import Workspace
+
+
+class Risk(IntEnum):
+    LOW = 1  # runs without asking
+    MEDIUM = 2  # asks once per session
+    HIGH = 3  # asks every time
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """A tool's risk for one set of arguments, with a short human reason."""
+
+    risk: Risk
+    reason: str
+
+
+@dataclass(slots=True)
+class ToolOutput:
+    """What a tool returns. `error` marks a failed call; the model sees `content` either way."""
+
+    content: str
+    error: bool = False
+    summary: str | None = None  # one line for the terminal, e.g. "42 lines"
+
+    @classmethod
+    def failure(cls, message: str) -> ToolOutput:
+        return cls(content=message, error=True, summary=message)
+
+
+class ToolFailure(Exception):
+    """Raised inside a tool for an expected failure; becomes an error result, not a crash."""
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a running tool may use: the workspace, the data directory, a progress sink."""
+
+    workspace: Workspace
+    data_dir: Path | None = None
+    progress: Callable[[str, Any], None] = field(default=lambda name, value: None)
+
+
+class Tool:
+    """Base class. Subclasses set `name`, `description`, `parameters` and implement
+    `assess` and `execute`."""
+
+    name: str = ""
+    description: str = ""
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
+    source: str = "builtin"
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return Assessment(Risk.HIGH, f"{self.name} has no risk rating")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        raise NotImplementedError
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        """What the approval prompt shows besides the arguments (a diff, say)."""
+        return None
+
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}

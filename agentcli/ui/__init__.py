@@ -1,0 +1,1 @@
+"""Terminal rendering: streamed Markdown, and later the REPL and approval prompts."""

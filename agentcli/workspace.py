@@ -1,0 +1,42 @@
+"""The workspace root that tools are confined to, and path resolution against it.
+
+Paths are resolved with realpath (symlinks followed) and then compared by whole path
+components, so `/w/proj-evil` is not inside `/w/proj` and a symlink pointing out is out.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedPath:
+    requested: str
+    path: Path  # absolute, symlinks resolved
+    inside: bool  # within the workspace root
+
+    @property
+    def display(self) -> str:
+        return self.requested
+
+
+class Workspace:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(os.path.realpath(root))
+
+    def resolve(self, requested: str) -> ResolvedPath:
+        expanded = os.path.expanduser(requested) if requested.startswith("~") else requested
+        joined = os.path.join(self.root, expanded)  # an absolute `expanded` replaces the root
+        real = Path(os.path.realpath(joined))
+        return ResolvedPath(requested=requested, path=real, inside=self.contains(real))
+
+    def contains(self, real: Path) -> bool:
+        return real == self.root or self.root in real.parents
+
+    def relative(self, real: Path) -> str:
+        """How to show a resolved path: relative inside the workspace, absolute outside."""
+        if self.contains(real):
+            return str(real.relative_to(self.root)) or "."
+        return str(real)
