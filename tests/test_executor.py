@@ -1,0 +1,188 @@
+"""The executor: parse, refine, validate, decide, run concurrently, keep the order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+
+from agentcli import events as ev
+from agentcli.executor import Executor
+from agentcli.messages import ToolCall
+from agentcli.policy import Policy
+from agentcli.refine import refine_arguments
+from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.registry import ToolRegistry
+from agentcli.workspace import Workspace
+
+
+class Sleeper(Tool):
+    name = "sleep"
+    description = "sleeps"
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}},
+        "required": ["seconds"],
+        "additionalProperties": False,
+    }
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return Assessment(Risk.LOW, "sleeps")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        await asyncio.sleep(args["seconds"])
+        return ToolOutput(content=f"slept {args['seconds']} {args.get('label', '')}".strip())
+
+
+class Risky(Tool):
+    name = "risky"
+    description = "high risk"
+    parameters = {"type": "object", "properties": {}}  # noqa: RUF012
+    ran = 0
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return Assessment(Risk.HIGH, "it is risky")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        Risky.ran += 1
+        return ToolOutput(content="ran")
+
+
+class Broken(Tool):
+    name = "broken"
+    description = "raises"
+    parameters = {"type": "object", "properties": {"kind": {"type": "string"}}}  # noqa: RUF012
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return Assessment(Risk.LOW, "harmless")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        if args.get("kind") == "expected":
+            raise ToolFailure("no such thing")
+        raise RuntimeError("boom")
+
+
+def make(policy: Policy | None = None, **kwargs) -> tuple[Executor, list[ev.Event]]:
+    events: list[ev.Event] = []
+    registry = ToolRegistry([Sleeper(), Risky(), Broken()])
+    context = ToolContext(workspace=Workspace("."))
+    return Executor(registry, policy or Policy(), context, events.append, **kwargs), events
+
+
+def call(name: str, arguments: Any, call_id: str = "c1") -> ToolCall:
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return ToolCall(id=call_id, name=name, arguments=raw)
+
+
+def run(executor: Executor, calls: list[ToolCall]):
+    return asyncio.run(executor.run(calls))
+
+
+def test_calls_run_concurrently_and_results_keep_the_model_order():
+    executor, events = make()
+    calls = [
+        call("sleep", {"seconds": 0.3, "label": "slow"}, "a"),
+        call("sleep", {"seconds": 0.01, "label": "fast"}, "b"),
+    ]
+    started = time.monotonic()
+    results = run(executor, calls)
+    elapsed = time.monotonic() - started
+    assert elapsed < 0.55  # together; one after the other would take 0.31 s plus the same overhead
+    assert [m.tool_call_id for m in results] == ["a", "b"]
+    assert results[0].content == "slept 0.3 slow"
+    finished = [e.tool_call_id for e in events if isinstance(e, ev.ToolCallResult)]
+    assert finished == ["b", "a"]  # the fast one reported first, but results stay ordered
+
+
+def test_concurrency_is_bounded():
+    executor, _ = make(max_concurrency=1)
+    started = time.monotonic()
+    run(executor, [call("sleep", {"seconds": 0.2}, "a"), call("sleep", {"seconds": 0.2}, "b")])
+    assert time.monotonic() - started >= 0.38
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("sleep", '{"seconds": 1', "not valid JSON"),
+        ("sleep", "[1, 2]", "must be a JSON object"),
+        ("nope", "{}", "unknown tool 'nope'; available tools: broken, risky, sleep"),
+        ("sleep", {"seconds": "soon"}, "seconds: 'soon' is not of type 'number'"),
+        ("sleep", {}, "'seconds' is a required property"),
+        ("sleep", {"seconds": 0, "extra": 1}, "Additional properties are not allowed"),
+    ],
+)
+def test_invalid_calls_do_not_run_and_explain_themselves(name, arguments, expected):
+    executor, events = make()
+    (result,) = run(executor, [call(name, arguments)])
+    assert result.error is not None
+    assert expected in result.content
+    if name != "nope":
+        assert "Expected parameters (JSON Schema)" in result.content
+    assert not [e for e in events if isinstance(e, ev.Custom) and e.name == "approval"]
+
+
+def test_refinement_drops_null_optional_fields_and_coerces_numeric_strings():
+    executor, _ = make()
+    (result,) = run(executor, [call("sleep", {"seconds": "0.01", "label": None})])
+    assert result.error is None and result.content == "slept 0.01"
+
+
+def test_tool_exceptions_become_error_results():
+    executor, _ = make()
+    expected, bug = run(
+        executor, [call("broken", {"kind": "expected"}, "a"), call("broken", {}, "b")]
+    )
+    assert expected.error == "no such thing"
+    assert bug.error is not None and "RuntimeError: boom" in bug.content
+
+
+@pytest.mark.parametrize(
+    ("policy", "allowed", "by"),
+    [
+        (Policy(), False, "auto"),
+        (Policy(yes=True), True, "flag"),
+        (Policy(deny=True), False, "flag"),
+    ],
+)
+def test_high_risk_needs_yes_and_every_decision_is_an_event(policy, allowed, by):
+    Risky.ran = 0
+    executor, events = make(policy)
+    (result,) = run(executor, [call("risky", {})])
+    approvals = [e.value for e in events if isinstance(e, ev.Custom) and e.name == "approval"]
+    assert approvals == [
+        {
+            "toolCallId": "c1",
+            "tool": "risky",
+            "risk": "high",
+            "decision": "allow" if allowed else "deny",
+            "by": by,
+            "reason": approvals[0]["reason"],
+        }
+    ]
+    assert Risky.ran == (1 if allowed else 0)
+    assert executor.denied == (0 if allowed else 1)
+    assert (result.error is None) == allowed
+
+
+def test_result_events_carry_latency_and_error_metadata():
+    executor, events = make()
+    run(executor, [call("broken", {"kind": "expected"})])
+    (result,) = [e for e in events if isinstance(e, ev.ToolCallResult)]
+    assert result.metadata["error"] == "no such thing"
+    assert isinstance(result.metadata["latencyMs"], int)
+
+
+def test_refine_keeps_required_values_and_unknown_names():
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "boolean"}},
+        "required": ["a"],
+    }
+    assert refine_arguments({"a": None, "b": None, "z": 1}, schema) == {"a": None, "z": 1}
+    assert refine_arguments({"a": "7", "c": "true"}, schema) == {"a": 7, "c": True}
+    assert refine_arguments({"a": 1, "b": "", "c": ""}, schema) == {"a": 1, "b": ""}
+    assert refine_arguments({"a": "seven"}, schema) == {"a": "seven"}  # validation will say so
