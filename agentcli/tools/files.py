@@ -8,7 +8,10 @@ import os
 from collections.abc import Iterator
 from typing import IO, Any
 
+from agentcli.sensitive import sensitive_reason
 from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.fs_write import atomic_write, make_parents
+from agentcli.tools.text_codec import DecodedText, decode_text
 from agentcli.workspace import ResolvedPath
 
 DEFAULT_LINE_LIMIT = 2000
@@ -16,10 +19,15 @@ MAX_LINE_CHARS = 2000
 _SNIFF_BYTES = 8192
 
 
-def assess_path(target: ResolvedPath, verb: str) -> Assessment:
-    if target.inside:
-        return Assessment(Risk.LOW, f"{verb} inside the workspace")
-    return Assessment(Risk.HIGH, f"path {target.requested!r} resolves outside the workspace")
+def assess_path(target: ResolvedPath, verb: str, *, writing: bool = False) -> Assessment:
+    """Low (reads) or medium (writes) inside the workspace; high outside it or for a
+    sensitive target."""
+    if not target.inside:
+        return Assessment(Risk.HIGH, f"path {target.requested!r} resolves outside the workspace")
+    reason = sensitive_reason(target.path, writing=writing)
+    if reason:
+        return Assessment(Risk.HIGH, reason)
+    return Assessment(Risk.MEDIUM if writing else Risk.LOW, f"{verb} inside the workspace")
 
 
 def looks_binary(head: bytes) -> bool:
@@ -130,7 +138,292 @@ class ReadFile(Tool):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         # Resolve again right before reading: the file system may have changed since assess.
         target = ctx.workspace.resolve(args["path"])
-        shown = ctx.workspace.relative(target.path) if target.inside else str(target.path)
+        shown = ctx.workspace.relative(target.path)
         offset = args.get("offset", 1)
         limit = args.get("limit", DEFAULT_LINE_LIMIT)
         return await asyncio.to_thread(read_lines, target, shown, offset, limit)
+
+
+def _kind(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return "link"
+    return "dir" if entry.is_dir(follow_symlinks=False) else "file"
+
+
+MAX_LIST_ENTRIES = 1000
+
+
+def list_entries(target: ResolvedPath, shown: str, include_hidden: bool) -> ToolOutput:
+    from datetime import datetime
+
+    try:
+        with os.scandir(target.path) as scan:
+            entries = [e for e in scan if include_hidden or not e.name.startswith(".")]
+    except FileNotFoundError:
+        raise ToolFailure(f"no such directory: {shown}") from None
+    except NotADirectoryError:
+        raise ToolFailure(f"{shown} is a file, not a directory; read it with read_file") from None
+    except PermissionError:
+        raise ToolFailure(f"permission denied: {shown}") from None
+    entries.sort(key=lambda e: (_kind(e) != "dir", e.name.lower(), e.name))
+    lines = []
+    for entry in entries[:MAX_LIST_ENTRIES]:
+        kind = _kind(entry)
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            lines.append(f"{kind:<4}  {'?':>12}  {'?':<16}  {entry.name}")
+            continue
+        size = "-" if kind == "dir" else f"{info.st_size:,}"
+        when = datetime.fromtimestamp(info.st_mtime).strftime("%Y-%m-%d %H:%M")
+        name = entry.name + ("/" if kind == "dir" else "")
+        if kind == "link":
+            name += f" -> {os.readlink(entry.path)}"
+        lines.append(f"{kind:<4}  {size:>12}  {when:<16}  {name}")
+    header = f"{shown}: {len(entries)} entries" + ("" if include_hidden else " (hidden not shown)")
+    if len(entries) > MAX_LIST_ENTRIES:
+        lines.append(f"[… {len(entries) - MAX_LIST_ENTRIES} more entries not shown]")
+    if not entries:
+        return ToolOutput(content=f"{header}; the directory is empty", summary="empty")
+    body = "\n".join([header, f"{'type':<4}  {'bytes':>12}  {'modified':<16}  name", *lines])
+    return ToolOutput(content=body, summary=f"{len(entries)} entries")
+
+
+class ListDirectory(Tool):
+    name = "list_directory"
+    description = (
+        "List a directory in the workspace: each entry's type, size in bytes and modification "
+        "time, directories first, sorted by name."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Directory (default: workspace root)."},
+            "include_hidden": {
+                "type": "boolean",
+                "description": "Include entries whose names start with a dot (default false).",
+            },
+        },
+        "additionalProperties": False,
+    }
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return assess_path(ctx.workspace.resolve(args.get("path", ".")), "lists a directory")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        target = ctx.workspace.resolve(args.get("path", "."))
+        shown = ctx.workspace.relative(target.path)
+        hidden = args.get("include_hidden", False)
+        return await asyncio.to_thread(list_entries, target, shown, hidden)
+
+
+class CreateDirectory(Tool):
+    name = "create_directory"
+    description = (
+        "Create a directory in the workspace, with missing parents unless recursive=false."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Directory to create."},
+            "recursive": {
+                "type": "boolean",
+                "description": "Also create missing parent directories (default true).",
+            },
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        target = ctx.workspace.resolve(args["path"])
+        return assess_path(target, "creates a directory", writing=True)
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        target = ctx.workspace.resolve(args["path"])
+        shown = ctx.workspace.relative(target.path)
+        if target.path.is_dir():
+            return ToolOutput(content=f"{shown} already exists", summary="already exists")
+        if target.path.exists():
+            raise ToolFailure(f"{shown} exists and is not a directory")
+        if args.get("recursive", True):
+            make_parents(ctx.workspace, target.path)
+        else:
+            try:
+                target.path.mkdir()
+            except FileNotFoundError:
+                raise ToolFailure(
+                    f"the parent of {shown} does not exist (pass recursive=true to create it)"
+                ) from None
+            except PermissionError:
+                raise ToolFailure(f"permission denied: cannot create {shown}") from None
+        return ToolOutput(content=f"created {shown}/", summary="created")
+
+
+def unified_diff(before: str, after: str, shown: str, max_lines: int = 200) -> str:
+    import difflib
+
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{shown}",
+            tofile=f"b/{shown}",
+            n=3,
+        )
+    )
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in lines[:max_lines])
+    if len(lines) > max_lines:
+        text += f"[… {len(lines) - max_lines} more diff lines]\n"
+    return text.replace("\r\n", "\n")
+
+
+def _read_existing_text(path: Any, shown: str) -> DecodedText | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ToolFailure(f"{shown} is a directory") from None
+    except PermissionError:
+        raise ToolFailure(f"permission denied: {shown}") from None
+    return decode_text(data, shown)
+
+
+class WriteFile(Tool):
+    name = "write_file"
+    description = (
+        "Write a whole file in the workspace (created, or replaced). Missing parent "
+        "directories are created. Prefer edit_file to change part of an existing file."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File to write."},
+            "content": {"type": "string", "description": "The complete new content."},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return assess_path(ctx.workspace.resolve(args["path"]), "writes a file", writing=True)
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        target = ctx.workspace.resolve(args["path"])
+        shown = ctx.workspace.relative(target.path)
+        try:
+            existing = _read_existing_text(target.path, shown)
+        except ToolFailure as failure:
+            return str(failure)
+        if existing is None:
+            return f"new file {shown}, {len(args['content'].encode()):,} bytes"
+        return unified_diff(existing.text, args["content"], shown) or "no change"
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        target = ctx.workspace.resolve(args["path"])
+        shown = ctx.workspace.relative(target.path)
+        data = args["content"].encode("utf-8")
+
+        def write() -> bool:
+            existed = target.path.exists()
+            if target.path.is_dir():
+                raise ToolFailure(f"{shown} is a directory")
+            make_parents(ctx.workspace, target.path.parent)
+            atomic_write(ctx.workspace, target.path, data, must_be_inside=target.inside)
+            return existed
+
+        existed = await asyncio.to_thread(write)
+        verb = "replaced" if existed else "created"
+        return ToolOutput(
+            content=f"{verb} {shown} ({len(data):,} bytes written)",
+            summary=f"{verb}, {len(data):,} bytes",
+        )
+
+
+def _line_numbers(text: str, needle: str, limit: int = 5) -> list[int]:
+    numbers, start = [], 0
+    while len(numbers) < limit:
+        found = text.find(needle, start)
+        if found < 0:
+            break
+        numbers.append(text.count("\n", 0, found) + 1)
+        start = found + max(len(needle), 1)
+    return numbers
+
+
+def plan_edit(ctx: ToolContext, args: dict[str, Any]) -> tuple[Any, str, DecodedText, str]:
+    """Works out an edit without writing: (path, shown name, decoded file, new text)."""
+    target = ctx.workspace.resolve(args["path"])
+    shown = ctx.workspace.relative(target.path)
+    decoded = _read_existing_text(target.path, shown)
+    if decoded is None:
+        raise ToolFailure(f"no such file: {shown} (use write_file to create it)")
+    old = decoded.to_file_newlines(args["old_text"])
+    new = decoded.to_file_newlines(args["new_text"])
+    if not old:
+        raise ToolFailure("old_text is empty; give the exact text to replace")
+    if old == new:
+        raise ToolFailure("old_text and new_text are the same; nothing to change")
+    count = decoded.text.count(old)
+    if count == 0:
+        hint = ""
+        if " ".join(old.split()) in " ".join(decoded.text.split()):
+            hint = " (it matches if whitespace is ignored: copy the exact indentation)"
+        raise ToolFailure(f"old_text was not found in {shown}{hint}; read the file and retry")
+    if count > 1 and not args.get("replace_all", False):
+        lines = ", ".join(map(str, _line_numbers(decoded.text, old)))
+        raise ToolFailure(
+            f"old_text occurs {count} times in {shown} (lines {lines}); include more "
+            "surrounding text to make it unique, or pass replace_all=true"
+        )
+    updated = decoded.text.replace(old, new) if count > 1 else decoded.text.replace(old, new, 1)
+    return target, shown, decoded, updated
+
+
+class EditFile(Tool):
+    name = "edit_file"
+    description = (
+        "Replace an exact piece of text in a file. old_text must match the file exactly "
+        "(including indentation) and be unique unless replace_all is true. Keeps the file's "
+        "encoding and line endings; returns a diff of the change."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File to edit."},
+            "old_text": {"type": "string", "description": "The exact text to replace."},
+            "new_text": {"type": "string", "description": "The text to put in its place."},
+            "replace_all": {
+                "type": "boolean",
+                "description": "Replace every occurrence (default false: exactly one).",
+            },
+        },
+        "required": ["path", "old_text", "new_text"],
+        "additionalProperties": False,
+    }
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return assess_path(ctx.workspace.resolve(args["path"]), "edits a file", writing=True)
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        try:
+            _, shown, decoded, updated = plan_edit(ctx, args)
+        except ToolFailure as failure:
+            return f"(the edit would fail: {failure})"
+        return unified_diff(decoded.text, updated, shown)
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        def edit() -> ToolOutput:
+            target, shown, decoded, updated = plan_edit(ctx, args)
+            data = decoded.encode(updated)
+            atomic_write(ctx.workspace, target.path, data, must_be_inside=target.inside)
+            diff = unified_diff(decoded.text, updated, shown)
+            changed = sum(
+                1
+                for line in diff.splitlines()
+                if line[:1] in "+-" and line[:3] not in ("+++", "---")
+            )
+            return ToolOutput(content=f"edited {shown}\n{diff}", summary=f"{changed} lines changed")
+
+        return await asyncio.to_thread(edit)

@@ -32,6 +32,6 @@ class ToolRegistry:
 
 
 def builtin_tools() -> ToolRegistry:
-    from agentcli.tools.files import ReadFile
+    from agentcli.tools.files import CreateDirectory, EditFile, ListDirectory, ReadFile, WriteFile
 
-    return ToolRegistry([ReadFile()])
+    return ToolRegistry([ReadFile(), ListDirectory(), CreateDirectory(), WriteFile(), EditFile()])
