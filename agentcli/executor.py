@@ -10,7 +10,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli import events as ev
@@ -112,6 +112,12 @@ class Executor:
             f"invalid arguments for {tool.name}: " + "; ".join(problems) + ". " + _schema_hint(tool)
         )
 
+    def _context_for(self, call: ToolCall) -> ToolContext:
+        def progress(value: dict[str, Any]) -> None:
+            self.emit(ev.Custom(name="progress", value={"toolCallId": call.id, **value}))
+
+        return replace(self.context, call_id=call.id, progress=progress)
+
     async def _decide_and_execute(self, call: ToolCall, prepared: Prepared) -> ToolOutput:
         tool, args = prepared.tool, prepared.args
         try:
@@ -134,7 +140,7 @@ class Executor:
                     f"denied: the call changed since approval: {again.reason}"
                 )
             try:
-                return await tool.execute(args, self.context)
+                return await tool.execute(args, self._context_for(call))
             except ToolFailure as failure:
                 return ToolOutput.failure(str(failure))
             except Exception as exc:  # a tool bug is a result, not a crash

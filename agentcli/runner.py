@@ -17,6 +17,9 @@ from agentcli.messages import Message, new_id
 from agentcli.output.base import FanOut, Output, RunSummary
 from agentcli.paths import data_dir
 from agentcli.policy import Policy
+from agentcli.process.env import child_environment
+from agentcli.process.jobs import JobManager
+from agentcli.process.run import LIVE
 from agentcli.providers.factory import make_provider
 from agentcli.settings import RunSettings
 from agentcli.system_prompt import build_system_prompt
@@ -43,7 +46,13 @@ async def run_prompt(settings: RunSettings, prompt: str, outputs: list[Output]) 
     provider = make_provider(settings)
     policy = Policy(yes=settings.yes, deny=settings.deny)
     registry = builtin_tools()
-    context = ToolContext(workspace=Workspace(settings.workspace), data_dir=data_dir())
+    output_dir = data_dir() / "outputs" / run_id
+    context = ToolContext(
+        workspace=Workspace(settings.workspace),
+        output_dir=output_dir,
+        child_env=child_environment(provider_keys=[settings.api_key_env]),
+        jobs=JobManager(output_dir, limit=30_000),
+    )
     executor = Executor(registry, policy, context, emit)
     loop = AgentLoop(
         provider,
@@ -89,6 +98,7 @@ async def run_prompt(settings: RunSettings, prompt: str, outputs: list[Output]) 
         else:
             error += " (rerun with --debug for the traceback)"
     finally:
+        await LIVE.stop_all()  # foreground commands and background jobs alike
         _remove_signal_handlers()
         await provider.aclose()
 

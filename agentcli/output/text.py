@@ -64,6 +64,7 @@ class TextOutput:
         self._stream: Any = None  # MarkdownStream while a message renders on a terminal
         self._ends_with_newline = True
         self._calls: dict[str, tuple[str, list[str]]] = {}
+        self._live_line = False  # a command's latest output line is on the screen
 
     # stdout: the answer
     def _text(self, delta: str) -> None:
@@ -92,8 +93,26 @@ class TextOutput:
 
     # stderr: what happens around the answer
     def _note(self, line: str) -> None:
+        self._clear_live_line()
         self.stderr.write(line + "\n")
         self.stderr.flush()
+
+    def _clear_live_line(self) -> None:
+        if self._live_line:
+            self.stderr.write("\r\x1b[2K")
+            self._live_line = False
+
+    def _show_live_line(self, lines: list[str]) -> None:
+        """A running command's latest output, on one line rewritten in place (terminal only)."""
+        if not lines or not self.stderr.isatty():
+            return
+        import shutil
+
+        width = shutil.get_terminal_size((80, 24)).columns
+        text = " ".join(lines[-1].split())[: max(width - 6, 10)]
+        self.stderr.write("\r\x1b[2K" + self.style.dim(f"  │ {text}"))
+        self.stderr.flush()
+        self._live_line = True
 
     def handle(self, event: ev.Event) -> None:
         if isinstance(event, ev.TextMessageContent):
@@ -128,7 +147,9 @@ class TextOutput:
 
     def _custom(self, event: ev.Custom) -> None:
         value = event.value if isinstance(event.value, dict) else {}
-        if event.name == "retry":
+        if event.name == "progress":
+            self._show_live_line(value.get("lines") or [])
+        elif event.name == "retry":
             self._note(
                 self.style.yellow(
                     f"retrying in {value.get('delaySeconds', 0):.1f}s "

@@ -47,13 +47,23 @@ class ToolFailure(Exception):
     """Raised inside a tool for an expected failure; becomes an error result, not a crash."""
 
 
+def _ignore_progress(value: dict[str, Any]) -> None:
+    pass
+
+
 @dataclass(slots=True)
 class ToolContext:
-    """What a running tool may use: the workspace, the data directory, a progress sink."""
+    """What a running tool may use. The executor gives each call its own copy with
+    `call_id` and `progress` bound to that call."""
 
     workspace: Workspace
-    data_dir: Path | None = None
-    progress: Callable[[str, Any], None] = field(default=lambda name, value: None)
+    output_dir: Path | None = None  # where full command outputs are kept for the model
+    progress: Callable[[dict[str, Any]], None] = _ignore_progress
+    call_id: str = ""
+    child_env: dict[str, str] = field(default_factory=dict)  # for processes tools start
+    jobs: Any = None  # the run's JobManager (agentcli.process.jobs)
+    output_limit: int = 30_000  # characters of command output the model gets
+    python: str | None = None  # interpreter for run_python; None: the one on PATH
 
 
 class Tool:

@@ -133,7 +133,10 @@ class ReadFile(Tool):
     }
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
-        return assess_path(ctx.workspace.resolve(args["path"]), "reads a file")
+        target = ctx.workspace.resolve(args["path"])
+        if ctx.output_dir is not None and ctx.output_dir.resolve() in target.path.parents:
+            return Assessment(Risk.LOW, "reads a command output agentcli saved")
+        return assess_path(target, "reads a file")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         # Resolve again right before reading: the file system may have changed since assess.

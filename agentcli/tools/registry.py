@@ -33,5 +33,18 @@ class ToolRegistry:
 
 def builtin_tools() -> ToolRegistry:
     from agentcli.tools.files import CreateDirectory, EditFile, ListDirectory, ReadFile, WriteFile
+    from agentcli.tools.shell import JobKill, JobOutput, RunPython, RunShell
 
-    return ToolRegistry([ReadFile(), ListDirectory(), CreateDirectory(), WriteFile(), EditFile()])
+    return ToolRegistry(
+        [
+            ReadFile(),
+            ListDirectory(),
+            CreateDirectory(),
+            WriteFile(),
+            EditFile(),
+            RunShell(),
+            RunPython(),
+            JobOutput(),
+            JobKill(),
+        ]
+    )

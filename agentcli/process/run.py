@@ -1,0 +1,88 @@
+"""Runs one command to completion under a timeout, reading its output incrementally into
+bounded buffers, and leaves nothing running behind it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from agentcli.process.capture import OutputCapture
+from agentcli.process.tree import PipeReader, ProcessTree, start
+
+DRAIN_SECONDS = 0.3  # how long to keep reading after exit while orphans hold the pipe
+TIMEOUT_EXIT_CODE = 124  # what timeout(1) reports
+
+
+@dataclass(slots=True)
+class CommandResult:
+    exit_code: int
+    duration: float
+    timed_out: bool
+    leftovers_killed: int
+    capture: OutputCapture
+
+
+class LiveTrees:
+    """Every process tree agentcli has started and not yet stopped, so that all of them can
+    be stopped when agentcli exits, however it exits."""
+
+    def __init__(self) -> None:
+        self.trees: set[ProcessTree] = set()
+
+    async def stop_all(self) -> None:
+        trees, self.trees = list(self.trees), set()
+        await asyncio.gather(*(tree.stop(grace=0.5) for tree in trees), return_exceptions=True)
+
+
+LIVE = LiveTrees()
+
+
+async def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    timeout: float,
+    capture: OutputCapture,
+    on_output: Callable[[OutputCapture], None] | None = None,
+) -> CommandResult:
+    started = time.monotonic()
+    tree = start(argv, cwd=cwd, env=env)
+    LIVE.trees.add(tree)
+
+    def on_chunk(chunk: bytes) -> None:
+        capture.feed(chunk)
+        if on_output is not None:
+            on_output(capture)
+
+    assert tree.popen.stdout is not None
+    reader = PipeReader(tree.popen.stdout, on_chunk)
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(tree.wait(), timeout)
+        except TimeoutError:
+            timed_out = True
+            await tree.stop()
+        # Keep what is still in the pipe, but do not wait on orphans that hold it open.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader.done), DRAIN_SECONDS)
+        leftovers = tree.kill_leftovers()
+    except asyncio.CancelledError:
+        await asyncio.shield(tree.stop())
+        raise
+    finally:
+        reader.close()
+        LIVE.trees.discard(tree)
+        capture.close()
+    code = TIMEOUT_EXIT_CODE if timed_out else tree.returncode
+    return CommandResult(
+        exit_code=code if code is not None else -1,
+        duration=time.monotonic() - started,
+        timed_out=timed_out,
+        leftovers_killed=leftovers,
+        capture=capture,
+    )

@@ -1,0 +1,251 @@
+"""Shell and Python execution, in the foreground under a timeout or as background jobs.
+Every process runs in its own process group with a clean environment and stdin from
+/dev/null, and is stopped with all its descendants on timeout, cancel or exit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agentcli.process.capture import OutputCapture
+from agentcli.process.run import CommandResult, run_command
+from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+
+DEFAULT_TIMEOUT = 120
+MAX_TIMEOUT = 600
+PROGRESS_INTERVAL = 0.25
+
+_TIMEOUT_SCHEMA = {
+    "type": "number",
+    "exclusiveMinimum": 0,
+    "maximum": MAX_TIMEOUT,
+    "description": f"Seconds before the process tree is killed (default {DEFAULT_TIMEOUT}, "
+    f"at most {MAX_TIMEOUT}).",
+}
+
+
+def shell_argv(command: str) -> list[str]:
+    shell = shutil.which("bash") or "/bin/sh"
+    return [shell, "-c", command]
+
+
+def resolve_cwd(ctx: ToolContext, requested: str | None) -> str:
+    if not requested:
+        return str(ctx.workspace.root)
+    target = ctx.workspace.resolve(requested)
+    if not target.inside:
+        raise ToolFailure(
+            f"cwd {requested!r} is outside the workspace; commands run inside the workspace"
+        )
+    if not target.path.is_dir():
+        raise ToolFailure(f"cwd {requested!r} is not a directory")
+    return str(target.path)
+
+
+def _spill_path(ctx: ToolContext, suffix: str) -> Path | None:
+    if ctx.output_dir is None:
+        return None
+    return ctx.output_dir / f"{ctx.call_id or 'call'}-{suffix}.log"
+
+
+def _progress_reporter(ctx: ToolContext) -> Any:
+    last = 0.0
+
+    def report(capture: OutputCapture) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last < PROGRESS_INTERVAL:
+            return
+        last = now
+        ctx.progress({"lines": capture.latest_lines(3), "bytes": capture.total})
+
+    return report
+
+
+def format_result(label: str, result: CommandResult, timeout: float) -> ToolOutput:
+    output = result.capture.text()
+    lines = [f"{label}", f"exit code {result.exit_code} · {result.duration:.2f}s"]
+    if result.timed_out:
+        lines.append(
+            f"timed out after {timeout:g}s: the command and all its processes were killed; "
+            "the output below is what it printed before the kill"
+        )
+    if result.leftovers_killed:
+        lines.append(
+            f"note: {result.leftovers_killed} process(es) the command left running were "
+            "killed; start servers and watchers with background=true"
+        )
+    lines.append("output:" if output else "output: (none)")
+    content = "\n".join(lines) + ("\n" + output if output else "")
+    count = output.count("\n") + (1 if output and not output.endswith("\n") else 0)
+    status = "timed out" if result.timed_out else f"exit {result.exit_code}"
+    summary = f"{status}, {count} lines, {result.duration:.2f}s"
+    failed = result.timed_out or result.exit_code != 0
+    return ToolOutput(content=content, error=failed, summary=summary)
+
+
+async def run_foreground(
+    ctx: ToolContext, argv: list[str], label: str, cwd: str, timeout: float
+) -> ToolOutput:
+    capture = OutputCapture(ctx.output_limit, spill_path=_spill_path(ctx, "output"))
+    result = await run_command(
+        argv,
+        cwd=cwd,
+        env=ctx.child_env,
+        timeout=timeout,
+        capture=capture,
+        on_output=_progress_reporter(ctx),
+    )
+    return format_result(label, result, timeout)
+
+
+class RunShell(Tool):
+    name = "run_shell"
+    description = (
+        "Run a shell command (bash) in the workspace and return its exit code and output "
+        "(stdout and stderr combined, in order). stdin is empty: commands must not wait for "
+        "input. Long output keeps its head and tail, and the full output is saved to a file "
+        "you can read. Use background=true for servers and watchers, then job_output and "
+        "job_kill."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command line to run."},
+            "timeout": _TIMEOUT_SCHEMA,
+            "cwd": {"type": "string", "description": "Directory inside the workspace."},
+            "background": {
+                "type": "boolean",
+                "description": "Start it as a background job and return its job_id at once.",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        if args.get("background"):
+            return Assessment(Risk.HIGH, "starts a background job that keeps running")
+        return Assessment(Risk.HIGH, "runs a shell command")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        command = args["command"]
+        cwd = resolve_cwd(ctx, args.get("cwd"))
+        if args.get("background"):
+            if ctx.jobs is None:
+                raise ToolFailure("background jobs are not available here")
+            job = await ctx.jobs.start(command, shell_argv(command), cwd=cwd, env=ctx.child_env)
+            return ToolOutput(
+                content=(
+                    f"started {job.id} (pid {job.tree.pid}): {command}\n"
+                    f"Read its output with job_output(job_id={job.id!r}); stop it with "
+                    f"job_kill. It is stopped when agentcli exits."
+                ),
+                summary=f"started {job.id}",
+            )
+        timeout = args.get("timeout", DEFAULT_TIMEOUT)
+        return await run_foreground(ctx, shell_argv(command), f"$ {command}", cwd, timeout)
+
+
+def find_python(ctx: ToolContext) -> str:
+    if ctx.python:
+        return ctx.python
+    path = ctx.child_env.get("PATH", os.environ.get("PATH", ""))
+    found = shutil.which("python3", path=path) or shutil.which("python", path=path)
+    if not found:
+        raise ToolFailure("no python3 or python on PATH; set the interpreter in configuration")
+    return found
+
+
+class RunPython(Tool):
+    name = "run_python"
+    description = (
+        "Run Python code with the python3 found on PATH (not agentcli's own environment), "
+        "from a temporary file in the workspace directory; returns exit code and output."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "description": "The Python source to run."},
+            "timeout": _TIMEOUT_SCHEMA,
+        },
+        "required": ["code"],
+        "additionalProperties": False,
+    }
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return Assessment(Risk.HIGH, "runs Python code")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        python = find_python(ctx)
+        timeout = args.get("timeout", DEFAULT_TIMEOUT)
+        with tempfile.TemporaryDirectory(prefix="agentcli-python-") as scratch:
+            script = Path(scratch) / "snippet.py"
+            script.write_text(args["code"], encoding="utf-8")
+            cwd = str(ctx.workspace.root)
+            return await run_foreground(
+                ctx, [python, str(script)], "python snippet.py", cwd, timeout
+            )
+
+
+class JobOutput(Tool):
+    name = "job_output"
+    description = (
+        "Read what a background job printed since the last call, and whether it is still "
+        "running or how it exited. wait: seconds to wait for new output or exit."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "job_id": {"type": "string"},
+            "wait": {"type": "number", "minimum": 0, "maximum": MAX_TIMEOUT},
+        },
+        "required": ["job_id"],
+        "additionalProperties": False,
+    }
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return Assessment(Risk.LOW, "reads a background job's output")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        job = _find_job(ctx, args["job_id"])
+        if args.get("wait"):
+            await ctx.jobs.wait_for_change(job, args["wait"])
+        output = job.take_unread()
+        body = output if output else "(no new output)"
+        status = job.status()
+        return ToolOutput(content=f"{job.id} ({job.command}): {status}\n{body}", summary=status)
+
+
+class JobKill(Tool):
+    name = "job_kill"
+    description = "Stop a background job and every process it started."
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {"job_id": {"type": "string"}},
+        "required": ["job_id"],
+        "additionalProperties": False,
+    }
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return Assessment(Risk.LOW, "stops a job agentcli started")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        job = _find_job(ctx, args["job_id"])
+        await ctx.jobs.kill(job)
+        output = job.take_unread()
+        status = job.status()
+        tail = f"\nlast output:\n{output}" if output else ""
+        return ToolOutput(content=f"{job.id} ({job.command}): {status}{tail}", summary=status)
+
+
+def _find_job(ctx: ToolContext, job_id: str) -> Any:
+    job = ctx.jobs.get(job_id) if ctx.jobs is not None else None
+    if job is None:
+        known = ", ".join(ctx.jobs.jobs) if ctx.jobs is not None and ctx.jobs.jobs else "none"
+        raise ToolFailure(f"no job {job_id!r}; jobs of this session: {known}")
+    return job
