@@ -152,6 +152,21 @@ def chat(
     raise typer.Exit(code)
 
 
+@app.command()
+def completions(
+    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.", show_default=False)],
+) -> None:
+    """Print the shell completion script (also shipped in the repository's completions/)."""
+    from agentcli.completion_scripts import SHELLS, render
+
+    if shell not in SHELLS:
+        from agentcli.runner import print_error
+
+        print_error(f"no completion script for {shell!r}; choose one of: {', '.join(SHELLS)}")
+        raise typer.Exit(2)
+    sys.stdout.write(render(typer.main.get_command(app), shell))
+
+
 def run_app(argv: list[str] | None = None) -> int:
     """Runs the Typer app with usage errors reduced to one line and a documented code."""
     try:
@@ -168,7 +183,7 @@ def run_app(argv: list[str] | None = None) -> int:
     except click_errors.ClickException as error:
         sys.stderr.write(f"agentcli: error: {error.format_message()}\n")
         return error.exit_code
-    except click_errors.Abort:
+    except typer.Abort:
         sys.stderr.write("agentcli: interrupted\n")
         return 130
     return result if isinstance(result, int) else 0
