@@ -6,11 +6,17 @@ import sys
 
 
 def main() -> None:
-    # Answer --version before importing the CLI framework: it must be instant.
-    if sys.argv[1:] in (["--version"], ["-V"]):
+    # Answer --version and the top-level help before importing the CLI framework.
+    args = sys.argv[1:]
+    if args in (["--version"], ["-V"]):
         from agentcli import __version__
 
         print(f"agentcli {__version__}")
+        return
+    if args in ([], ["--help"], ["-h"]):
+        from agentcli._help_text import TOP_LEVEL_HELP
+
+        sys.stdout.write(TOP_LEVEL_HELP)
         return
     from agentcli.cli import run_app
 
