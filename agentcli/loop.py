@@ -3,6 +3,7 @@ results → send again, until the model answers without tool calls or the step l
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -76,12 +77,15 @@ class AgentLoop:
         self.state.collector = collector
         request = ModelRequest(system=self.system, messages=conversation, tools=self.tools)
         end = ev.StepEnd(finish_reason="stop")
-        async for item in self.provider.stream(request):
-            if isinstance(item, ev.StepEnd):
-                end = item
-                continue
-            collector.feed(item)
-            self.emit(item)
+        # aclosing: if anything stops this step early, the provider's stream (and its HTTP
+        # response) is closed here, not later by the garbage collector.
+        async with contextlib.aclosing(self.provider.stream(request)) as stream:
+            async for item in stream:
+                if isinstance(item, ev.StepEnd):
+                    end = item
+                    continue
+                collector.feed(item)
+                self.emit(item)
         if end.usage is not None:
             self.state.usage.add(end.usage)
         self.state.collector = None

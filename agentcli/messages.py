@@ -48,12 +48,16 @@ class TurnCollector:
 
     def __init__(self) -> None:
         self.message_id: str | None = None
+        self.text_open = False  # a TEXT_MESSAGE_START without its END yet
         self._text: list[str] = []
         self._calls: dict[str, tuple[str, list[str]]] = {}
 
     def feed(self, event: ev.Event) -> None:
         if isinstance(event, ev.TextMessageStart):
             self.message_id = self.message_id or event.message_id
+            self.text_open = True
+        elif isinstance(event, ev.TextMessageEnd):
+            self.text_open = False
         elif isinstance(event, ev.TextMessageContent):
             self._text.append(event.delta)
         elif isinstance(event, ev.ToolCallStart):

@@ -4,15 +4,17 @@ and turns every way a run can end into events, a summary and an exit code."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from agentcli import events as ev
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.executor import Executor
-from agentcli.loop import AgentLoop
+from agentcli.loop import AgentLoop, LoopState
 from agentcli.messages import Message, new_id
 from agentcli.output.base import FanOut, Output, RunSummary
 from agentcli.paths import data_dir
@@ -68,66 +70,106 @@ async def run_prompt(settings: RunSettings, prompt: str, outputs: list[Output]) 
     _install_signal_handlers(stop, task)
 
     emit(ev.RunStarted(thread_id=thread_id, run_id=run_id))
-    status, exit_code, error = "finished", ExitCode.OK, None
+    try:
+        ending = await _drive(loop, conversation, settings, stop, task)
+    finally:
+        await LIVE.stop_all()  # foreground commands and background jobs alike
+        _remove_signal_handlers()
+        await provider.aclose()
+    if ending.exit_code == ExitCode.OK and executor.denied:
+        ending.exit_code = ExitCode.DENIED
+
+    state = loop.state
+    summary = RunSummary(
+        thread_id=thread_id,
+        run_id=run_id,
+        model=str(settings.model),
+        status=ending.status,
+        exit_code=ending.exit_code,
+        steps=state.steps,
+        usage=state.usage,
+        final_text=state.collector.text if state.collector is not None else state.final_text,
+        error=ending.error,
+    )
+    if ending.status == "output_closed":
+        return ending.exit_code  # the reader of stdout is gone: nothing more to say
+    try:
+        _emit_ending(emit, summary, state, provider.name, provider.model, ending.code)
+    except BrokenPipeError:
+        return ExitCode.OUTPUT_CLOSED
+    if ending.error and ending.status != "cancelled":
+        print_error(ending.error)
+    return ending.exit_code
+
+
+@dataclass(slots=True)
+class _Ending:
+    status: str  # finished | max_steps | timeout | error | cancelled | output_closed
+    exit_code: int
+    error: str | None = None
+    code: str | None = None  # RUN_ERROR's machine-readable code
+
+
+async def _drive(
+    loop: AgentLoop,
+    conversation: list[Message],
+    settings: RunSettings,
+    stop: _Stop,
+    task: asyncio.Task | None,
+) -> _Ending:
+    """Runs the loop and turns every way it can end into an _Ending."""
     try:
         async with asyncio.timeout(settings.timeout):
             status = await loop.run(conversation)
-        if status == "max_steps":
-            exit_code = ExitCode.LIMIT
-            error = (
-                f"stopped after {settings.max_steps} steps before the model finished; "
-                "raise --max-steps to let it go on"
-            )
     except TimeoutError:
-        status, exit_code = "timeout", ExitCode.LIMIT
-        error = f"the run reached --timeout {settings.timeout:g}s before the model finished"
+        message = f"the run reached --timeout {settings.timeout:g}s before the model finished"
+        return _Ending("timeout", ExitCode.LIMIT, message, "timeout")
     except asyncio.CancelledError:
         if stop.code is None:
             raise
         if task is not None:
             task.uncancel()
-        status, exit_code = "cancelled", stop.code
-        error = "interrupted"
+        return _Ending("cancelled", stop.code, "interrupted")
+    except BrokenPipeError:
+        return _Ending("output_closed", ExitCode.OUTPUT_CLOSED)
     except AgentCliError as failure:
-        status, exit_code, error = "error", failure.exit_code, str(failure)
+        return _Ending("error", failure.exit_code, str(failure), failure.code)
     except Exception as bug:  # an internal error still ends in one line and a clean summary
-        status, exit_code = "error", ExitCode.FAILURE
-        error = f"internal error: {type(bug).__name__}: {bug}"
+        message = f"internal error: {type(bug).__name__}: {bug}"
         if settings.debug:
             traceback.print_exc()
         else:
-            error += " (rerun with --debug for the traceback)"
-    finally:
-        await LIVE.stop_all()  # foreground commands and background jobs alike
-        _remove_signal_handlers()
-        await provider.aclose()
-
-    if exit_code == ExitCode.OK and executor.denied:
-        exit_code = ExitCode.DENIED
-    state = loop.state
-    final_text = state.collector.text if state.collector is not None else state.final_text
-    usage = [state.usage.to_wire(provider.name, provider.model)]
-    if status in ("finished", "cancelled"):
-        outcome = {"type": "success" if status == "finished" else "cancelled"}
-        emit(ev.RunFinished(thread_id=thread_id, run_id=run_id, outcome=outcome, usage=usage))
-    else:
-        emit(ev.RunError(message=error or status, code=status, usage=usage))
-    emit.finish(
-        RunSummary(
-            thread_id=thread_id,
-            run_id=run_id,
-            model=str(settings.model),
-            status=status,
-            exit_code=exit_code,
-            steps=state.steps,
-            usage=state.usage,
-            final_text=final_text,
-            error=error,
+            message += " (rerun with --debug for the traceback)"
+        return _Ending("error", ExitCode.FAILURE, message, "internal")
+    if status == "max_steps":
+        message = (
+            f"stopped after {settings.max_steps} steps before the model finished; "
+            "raise --max-steps to let it go on"
         )
-    )
-    if error and status != "cancelled":
-        print_error(error)
-    return exit_code
+        return _Ending("max_steps", ExitCode.LIMIT, message, "max_steps")
+    return _Ending("finished", ExitCode.OK)
+
+
+def _emit_ending(
+    emit: FanOut,
+    summary: RunSummary,
+    state: LoopState,
+    provider: str,
+    model: str,
+    code: str | None,
+) -> None:
+    """Closes what the interrupted step left open, then RUN_FINISHED or RUN_ERROR."""
+    if state.collector is not None and state.collector.text_open:
+        emit(ev.TextMessageEnd(message_id=state.collector.message_id or ""))
+    usage = [summary.usage.to_wire(provider, model)]
+    ids = {"thread_id": summary.thread_id, "run_id": summary.run_id}
+    if summary.status == "finished":
+        emit(ev.RunFinished(**ids, outcome={"type": "success"}, usage=usage))
+    elif summary.status == "cancelled":
+        emit(ev.RunFinished(**ids, outcome={"type": "cancelled"}, usage=usage))
+    else:
+        emit(ev.RunError(message=summary.error or summary.status, code=code, usage=usage))
+    emit.finish(summary)
 
 
 def _install_signal_handlers(stop: _Stop, task: asyncio.Task | None) -> None:
@@ -171,4 +213,16 @@ def build_outputs(settings: RunSettings) -> list[Output]:
 
 
 def run_in_event_loop(settings: RunSettings, prompt: str) -> int:
-    return asyncio.run(run_prompt(settings, prompt, build_outputs(settings)))
+    code = asyncio.run(run_prompt(settings, prompt, build_outputs(settings)))
+    if code == ExitCode.OUTPUT_CLOSED:
+        die_of_sigpipe()
+    return code
+
+
+def die_of_sigpipe() -> None:
+    """The reader of stdout went away (`agentcli run ... | head -1`): end quietly the Unix
+    way, by SIGPIPE, rather than with Python's complaint about an unflushable stdout."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)

@@ -4,6 +4,7 @@ clear line, and retries before the first byte with backoff and the server's hint
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -115,9 +116,10 @@ async def with_retries(
     while True:
         yielded = False
         try:
-            async for item in attempt():
-                yielded = True
-                yield item
+            async with contextlib.aclosing(attempt()) as items:
+                async for item in items:
+                    yielded = True
+                    yield item
             return
         except RetryableError as error:
             if yielded or retry_number >= max_retries:

@@ -3,6 +3,7 @@ llama.cpp, LM Studio, ...)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -38,7 +39,10 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
                         {
                             "id": call.id,
                             "type": "function",
-                            "function": {"name": call.name, "arguments": call.arguments or "{}"},
+                            "function": {
+                                "name": call.name,
+                                "arguments": _history_arguments(call.arguments),
+                            },
                         }
                         for call in message.tool_calls
                     ],
@@ -134,15 +138,22 @@ class OpenAIProvider:
             label="openai",
             base_url_hint="--base-url or OPENAI_BASE_URL",
         )
-        async for message in messages:
-            if message.data.strip() == "[DONE]":
-                done = True
-                break
-            chunk = _parse_chunk(message.data)
-            if "error" in chunk:
-                raise _stream_error(chunk["error"])
-            for event in acc.feed(chunk):
-                yield event
+        async with contextlib.aclosing(messages):
+            async for message in messages:
+                if message.data.strip() == "[DONE]":
+                    done = True
+                    break
+                chunk = _parse_chunk(message.data)
+                if "error" in chunk:
+                    raise _stream_error(chunk["error"])
+                try:
+                    events = acc.feed(chunk)
+                except (TypeError, AttributeError, ValueError, KeyError) as exc:
+                    raise ProviderError(
+                        f"openai: the server sent a malformed chunk ({exc}): {message.data[:200]!r}"
+                    ) from None
+                for event in events:
+                    yield event
         if not done and acc.finish_reason is None:
             raise StreamCutError(
                 "the openai stream ended before the answer was complete (no finish_reason, "
@@ -158,6 +169,17 @@ class OpenAIProvider:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+def _history_arguments(raw: str) -> str:
+    """Arguments as sent back in the history. Some servers (Ollama) parse them and reject
+    the whole request when they are not a JSON object: send `{}` then; the tool result
+    already tells the model what was wrong with what it sent."""
+    try:
+        parsed = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return "{}"
+    return raw if isinstance(parsed, dict) else "{}"
 
 
 def _parse_chunk(data: str) -> dict[str, Any]:

@@ -1,0 +1,172 @@
+"""Fixtures for the end-to-end tests: a scripted model server, a workspace, and helpers that
+run the installed `agentcli` executable as a subprocess with a minimal environment."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.scripted_server import ScriptedServer
+
+AGENTCLI = Path(sys.executable).parent / "agentcli"
+ERROR_PREFIX = "agentcli: error:"
+
+README_LINES = ["# Demo project", "alpha line", "beta line"]
+NOTES_LINES = ["first note", "second note"]
+OUTSIDE_LINES = ["secret outside the workspace"]
+
+RunCli = Callable[..., subprocess.CompletedProcess[str]]
+StartCli = Callable[..., subprocess.Popen[str]]
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as srv:
+        yield srv
+    errors = getattr(srv, "errors", None)
+    if errors is not None:
+        assert errors == [], "unexpected exceptions inside the scripted server"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """tmp_path/ws with README.md and notes.txt; tmp_path/outside.txt sits next to it."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "README.md").write_text("\n".join(README_LINES) + "\n", encoding="utf-8")
+    (root / "notes.txt").write_text("\n".join(NOTES_LINES) + "\n", encoding="utf-8")
+    (tmp_path / "outside.txt").write_text("\n".join(OUTSIDE_LINES) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def cli_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+def numbered(lines: Sequence[str]) -> str:
+    """How read_file shows lines: `cat -n` style, number right-aligned in 6 columns."""
+    return "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(lines, start=1))
+
+
+def build_env(
+    home: Path,
+    server: ScriptedServer | None = None,
+    extra: Mapping[str, str | None] | None = None,
+) -> dict[str, str]:
+    """A minimal environment: no proxies, no API key, no inherited agentcli settings.
+    `extra` adds variables; a None value removes one."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": os.environ.get("LANG") or "C.UTF-8",
+        "AGENTCLI_HOME": str(home / "agentcli"),
+    }
+    if server is not None:
+        env["OPENAI_BASE_URL"] = server.base_url
+    for name, value in (extra or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith(ERROR_PREFIX)]
+
+
+def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr, result.stderr
+
+
+def assert_one_error(result: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """Exactly one `agentcli: error:` line, containing every needle; returns it."""
+    assert_no_traceback(result)
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def run_cli(workspace: Path, cli_home: Path) -> RunCli:
+    """run_cli(args, *, server=None, input=None, env=None, cwd=None, timeout=30).
+
+    Runs the installed executable in `cwd` (default: the workspace, so the workspace is the
+    default root), stdin from /dev/null unless `input` is given. Fails on any traceback."""
+
+    def run(
+        args: Sequence[str],
+        *,
+        server: ScriptedServer | None = None,
+        input: str | None = None,
+        env: Mapping[str, str | None] | None = None,
+        cwd: Path | None = None,
+        timeout: float = 30,
+        executable: Sequence[str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        command = [*(executable or [str(AGENTCLI)]), *args]
+        result = subprocess.run(
+            command,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            env=build_env(cli_home, server, env),
+            cwd=cwd or workspace,
+            timeout=timeout,
+            check=False,
+        )
+        assert_no_traceback(result)
+        return result
+
+    return run
+
+
+@pytest.fixture
+def start_cli(workspace: Path, cli_home: Path) -> Iterator[StartCli]:
+    """start_cli(args, *, server=None, env=None, cwd=None) -> Popen (text pipes, stdin from
+    /dev/null). Every process still running at teardown is killed."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(
+        args: Sequence[str],
+        *,
+        server: ScriptedServer | None = None,
+        env: Mapping[str, str | None] | None = None,
+        cwd: Path | None = None,
+    ) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [str(AGENTCLI), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            env=build_env(cli_home, server, env),
+            cwd=cwd or workspace,
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=5)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
