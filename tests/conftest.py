@@ -170,3 +170,30 @@ def start_cli(workspace: Path, cli_home: Path) -> Iterator[StartCli]:
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_stray_processes() -> Iterator[None]:
+    """The suite must leave no process behind: nothing started by agentcli (it carries
+    agentcli's process marker in its environment) may outlive the tests."""
+    yield
+    import time
+
+    import psutil
+
+    from agentcli.process.tree import MARKER_VARIABLE
+
+    def strays() -> list[str]:
+        found = []
+        for proc in psutil.process_iter(["pid", "cmdline"]):
+            try:
+                if MARKER_VARIABLE in proc.environ() and proc.status() != psutil.STATUS_ZOMBIE:
+                    found.append(f"{proc.pid}: {' '.join(proc.info['cmdline'] or [])}")
+            except psutil.Error:
+                continue
+        return found
+
+    deadline = time.monotonic() + 3
+    while (left := strays()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, f"processes left behind by the test suite: {left}"
