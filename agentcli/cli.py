@@ -32,7 +32,12 @@ BaseUrl = Annotated[
     typer.Option("--base-url", help="OpenAI-compatible server URL [env OPENAI_BASE_URL]"),
 ]
 System = Annotated[str | None, typer.Option("--system", help="Extra system instructions.")]
-MaxSteps = Annotated[int, typer.Option("--max-steps", help="Most model steps in one run.")]
+MaxSteps = Annotated[
+    int | None,
+    typer.Option(
+        "--max-steps", help="Most model steps in one run [default: 20]", show_default=False
+    ),
+]
 Timeout = Annotated[
     float | None, typer.Option("--timeout", help="Wall-clock limit for the whole run, in seconds.")
 ]
@@ -43,6 +48,10 @@ Cwd = Annotated[
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call that would ask.")]
 Deny = Annotated[bool, typer.Option("--deny", help="Deny every tool call that would ask.")]
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")]
+Continue = Annotated[
+    bool, typer.Option("--continue", "-c", help="Continue the latest session of this workspace.")
+]
+Resume = Annotated[str | None, typer.Option("--resume", help="Continue the session with this id.")]
 
 
 def _version(value: bool) -> None:
@@ -61,21 +70,22 @@ def _root(
     """A command-line agent shell: a model answers, calling tools under a risk policy."""
 
 
-def _one_shot(prompt: str | None, output: str, **flags: object) -> int:
+def _one_shot(
+    prompt: str | None, output: str, continue_: bool, resume: str | None, **flags: object
+) -> int:
     from agentcli.errors import AgentCliError
     from agentcli.prompt_input import build_prompt, read_stdin
-    from agentcli.runner import print_error
+    from agentcli.runner import open_session, print_error, run_in_event_loop
     from agentcli.settings import resolve_settings
 
     try:
         settings = resolve_settings(output=output, **flags)  # type: ignore[arg-type]
         text = build_prompt(prompt, read_stdin(prompt_expected=prompt in (None, "-")))
+        session = open_session(settings, resume=resume, continue_=continue_)
     except AgentCliError as error:
         print_error(str(error))
         return error.exit_code
-    from agentcli.runner import run_in_event_loop
-
-    return run_in_event_loop(settings, text)
+    return run_in_event_loop(settings, text, session)
 
 
 @app.command()
@@ -89,7 +99,7 @@ def run(
     model: Model = None,
     base_url: BaseUrl = None,
     system: System = None,
-    max_steps: MaxSteps = 20,
+    max_steps: MaxSteps = None,
     timeout: Timeout = None,
     cwd: Cwd = None,
     output: Annotated[
@@ -97,12 +107,16 @@ def run(
     ] = "text",
     yes: Yes = False,
     deny: Deny = False,
+    continue_: Continue = False,
+    resume: Resume = None,
     debug: Debug = False,
 ) -> None:
     """Run one prompt to the end and exit. Piped stdin is the prompt, or context below it."""
     code = _one_shot(
         prompt,
         output,
+        continue_,
+        resume,
         model=model,
         base_url=base_url,
         system=system,
@@ -121,11 +135,13 @@ def chat(
     model: Model = None,
     base_url: BaseUrl = None,
     system: System = None,
-    max_steps: MaxSteps = 20,
+    max_steps: MaxSteps = None,
     timeout: Timeout = None,
     cwd: Cwd = None,
     yes: Yes = False,
     deny: Deny = False,
+    continue_: Continue = False,
+    resume: Resume = None,
     debug: Debug = False,
 ) -> None:
     """Chat with the model. With stdin not a terminal, runs stdin as one prompt, like `run`."""
@@ -140,6 +156,8 @@ def chat(
     code = _one_shot(
         None,
         "text",
+        continue_,
+        resume,
         model=model,
         base_url=base_url,
         system=system,
@@ -151,6 +169,129 @@ def chat(
         debug=debug,
     )
     raise typer.Exit(code)
+
+
+config_app = typer.Typer(
+    help="Show and change the configuration.", no_args_is_help=True, rich_markup_mode=None
+)
+app.add_typer(config_app, name="config")
+Workspace = Annotated[str | None, typer.Option("--cwd", help="The workspace [default: .]")]
+
+
+def _guarded(action) -> None:  # type: ignore[no-untyped-def]
+    """Runs a command's action; a user-facing error is one line and its exit code."""
+    from agentcli.errors import AgentCliError
+    from agentcli.runner import print_error
+
+    try:
+        code = action()
+    except AgentCliError as error:
+        print_error(str(error))
+        raise typer.Exit(error.exit_code) from None
+    raise typer.Exit(code)
+
+
+def _workspace(cwd: str | None):  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from agentcli.errors import UsageError
+
+    path = Path(cwd or ".").expanduser().resolve()
+    if not path.is_dir():
+        raise UsageError(f"--cwd {str(path)!r} is not a directory")
+    return path
+
+
+@config_app.command("show")
+def config_show(
+    cwd: Workspace = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The effective settings, each with where it came from."""
+    from agentcli.commands import config_commands
+
+    _guarded(lambda: config_commands.show(_workspace(cwd), as_json))
+
+
+@config_app.command("path")
+def config_path(cwd: Workspace = None) -> None:
+    """Where the user and project configuration files are."""
+    from agentcli.commands import config_commands
+
+    _guarded(lambda: config_commands.paths(_workspace(cwd)))
+
+
+@config_app.command("set")
+def config_set(
+    key: Annotated[str, typer.Argument(help="Dotted key, e.g. model or policy.allow.")],
+    value: Annotated[str, typer.Argument(help='A TOML value (5, true, ["a"]) or a string.')],
+    project: Annotated[
+        bool, typer.Option("--project", help="Write the project file, not the user file.")
+    ] = False,
+    cwd: Workspace = None,
+) -> None:
+    """Set one key in the user configuration file (or the project's, with --project)."""
+    from agentcli.commands import config_commands
+
+    _guarded(lambda: config_commands.set_key(_workspace(cwd), key, value, project))
+
+
+sessions_app = typer.Typer(
+    help="List, show, export and remove sessions.", no_args_is_help=True, rich_markup_mode=None
+)
+app.add_typer(sessions_app, name="sessions")
+SessionId = Annotated[str, typer.Argument(help="Session id, or a unique prefix of it.")]
+
+
+@sessions_app.command("list")
+def sessions_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Every session: id, start time, turns, tokens, workspace and first prompt."""
+    from agentcli.commands import session_commands
+
+    _guarded(lambda: session_commands.list_sessions(as_json))
+
+
+@sessions_app.command("show")
+def sessions_show(session_id: SessionId) -> None:
+    """A session's transcript, readable."""
+    from agentcli.commands import session_commands
+
+    _guarded(lambda: session_commands.show(session_id))
+
+
+@sessions_app.command("export")
+def sessions_export(
+    session_id: SessionId,
+    fmt: Annotated[str, typer.Option("--format", help="json or markdown.")] = "json",
+) -> None:
+    """A session as JSON (header, messages, events) or Markdown."""
+    from agentcli.commands import session_commands
+
+    _guarded(lambda: session_commands.export(session_id, fmt))
+
+
+@sessions_app.command("rm")
+def sessions_rm(session_id: SessionId) -> None:
+    """Remove a session file."""
+    from agentcli.commands import session_commands
+
+    _guarded(lambda: session_commands.remove(session_id))
+
+
+@app.command()
+def trust(
+    directory: Annotated[
+        str | None, typer.Argument(help="The workspace [default: .]", show_default=False)
+    ] = None,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting it.")] = False,
+    listing: Annotated[bool, typer.Option("--list", help="List trusted workspaces.")] = False,
+) -> None:
+    """Trust a workspace: its .agentcli/config.toml may then loosen the policy."""
+    from agentcli.commands import config_commands
+
+    _guarded(lambda: config_commands.trust_workspace(_workspace(directory), revoke, listing))
 
 
 @app.command()

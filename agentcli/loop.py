@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcli import events as ev
+from agentcli.compaction import Compactor, summary_section
+from agentcli.errors import ProviderError
 from agentcli.executor import Executor
-from agentcli.messages import Message, TurnCollector
+from agentcli.messages import Conversation, Message, TurnCollector
 from agentcli.providers.base import ModelRequest, Provider
 
 Emit = Callable[[ev.Event], None]
@@ -37,6 +39,7 @@ class AgentLoop:
         system: str,
         tools: list[dict[str, Any]],
         max_steps: int,
+        compactor: Compactor | None = None,
     ) -> None:
         self.provider = provider
         self.executor = executor
@@ -44,38 +47,59 @@ class AgentLoop:
         self.system = system
         self.tools = tools
         self.max_steps = max_steps
+        self.compactor = compactor
         self.state = LoopState()
 
-    async def run(self, conversation: list[Message]) -> LoopStatus:
-        """Runs until done; appends every assistant and tool message to `conversation`."""
+    async def run(self, conversation: Conversation) -> LoopStatus:
+        """Runs until done; adds every assistant and tool message to `conversation`."""
+        conversation.repair()  # a call left without a result would make providers refuse
         while self.state.steps < self.max_steps:
             self.state.steps += 1
             step_name = f"step-{self.state.steps}"
             self.emit(ev.StepStarted(step_name=step_name))
+            await self._compact_if_needed(conversation)
             message, end = await self._model_step(conversation)
-            conversation.append(message)
+            conversation.add(message)
             self.state.final_text = message.content
             if end.finish_reason == "length":
-                self.emit(
-                    ev.Custom(
-                        name="warning",
-                        value={
-                            "message": "the model stopped at its output token limit; "
-                            "the answer may be incomplete"
-                        },
-                    )
+                self._warn(
+                    "the model stopped at its output token limit; the answer may be incomplete"
                 )
             if message.tool_calls:
-                conversation.extend(await self.executor.run(message.tool_calls))
+                for result in await self.executor.run(message.tool_calls):
+                    conversation.add(result)
             self.emit(ev.StepFinished(step_name=step_name))
             if not message.tool_calls:
                 return "finished"
         return "max_steps"
 
-    async def _model_step(self, conversation: list[Message]) -> tuple[Message, ev.StepEnd]:
+    def _warn(self, text: str) -> None:
+        self.emit(ev.Custom(name="warning", value={"message": text}))
+
+    def _system(self, conversation: Conversation) -> str:
+        if conversation.summary:
+            return self.system + summary_section(conversation.summary)
+        return self.system
+
+    async def _compact_if_needed(self, conversation: Conversation) -> None:
+        if self.compactor is None:
+            return
+        if not self.compactor.needed(self._system(conversation), conversation, self.tools):
+            return
+        try:
+            await self.compactor.compact(conversation)
+        except ProviderError as error:
+            self._warn(f"could not compact the conversation: {error}")
+
+    async def _model_step(self, conversation: Conversation) -> tuple[Message, ev.StepEnd]:
         collector = TurnCollector()
         self.state.collector = collector
-        request = ModelRequest(system=self.system, messages=conversation, tools=self.tools)
+        messages = conversation.visible()
+        if messages and messages[0].role != "user":  # after a compaction: start with the user
+            messages = [Message.user("(The conversation continues from the summary.)"), *messages]
+        request = ModelRequest(
+            system=self._system(conversation), messages=messages, tools=self.tools
+        )
         end = ev.StepEnd(finish_reason="stop")
         # aclosing: if anything stops this step early, the provider's stream (and its HTTP
         # response) is closed here, not later by the garbage collector.

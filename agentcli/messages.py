@@ -4,6 +4,7 @@ message from the event stream."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -79,3 +80,79 @@ class TurnCollector:
         if self.message_id:
             message.id = self.message_id
         return message
+
+
+INTERRUPTED = "interrupted: this call was stopped before it finished (Ctrl-C, a crash or a kill)"
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": message.id, "role": message.role, "content": message.content}
+    if message.tool_calls:
+        data["toolCalls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        data["toolCallId"] = message.tool_call_id
+    if message.error is not None:
+        data["error"] = message.error
+    if message.extra:
+        data["extra"] = message.extra
+    return data
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    return Message(
+        role=data["role"],
+        content=data.get("content", ""),
+        tool_calls=[
+            ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", ""))
+            for c in data.get("toolCalls", [])
+        ],
+        tool_call_id=data.get("toolCallId"),
+        error=data.get("error"),
+        id=data.get("id") or new_id("msg"),
+        extra=data.get("extra") or {},
+    )
+
+
+class Conversation:
+    """The messages of a session. Every message added is reported to `on_add` (the session
+    file). After a compaction, requests carry the summary and the messages from `start`."""
+
+    def __init__(self, messages: list[Message] | None = None) -> None:
+        self.messages: list[Message] = list(messages or [])
+        self.summary: str | None = None
+        self.start = 0  # first message sent verbatim
+        self.on_add: Callable[[Message], None] = lambda message: None
+
+    def add(self, message: Message) -> None:
+        self.messages.append(message)
+        self.on_add(message)
+
+    def visible(self) -> list[Message]:
+        return self.messages[self.start :]
+
+    def repair(self) -> int:
+        """Gives every tool call that has no result a synthetic "interrupted" result, so
+        that no provider rejects the history. Returns how many were added."""
+        answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
+        added = 0
+        position = 0
+        while position < len(self.messages):
+            message = self.messages[position]
+            position += 1
+            if message.role != "assistant" or not message.tool_calls:
+                continue
+            # results belong right after their assistant message
+            while position < len(self.messages) and self.messages[position].role == "tool":
+                position += 1
+            for call in message.tool_calls:
+                if call.id in answered:
+                    continue
+                result = Message.tool_result(call.id, INTERRUPTED, error=INTERRUPTED)
+                self.messages.insert(position, result)
+                self.on_add(result)
+                answered.add(call.id)
+                position += 1
+                added += 1
+        return added

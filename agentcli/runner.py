@@ -12,8 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agentcli import events as ev
-from agentcli.errors import AgentCliError, ExitCode
+from agentcli.compaction import Compactor
+from agentcli.config import trust
+from agentcli.errors import AgentCliError, ExitCode, UsageError
 from agentcli.executor import Executor
+from agentcli.instructions import find_instructions, instructions_block
 from agentcli.loop import AgentLoop, LoopState
 from agentcli.messages import Message, new_id
 from agentcli.output.base import FanOut, Output, RunSummary
@@ -23,7 +26,8 @@ from agentcli.process.env import child_environment
 from agentcli.process.jobs import JobManager
 from agentcli.process.run import LIVE
 from agentcli.providers.factory import make_provider
-from agentcli.settings import RunSettings
+from agentcli.sessions.session import Session, find_session, latest_for
+from agentcli.settings import RunSettings, context_window
 from agentcli.system_prompt import build_system_prompt
 from agentcli.tools.base import ToolContext
 from agentcli.tools.registry import builtin_tools
@@ -42,34 +46,85 @@ class _Stop:
         self.code: int | None = None
 
 
-async def run_prompt(settings: RunSettings, prompt: str, outputs: list[Output]) -> int:
-    emit = FanOut(outputs)
-    thread_id, run_id = new_id("thread"), new_id("run")
+def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) -> Session:
+    """The session this run belongs to: a new one, the latest of this workspace
+    (--continue), or a named one (--resume ID)."""
+    if resume and continue_:
+        raise UsageError("--continue and --resume contradict each other; pass one of them")
+    if resume or continue_:
+        path = find_session(resume) if resume else latest_for(settings.workspace)
+        session = Session.load(path)
+        session.open_for_append()
+        return session
+    return Session.create(settings.workspace, str(settings.model))
+
+
+def startup_notices(settings: RunSettings, session: Session) -> None:
+    """Warnings about the configuration and the session file, once, on stderr."""
+    config = settings.config
+    for warning in [*config.warnings, *session.warnings]:
+        sys.stderr.write(f"agentcli: warning: {warning}\n")
+    if config.ignored and trust.first_notice(settings.workspace, config.ignored):
+        sys.stderr.write(
+            "agentcli: this workspace is not trusted, so its .agentcli/config.toml may not set "
+            f"{', '.join(config.ignored)}; run `agentcli trust` to trust it\n"
+        )
+
+
+async def run_prompt(
+    settings: RunSettings, prompt: str, outputs: list[Output], session: Session
+) -> int:
+    emit = FanOut([session, *outputs])
+    thread_id, run_id = session.id, new_id("run")
     provider = make_provider(settings)
     policy = Policy(yes=settings.yes, deny=settings.deny)
     registry = builtin_tools()
     output_dir = data_dir() / "outputs" / run_id
+    config = settings.config
+    output_limit = config.get("shell.output_limit")
     context = ToolContext(
         workspace=Workspace(settings.workspace),
         output_dir=output_dir,
-        child_env=child_environment(provider_keys=[settings.api_key_env]),
-        jobs=JobManager(output_dir, limit=30_000),
+        child_env=child_environment(config.get("shell.env"), provider_keys=[settings.api_key_env]),
+        jobs=JobManager(output_dir, limit=output_limit),
+        output_limit=output_limit,
+        python=config.get("shell.python"),
     )
-    executor = Executor(registry, policy, context, emit)
+    executor = Executor(
+        registry, policy, context, emit, max_concurrency=config.get("tools.concurrency")
+    )
+    instructions = find_instructions(settings.workspace, config.get("instructions.files"))
+    compactor = Compactor(
+        provider,
+        window=context_window(config, str(settings.model)),
+        threshold=config.get("context.threshold"),
+        keep_turns=config.get("context.keep_turns"),
+        emit=emit,
+        on_compacted=session.record_compaction,
+    )
     loop = AgentLoop(
         provider,
         executor,
         emit,
-        system=build_system_prompt(settings.workspace, settings.system),
+        system=build_system_prompt(
+            settings.workspace,
+            settings.system,
+            instructions_block(instructions, settings.workspace),
+        ),
         tools=[tool.spec() for tool in registry],
         max_steps=settings.max_steps,
+        compactor=compactor,
     )
-    conversation = [Message.user(prompt)]
+    conversation = session.conversation
+    conversation.repair()  # before the new prompt, so results follow their calls
+    conversation.add(Message.user(prompt))
     stop = _Stop()
     task = asyncio.current_task()
     _install_signal_handlers(stop, task)
 
     emit(ev.RunStarted(thread_id=thread_id, run_id=run_id))
+    if instructions:
+        emit(ev.Custom(name="instructions", value={"files": [str(i.path) for i in instructions]}))
     try:
         ending = await _drive(loop, conversation, settings, stop, task)
     finally:
@@ -92,11 +147,14 @@ async def run_prompt(settings: RunSettings, prompt: str, outputs: list[Output]) 
         error=ending.error,
     )
     if ending.status == "output_closed":
+        session.close()
         return ending.exit_code  # the reader of stdout is gone: nothing more to say
     try:
         _emit_ending(emit, summary, state, provider.name, provider.model, ending.code)
     except BrokenPipeError:
         return ExitCode.OUTPUT_CLOSED
+    finally:
+        session.close()
     if ending.error and ending.status != "cancelled":
         print_error(ending.error)
     return ending.exit_code
@@ -212,8 +270,9 @@ def build_outputs(settings: RunSettings) -> list[Output]:
     return outputs
 
 
-def run_in_event_loop(settings: RunSettings, prompt: str) -> int:
-    code = asyncio.run(run_prompt(settings, prompt, build_outputs(settings)))
+def run_in_event_loop(settings: RunSettings, prompt: str, session: Session) -> int:
+    startup_notices(settings, session)
+    code = asyncio.run(run_prompt(settings, prompt, build_outputs(settings), session))
     if code == ExitCode.OUTPUT_CLOSED:
         die_of_sigpipe()
     return code

@@ -1,20 +1,24 @@
-"""The settings of one run, resolved from flags and environment into one object.
-(Configuration files join this resolution in a later version; flags win over everything.)"""
+"""The settings of one run: the configuration (files, environment, flags) resolved into the
+model to use, its provider, and the run's limits."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from agentcli.config import Config, load_config
 from agentcli.errors import ConfigError, UsageError
 
 OutputFormat = Literal["text", "json", "jsonl"]
-KNOWN_PROVIDERS = ("openai",)
-DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
-OFFICIAL_OPENAI_URL = "https://api.openai.com/v1"
+PROVIDER_TYPES = ("openai",)
+DEFAULT_MODELS = {"openai": "gpt-4.1-mini"}
+OFFICIAL_URLS = {"openai": "https://api.openai.com/v1"}
+BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
+    "openai": {"type": "openai", "api_key_env": "OPENAI_API_KEY"},
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +31,22 @@ class ModelSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    name: str  # as written in --model (`work` in `work:big`)
+    type: str  # the wire protocol: openai
+    base_url: str | None
+    api_key_env: str
+    default_model: str | None = None
+    aliases: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class RunSettings:
     model: ModelSpec
-    base_url: str | None
+    provider: ProviderConfig
     api_key: str | None
-    api_key_env: str
     workspace: Path
+    config: Config
     system: str | None = None
     max_steps: int = 20
     timeout: float | None = None
@@ -41,24 +55,76 @@ class RunSettings:
     deny: bool = False
     debug: bool = False
 
+    @property
+    def base_url(self) -> str | None:
+        return self.provider.base_url
 
-def parse_model(text: str) -> ModelSpec:
-    """`PROVIDER:MODEL`. The model part may hold colons (`openai:llama3.1:8b`); a bare name
-    is an OpenAI-compatible model."""
+    @property
+    def api_key_env(self) -> str:
+        return self.provider.api_key_env
+
+
+def providers_of(config: Config) -> dict[str, ProviderConfig]:
+    """Built-in providers, overlaid and extended by `[providers.NAME]` tables."""
+    tables = {name: dict(values) for name, values in BUILTIN_PROVIDERS.items()}
+    for name, values in config.table("providers").items():
+        if not isinstance(values, dict):
+            raise ConfigError(f"providers.{name} must be a table ([providers.{name}])")
+        tables.setdefault(name, {}).update(values)
+    providers = {}
+    for name, values in tables.items():
+        kind = values.get("type", name if name in PROVIDER_TYPES else None)
+        if kind not in PROVIDER_TYPES:
+            raise ConfigError(
+                f"providers.{name}.type must be one of: {', '.join(PROVIDER_TYPES)} "
+                f"(in {config.source(f'providers.{name}.type')})"
+            )
+        aliases = values.get("models", {})
+        if not isinstance(aliases, dict):
+            raise ConfigError(f"providers.{name}.models must be a table of alias = model name")
+        providers[name] = ProviderConfig(
+            name=name,
+            type=kind,
+            base_url=values.get("base_url"),
+            api_key_env=values.get("api_key_env") or f"{name.upper()}_API_KEY",
+            default_model=values.get("model"),
+            aliases={str(k): str(v) for k, v in aliases.items()},
+        )
+    return providers
+
+
+def parse_model(text: str, providers: Mapping[str, ProviderConfig]) -> ModelSpec:
+    """`PROVIDER:MODEL` (the model part may hold colons: `openai:llama3.1:8b`), where MODEL
+    may be an alias of that provider; a bare provider name means its default model; any
+    other bare name is an OpenAI-compatible model."""
     provider, sep, name = text.partition(":")
     if not sep:
-        if text in KNOWN_PROVIDERS:
-            return ModelSpec(text, DEFAULT_OPENAI_MODEL)
+        if text in providers:
+            config = providers[text]
+            return ModelSpec(text, config.default_model or DEFAULT_MODELS[config.type])
         return ModelSpec("openai", text)
-    if provider not in KNOWN_PROVIDERS:
-        known = ", ".join(KNOWN_PROVIDERS)
+    if provider not in providers:
         raise UsageError(
             f"unknown provider {provider!r} in --model {text!r}; use PROVIDER:MODEL with "
-            f"PROVIDER one of: {known} (e.g. openai:{DEFAULT_OPENAI_MODEL})"
+            f"PROVIDER one of: {', '.join(sorted(providers))} (e.g. openai:gpt-4.1-mini), "
+            "or define it under [providers.NAME] in the configuration"
         )
     if not name:
         raise UsageError(f"--model {text!r} names no model; use PROVIDER:MODEL")
-    return ModelSpec(provider, name)
+    return ModelSpec(provider, providers[provider].aliases.get(name, name))
+
+
+def _default_model(config: Config, env: Mapping[str, str], base_url: str | None) -> str:
+    configured = config.get("model")
+    if configured:
+        return configured
+    if env.get("OPENAI_API_KEY") or base_url or config.get("providers.openai.base_url"):
+        return "openai"
+    raise ConfigError(
+        "no model is configured: set OPENAI_API_KEY, or point --base-url (OPENAI_BASE_URL) "
+        "at an OpenAI-compatible server such as Ollama, or pass --model PROVIDER:MODEL, "
+        "or set `model` in the configuration (agentcli config set model PROVIDER:MODEL)"
+    )
 
 
 def resolve_settings(
@@ -67,7 +133,7 @@ def resolve_settings(
     base_url: str | None,
     cwd: str | None,
     system: str | None,
-    max_steps: int,
+    max_steps: int | None,
     timeout: float | None,
     output: str,
     yes: bool,
@@ -77,7 +143,7 @@ def resolve_settings(
 ) -> RunSettings:
     if yes and deny:
         raise UsageError("--yes and --deny contradict each other; pass one of them")
-    if max_steps < 1:
+    if max_steps is not None and max_steps < 1:
         raise UsageError(f"--max-steps must be at least 1, not {max_steps}")
     if timeout is not None and timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
@@ -86,40 +152,45 @@ def resolve_settings(
     workspace = Path(cwd or os.getcwd()).expanduser()
     if not workspace.is_dir():
         raise UsageError(f"--cwd {str(workspace)!r} is not a directory")
+    workspace = workspace.resolve()
 
-    base_url = base_url or env.get("OPENAI_BASE_URL") or None
-    key_env = "OPENAI_API_KEY"
-    api_key = env.get(key_env) or None
-    model_text = model or env.get("AGENTCLI_MODEL")
-    if model_text:
-        spec = parse_model(model_text)
-    elif api_key or base_url:
-        spec = ModelSpec("openai", DEFAULT_OPENAI_MODEL)
-    else:
+    flags = {"model": model, "max_steps": max_steps, "timeout": timeout}
+    labels = {"model": "--model", "max_steps": "--max-steps", "timeout": "--timeout"}
+    config = load_config(workspace, flags=flags, flag_labels=labels, env=env)
+    providers = providers_of(config)
+    spec = parse_model(_default_model(config, env, base_url), providers)
+    provider = providers[spec.provider]
+    if base_url:  # --base-url applies to whichever provider the model names
+        provider = ProviderConfig(**{**_fields(provider), "base_url": base_url})
+    api_key = env.get(provider.api_key_env) or None
+    official = OFFICIAL_URLS.get(provider.type)
+    if not api_key and official and (provider.base_url or official).rstrip("/") == official:
         raise ConfigError(
-            "no model is configured: set OPENAI_API_KEY, or point --base-url (OPENAI_BASE_URL) "
-            "at an OpenAI-compatible server such as Ollama, or pass --model PROVIDER:MODEL"
-        )
-    if (
-        spec.provider == "openai"
-        and not api_key
-        and (base_url or OFFICIAL_OPENAI_URL).rstrip("/") == OFFICIAL_OPENAI_URL
-    ):
-        raise ConfigError(
-            f"{key_env} is not set: export it, or point --base-url (OPENAI_BASE_URL) at a "
-            "server that needs no key"
+            f"{provider.api_key_env} is not set: export it, or point --base-url "
+            f"(OPENAI_BASE_URL) at a server that needs no key"
         )
     return RunSettings(
         model=spec,
-        base_url=base_url,
+        provider=provider,
         api_key=api_key,
-        api_key_env=key_env,
-        workspace=workspace.resolve(),
+        workspace=workspace,
+        config=config,
         system=system,
-        max_steps=max_steps,
-        timeout=timeout,
+        max_steps=config.get("max_steps"),
+        timeout=config.get("timeout"),
         output=output,  # type: ignore[arg-type]
-        yes=yes,
+        yes=yes or bool(config.get("policy.yes")),
         deny=deny,
         debug=debug,
     )
+
+
+def _fields(provider: ProviderConfig) -> dict[str, Any]:
+    return {name: getattr(provider, name) for name in provider.__dataclass_fields__}
+
+
+def context_window(config: Config, model: str) -> int:
+    """`context.windows."PROVIDER:MODEL"`, else `context.window`."""
+    windows = config.table("context.windows")
+    window = windows.get(model) if isinstance(windows, dict) else None
+    return int(window) if isinstance(window, int) else config.get("context.window")

@@ -12,8 +12,11 @@ or is denied, read the error, then fix the call or continue without it. Answer c
 Markdown."""
 
 
-def build_system_prompt(workspace: Path, extra: str | None) -> str:
+def build_system_prompt(workspace: Path, extra: str | None, project: str = "") -> str:
+    """agentcli's instructions, then the project's (AGENTS.md), then --system."""
     prompt = BASE.format(root=workspace, system=platform.system())
+    if project:
+        prompt += "\n\n" + project
     if extra:
         prompt += "\n\n" + extra.strip()
     return prompt

@@ -9,18 +9,23 @@ complete -c agentcli -n __fish_use_subcommand -l version -s V -d 'Show the versi
 complete -c agentcli -n __fish_use_subcommand -l help -s h -d 'Show this message and exit.'
 complete -c agentcli -n __fish_use_subcommand -a run -d 'Run one prompt to the end and exit'
 complete -c agentcli -n __fish_use_subcommand -a chat -d 'Chat with the model'
+complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: its .agentcli/config.toml may then loosen the policy'
 complete -c agentcli -n __fish_use_subcommand -a completions -d 'Print the shell completion script (also shipped in the repository\'s completions/)'
+complete -c agentcli -n __fish_use_subcommand -a config -d 'Show and change the configuration'
+complete -c agentcli -n __fish_use_subcommand -a sessions -d 'List, show, export and remove sessions'
 
 # agentcli run
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l model -s m -x -d 'PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l base-url -x -d 'OpenAI-compatible server URL [env OPENAI_BASE_URL]'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l system -x -d 'Extra system instructions.'
-complete -c agentcli -n '__fish_seen_subcommand_from run' -l max-steps -x -d 'Most model steps in one run.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l max-steps -x -d 'Most model steps in one run [default: 20]'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l timeout -x -d 'Wall-clock limit for the whole run, in seconds.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l cwd -x -a '(__fish_complete_directories)' -d 'Workspace root that tools are confined to [default: .]'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l output -s o -x -a 'text json jsonl' -d 'text, json or jsonl (AG-UI events).'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l yes -s y -d 'Approve every tool call that would ask.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l deny -d 'Deny every tool call that would ask.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l continue -s c -d 'Continue the latest session of this workspace.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l resume -x -d 'Continue the session with this id.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l debug -d 'Show tracebacks for internal errors.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l help -s h -d 'Show this message and exit.'
 
@@ -28,14 +33,27 @@ complete -c agentcli -n '__fish_seen_subcommand_from run' -l help -s h -d 'Show 
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l model -s m -x -d 'PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l base-url -x -d 'OpenAI-compatible server URL [env OPENAI_BASE_URL]'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l system -x -d 'Extra system instructions.'
-complete -c agentcli -n '__fish_seen_subcommand_from chat' -l max-steps -x -d 'Most model steps in one run.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l max-steps -x -d 'Most model steps in one run [default: 20]'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l timeout -x -d 'Wall-clock limit for the whole run, in seconds.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l cwd -x -a '(__fish_complete_directories)' -d 'Workspace root that tools are confined to [default: .]'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l yes -s y -d 'Approve every tool call that would ask.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l deny -d 'Deny every tool call that would ask.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l continue -s c -d 'Continue the latest session of this workspace.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l resume -x -d 'Continue the session with this id.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l debug -d 'Show tracebacks for internal errors.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l help -s h -d 'Show this message and exit.'
+
+# agentcli trust
+complete -c agentcli -n '__fish_seen_subcommand_from trust' -l revoke -d 'Stop trusting it.'
+complete -c agentcli -n '__fish_seen_subcommand_from trust' -l list -d 'List trusted workspaces.'
+complete -c agentcli -n '__fish_seen_subcommand_from trust' -l help -s h -d 'Show this message and exit.'
 
 # agentcli completions
 complete -c agentcli -n '__fish_seen_subcommand_from completions' -l help -s h -d 'Show this message and exit.'
 complete -c agentcli -n '__fish_seen_subcommand_from completions; and not __fish_seen_subcommand_from bash zsh fish' -a 'bash zsh fish' -d 'bash, zsh or fish.'
+
+# agentcli config
+complete -c agentcli -n '__fish_seen_subcommand_from config' -l help -s h -d 'Show this message and exit.'
+
+# agentcli sessions
+complete -c agentcli -n '__fish_seen_subcommand_from sessions' -l help -s h -d 'Show this message and exit.'

@@ -197,3 +197,11 @@ def no_stray_processes() -> Iterator[None]:
     while (left := strays()) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not left, f"processes left behind by the test suite: {left}"
+
+
+@pytest.fixture(autouse=True)
+def isolated_agentcli_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> Path:
+    """In-process code under test reads and writes agentcli's home: never the real one."""
+    home = tmp_path_factory.mktemp("agentcli-home")
+    monkeypatch.setenv("AGENTCLI_HOME", str(home))
+    return home

@@ -8,7 +8,18 @@ import pytest
 
 from agentcli.errors import ConfigError, UsageError
 from agentcli.prompt_input import build_prompt, read_stdin
-from agentcli.settings import ModelSpec, parse_model, resolve_settings
+from agentcli.settings import BUILTIN_PROVIDERS, ModelSpec, ProviderConfig, resolve_settings
+from agentcli.settings import parse_model as parse_with
+
+PROVIDERS = {
+    "openai": ProviderConfig("openai", "openai", None, "OPENAI_API_KEY"),
+    "work": ProviderConfig("work", "openai", None, "WORK_KEY", "small", {"big": "gpt-4.1"}),
+}
+assert set(BUILTIN_PROVIDERS) <= set(PROVIDERS)
+
+
+def parse_model(text: str) -> ModelSpec:
+    return parse_with(text, PROVIDERS)
 
 
 def test_argument_alone_stdin_alone_and_both():
@@ -57,6 +68,9 @@ def test_read_stdin_gives_up_on_a_silent_pipe(monkeypatch, capsys):
         ("openai:llama3.1:8b", ModelSpec("openai", "llama3.1:8b")),
         ("gpt-4o", ModelSpec("openai", "gpt-4o")),
         ("openai", ModelSpec("openai", "gpt-4.1-mini")),
+        ("work", ModelSpec("work", "small")),
+        ("work:big", ModelSpec("work", "gpt-4.1")),
+        ("work:other", ModelSpec("work", "other")),
     ],
 )
 def test_model_names(text, spec):

@@ -8,13 +8,15 @@ from agentcli.settings import RunSettings
 
 
 def make_provider(settings: RunSettings) -> Provider:
-    if settings.model.provider == "openai":
+    config = settings.provider
+    if config.type == "openai":
         from agentcli.providers.openai import OpenAIProvider
 
         return OpenAIProvider(
             settings.model.name,
-            base_url=settings.base_url,
+            name=config.name,
+            base_url=config.base_url,
             api_key=settings.api_key,
-            api_key_env=settings.api_key_env,
+            api_key_env=config.api_key_env,
         )
-    raise UsageError(f"provider {settings.model.provider!r} is not available")
+    raise UsageError(f"provider type {config.type!r} is not available")

@@ -54,17 +54,17 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
 
 
 class OpenAIProvider:
-    name = "openai"
-
     def __init__(
         self,
         model: str,
         *,
+        name: str = "openai",
         base_url: str | None = None,
         api_key: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         max_retries: int = 3,
     ) -> None:
+        self.name = name
         self.model = model
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.api_key = api_key
@@ -107,19 +107,19 @@ class OpenAIProvider:
             else:
                 sent = f"no key was sent ({self.api_key_env} is not set)"
             return (
-                f"openai: authentication failed (HTTP {status}: {detail}); {sent}. "
+                f"{self.name}: authentication failed (HTTP {status}: {detail}); {sent}. "
                 f"Set {self.api_key_env} to a valid key."
             )
         if status == 404:
             return (
-                f"openai: not found (HTTP 404: {detail}) at {self.base_url}. "
+                f"{self.name}: not found (HTTP 404: {detail}) at {self.base_url}. "
                 f"Check the model name ({self.model!r}, --model) and the base URL."
             )
         if status == 429:
-            return f"openai: rate limited (HTTP 429: {detail})"
+            return f"{self.name}: rate limited (HTTP 429: {detail})"
         if status >= 500:
-            return f"openai: server error (HTTP {status}: {detail})"
-        return f"openai: the server rejected the request (HTTP {status}: {detail})"
+            return f"{self.name}: server error (HTTP {status}: {detail})"
+        return f"{self.name}: the server rejected the request (HTTP {status}: {detail})"
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
         return with_retries(lambda: self._attempt(request), max_retries=self.max_retries)
@@ -135,7 +135,7 @@ class OpenAIProvider:
             headers=self._headers(),
             body=self._body(request),
             describe_status=self.describe_status,
-            label="openai",
+            label=self.name,
             base_url_hint="--base-url or OPENAI_BASE_URL",
         )
         async with contextlib.aclosing(messages):
@@ -143,20 +143,21 @@ class OpenAIProvider:
                 if message.data.strip() == "[DONE]":
                     done = True
                     break
-                chunk = _parse_chunk(message.data)
+                chunk = _parse_chunk(message.data, self.name)
                 if "error" in chunk:
-                    raise _stream_error(chunk["error"])
+                    raise _stream_error(chunk["error"], self.name)
                 try:
                     events = acc.feed(chunk)
                 except (TypeError, AttributeError, ValueError, KeyError) as exc:
                     raise ProviderError(
-                        f"openai: the server sent a malformed chunk ({exc}): {message.data[:200]!r}"
+                        f"{self.name}: the server sent a malformed chunk ({exc}): "
+                        f"{message.data[:200]!r}"
                     ) from None
                 for event in events:
                     yield event
         if not done and acc.finish_reason is None:
             raise StreamCutError(
-                "the openai stream ended before the answer was complete (no finish_reason, "
+                f"the {self.name} stream ended before the answer was complete (no finish_reason, "
                 "no [DONE]); the text received so far is kept"
             )
         for event in acc.finish():
@@ -182,25 +183,25 @@ def _history_arguments(raw: str) -> str:
     return raw if isinstance(parsed, dict) else "{}"
 
 
-def _parse_chunk(data: str) -> dict[str, Any]:
+def _parse_chunk(data: str, label: str) -> dict[str, Any]:
     try:
         chunk = json.loads(data)
     except ValueError:
         raise ProviderError(
-            f"openai: the server sent a malformed stream event: {data[:200]!r}"
+            f"{label}: the server sent a malformed stream event: {data[:200]!r}"
         ) from None
     if not isinstance(chunk, dict):
-        raise ProviderError(f"openai: unexpected stream event: {data[:200]!r}")
+        raise ProviderError(f"{label}: unexpected stream event: {data[:200]!r}")
     return chunk
 
 
-def _stream_error(error: Any) -> ProviderError:
+def _stream_error(error: Any, label: str) -> ProviderError:
     if isinstance(error, dict):
         detail = str(error.get("message") or error.get("type") or error)
         kind = f"{error.get('type', '')} {error.get('code', '')}".lower()
     else:
         detail, kind = str(error), str(error).lower()
-    message = f"openai: error inside the stream: {detail}"
+    message = f"{label}: error inside the stream: {detail}"
     if any(word in kind for word in _RETRYABLE_STREAM_ERRORS):
         return RetryableError(message)
     return ProviderError(message)

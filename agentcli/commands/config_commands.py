@@ -1,0 +1,68 @@
+"""`agentcli config show | path | set` and `agentcli trust`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentcli.config import load_config, trust
+from agentcli.config.edit import set_value
+from agentcli.config.files import project_config_path, user_config_path
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+
+
+def show(workspace: Path, as_json: bool) -> int:
+    config = load_config(workspace)
+    rows = config.effective()
+    if as_json:
+        document = {
+            "settings": [{"key": k, "value": v, "source": s} for k, v, s in rows],
+            "trusted": config.trusted,
+            "ignored": config.ignored,
+            "warnings": config.warnings,
+        }
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    width = max(len(k) for k, _, _ in rows)
+    for key, value, source in rows:
+        sys.stdout.write(f"{key:<{width}}  {_shown(value):<28}  # {source}\n")
+    for line in config.warnings:
+        sys.stderr.write(f"agentcli: warning: {line}\n")
+    if config.ignored:
+        sys.stderr.write(
+            f"agentcli: this workspace is not trusted; ignored from "
+            f"{project_config_path(workspace)}: {', '.join(config.ignored)}\n"
+        )
+    return 0
+
+
+def paths(workspace: Path) -> int:
+    for label, path in (("user", user_config_path()), ("project", project_config_path(workspace))):
+        state = "exists" if path.exists() else "not created yet"
+        sys.stdout.write(f"{label:<8} {path}  ({state})\n")
+    return 0
+
+
+def set_key(workspace: Path, key: str, value: str, project: bool) -> int:
+    path = project_config_path(workspace) if project else user_config_path()
+    stored = set_value(path, key, value)
+    sys.stdout.write(f"{key} = {_shown(stored)}  # written to {path}\n")
+    return 0
+
+
+def trust_workspace(workspace: Path, revoke: bool, listing: bool) -> int:
+    if listing:
+        for path in trust.trusted_workspaces():
+            sys.stdout.write(path + "\n")
+        return 0
+    trust.set_trusted(workspace, not revoke)
+    verb = (
+        "no longer trusted" if revoke else "trusted: its .agentcli/config.toml now applies in full"
+    )
+    sys.stdout.write(f"{workspace}: {verb}\n")
+    return 0

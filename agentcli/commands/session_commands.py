@@ -1,0 +1,49 @@
+"""`agentcli sessions list | show | export | rm`."""
+
+from __future__ import annotations
+
+import sys
+
+from agentcli.errors import UsageError
+from agentcli.sessions.listing import (
+    all_summaries,
+    export_json,
+    summaries_json,
+    summaries_table,
+    transcript_markdown,
+)
+from agentcli.sessions.session import Session, find_session
+
+
+def _load(reference: str) -> Session:
+    session = Session.load(find_session(reference))
+    for warning in session.warnings:
+        sys.stderr.write(f"agentcli: warning: {warning}\n")
+    return session
+
+
+def list_sessions(as_json: bool) -> int:
+    summaries = all_summaries()
+    sys.stdout.write(summaries_json(summaries) + "\n" if as_json else summaries_table(summaries))
+    return 0
+
+
+def show(reference: str) -> int:
+    sys.stdout.write(transcript_markdown(_load(reference)) + "\n")
+    return 0
+
+
+def export(reference: str, fmt: str) -> int:
+    if fmt not in ("json", "markdown"):
+        raise UsageError(f"--format must be json or markdown, not {fmt!r}")
+    session = _load(reference)
+    text = export_json(session) if fmt == "json" else transcript_markdown(session)
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+def remove(reference: str) -> int:
+    path = find_session(reference)
+    path.unlink()
+    sys.stdout.write(f"removed session {path.stem}\n")
+    return 0

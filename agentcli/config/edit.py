@@ -1,0 +1,46 @@
+"""`agentcli config set`: change one key in a configuration file, keeping its comments and
+layout (tomlkit), after checking the key and the value."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from agentcli.config.schema import check_type, is_known
+from agentcli.errors import UsageError
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value (`true`, `5`, `["a", "b"]`, `"x"`); anything else is a plain string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_value(path: Path, key: str, text: str) -> Any:
+    import tomlkit
+
+    if not is_known(key):
+        raise UsageError(f"unknown setting {key!r}; `agentcli config show` lists them")
+    value = parse_value(text)
+    problem = check_type(key, value)
+    if problem:
+        raise UsageError(problem)
+    document = (
+        tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    )
+    *tables, leaf = key.split(".")
+    node: Any = document
+    for part in tables:
+        if part not in node:
+            node[part] = tomlkit.table()
+        node = node[part]
+    node[leaf] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(".tmp")
+    temp.write_text(tomlkit.dumps(document), encoding="utf-8")
+    os.replace(temp, path)
+    return value

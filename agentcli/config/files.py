@@ -1,0 +1,84 @@
+"""Where the configuration files are, and reading one into flat dotted keys with errors
+that name the file, the line and what is wrong."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from agentcli.config.schema import OPEN_TABLES, check_type, is_known
+from agentcli.errors import ConfigError
+from agentcli.paths import config_dir
+
+PROJECT_DIR = ".agentcli"
+FILE_NAME = "config.toml"
+
+
+def user_config_path() -> Path:
+    return config_dir() / FILE_NAME
+
+
+def project_config_path(workspace: Path) -> Path:
+    return workspace / PROJECT_DIR / FILE_NAME
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for name, value in data.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, key + "."))
+        else:
+            flat[key] = value
+    return flat
+
+
+def line_of(text: str, key: str) -> int | None:
+    """Best effort: the line that sets `key` (its last part, under its table)."""
+    *tables, leaf = key.split(".")
+    section = ".".join(tables)
+    current = ""
+    pattern = re.compile(rf"^\s*(?:\"?{re.escape(leaf)}\"?)\s*=")
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = re.match(r"^\s*\[+\s*([^\]]+?)\s*\]+", line)
+        if header:
+            current = header.group(1).replace('"', "")
+            continue
+        if pattern.match(line) and (current == section or not section):
+            return number
+        dotted = re.match(
+            rf"^\s*{re.escape(key[len(current) + 1 :] if current else key)}\s*=", line
+        )
+        if dotted and key.startswith(current):
+            return number
+    return None
+
+
+def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The file's settings as flat keys, and warnings for keys agentcli does not know.
+    Raises ConfigError for a syntax error or a value of the wrong type."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}; fix the file or remove it") from None
+    flat = flatten(data)
+    warnings = []
+    for key, value in flat.items():
+        problem = check_type(key, value)
+        if problem:
+            where = line_of(text, key)
+            at = f", line {where}" if where else ""
+            raise ConfigError(f"{path}{at}: {problem}")
+        if not is_known(key) and not any(key.startswith(t + ".") for t in OPEN_TABLES):
+            where = line_of(text, key)
+            at = f" (line {where})" if where else ""
+            warnings.append(f"{path}{at}: unknown setting {key!r} is ignored")
+    return flat, warnings

@@ -1,0 +1,75 @@
+"""The settings agentcli knows: their types, defaults, and which ones an untrusted project
+file may not set (they loosen the policy, run code, or redirect requests and keys)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    kind: type | tuple[type, ...]
+    default: Any
+    help: str
+    dangerous: bool = False  # ignored in a project file until the workspace is trusted
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in [
+        Setting("model", str, None, "default PROVIDER:MODEL (or PROVIDER:ALIAS)"),
+        Setting("max_steps", int, 20, "most model steps in one run"),
+        Setting("timeout", (int, float), None, "wall-clock limit of a run, in seconds"),
+        Setting("policy.allow", list, [], "rules that allow calls without asking", True),
+        Setting("policy.ask", list, [], "rules that always ask"),
+        Setting("policy.deny", list, [], "rules that always deny"),
+        Setting("policy.yes", bool, False, "approve every call that would ask", True),
+        Setting("tools.concurrency", int, 8, "tool calls run at once"),
+        Setting("shell.output_limit", int, 30_000, "characters of command output the model gets"),
+        Setting("shell.env", list, [], "extra environment variables commands may see", True),
+        Setting("shell.python", str, None, "interpreter for run_python (default: PATH)", True),
+        Setting("instructions.files", list, ["AGENTS.md"], "project instruction file names"),
+        Setting("context.window", int, 128_000, "context window in tokens (default for all)"),
+        Setting("context.threshold", float, 0.8, "compact when this share of the window is used"),
+        Setting("context.keep_turns", int, 2, "latest user turns kept verbatim in compaction"),
+    ]
+}
+
+# Tables whose every key is dangerous in an untrusted project file.
+DANGEROUS_TABLES = ("providers", "mcp", "hooks", "tools.custom")
+# Tables of free-form keys (no schema per key).
+OPEN_TABLES = ("providers", "mcp", "hooks", "tools.custom", "context.windows")
+
+
+def is_dangerous(key: str) -> bool:
+    setting = SETTINGS.get(key)
+    if setting is not None:
+        return setting.dangerous
+    return any(key == t or key.startswith(t + ".") for t in DANGEROUS_TABLES)
+
+
+def is_known(key: str) -> bool:
+    return key in SETTINGS or any(key.startswith(t + ".") for t in OPEN_TABLES)
+
+
+def check_type(key: str, value: Any) -> str | None:
+    """What is wrong with `value` for `key`, or None."""
+    setting = SETTINGS.get(key)
+    if setting is None:
+        return None
+    kinds = setting.kind if isinstance(setting.kind, tuple) else (setting.kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        return f"{key} must be {_names(kinds)}, not a boolean"
+    if not isinstance(value, kinds):
+        return f"{key} must be {_names(kinds)}, not {type(value).__name__} {value!r}"
+    if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+        return f"{key} must be a list of strings"
+    return None
+
+
+def _names(kinds: tuple[type, ...]) -> str:
+    words = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+             list: "a list"}  # fmt: skip
+    return " or ".join(words.get(k, k.__name__) for k in kinds)

@@ -1,0 +1,114 @@
+"""What `agentcli sessions` shows: one line per session, readable transcripts, exports."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from agentcli.messages import message_to_dict
+from agentcli.sessions.session import Session
+from agentcli.sessions.store import read_records, sessions_dir
+
+
+@dataclass(slots=True)
+class SessionSummary:
+    id: str
+    started: str
+    workspace: str
+    model: str
+    first_prompt: str
+    turns: int
+    tokens: int
+
+
+def summarise(path: Path) -> SessionSummary | None:
+    records = read_records(path).records
+    if not records or records[0].get("t") != "session":
+        return None
+    header = records[0]
+    first, turns, tokens = "", 0, 0
+    for record in records[1:]:
+        if record.get("t") == "message" and record["m"].get("role") == "user":
+            turns += 1
+            first = first or record["m"].get("content", "")
+        elif record.get("t") == "event":
+            event = record.get("e", {})
+            if event.get("type") == "CUSTOM" and event.get("name") == "usage":
+                tokens += int(event.get("value", {}).get("totalTokens", 0))
+    return SessionSummary(
+        id=header.get("id", path.stem),
+        started=header.get("created", ""),
+        workspace=header.get("workspace", ""),
+        model=header.get("model", ""),
+        first_prompt=" ".join(first.split())[:200],
+        turns=turns,
+        tokens=tokens,
+    )
+
+
+def all_summaries() -> list[SessionSummary]:
+    directory = sessions_dir()
+    paths = sorted(directory.glob("*.jsonl"), reverse=True) if directory.exists() else []
+    return [s for s in map(summarise, paths) if s is not None]
+
+
+def summaries_json(summaries: list[SessionSummary]) -> str:
+    return json.dumps([asdict(s) for s in summaries], indent=2, ensure_ascii=False)
+
+
+def summaries_table(summaries: list[SessionSummary]) -> str:
+    if not summaries:
+        return "no sessions yet\n"
+    lines = [f"{'id':<23} {'started':<19} {'turns':>5} {'tokens':>8}  workspace · first prompt"]
+    for s in summaries:
+        prompt = s.first_prompt if len(s.first_prompt) <= 60 else s.first_prompt[:59] + "…"
+        lines.append(
+            f"{s.id:<23} {s.started[:19]:<19} {s.turns:>5} {s.tokens:>8}  {s.workspace} · {prompt}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _fence(text: str) -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}\n{text}\n{ticks}"
+
+
+def transcript_markdown(session: Session) -> str:
+    header = session.header
+    out = [
+        f"# Session {session.id}",
+        "",
+        f"- started: {header.get('created', '?')}",
+        f"- workspace: {header.get('workspace', '?')}",
+        f"- model: {header.get('model', '?')}",
+        "",
+    ]
+    if session.conversation.summary:
+        out += ["## Summary of the compacted part", "", session.conversation.summary, ""]
+    for message in session.conversation.messages:
+        if message.role == "user":
+            out += ["## User", "", message.content, ""]
+        elif message.role == "assistant":
+            out += ["## Assistant", ""]
+            if message.content:
+                out += [message.content, ""]
+            for call in message.tool_calls:
+                out += [f"**→ {call.name}** `{call.arguments}`", ""]
+        elif message.role == "tool":
+            label = "✗ error" if message.error else "result"
+            out += [f"*{label}:*", "", _fence(message.content), ""]
+    return "\n".join(out)
+
+
+def export_json(session: Session) -> str:
+    document: dict[str, Any] = {
+        "session": session.header,
+        "summary": session.conversation.summary,
+        "messages": [message_to_dict(m) for m in session.conversation.messages],
+        "events": [r["e"] for r in read_records(session.path).records if r.get("t") == "event"],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
