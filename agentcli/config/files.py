@@ -68,7 +68,10 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}; fix the file or remove it") from None
+        reason = str(exc).replace(
+            "(at end of document)", f"(at the end of the file, line {text.count(chr(10)) or 1})"
+        )
+        raise ConfigError(f"{path}: invalid TOML: {reason}; fix the file or remove it") from None
     flat = flatten(data)
     warnings = []
     for key, value in flat.items():

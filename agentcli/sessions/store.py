@@ -33,7 +33,10 @@ class SessionWriter:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        ends_cleanly = _ends_with_newline(path)
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        if not ends_cleanly:  # a kill cut the last line: end it, so it stays a lone bad line
+            self._file.write("\n")
         self._dirty = threading.Event()
         self._closing = False
         self._syncer = threading.Thread(target=self._sync_loop, name="session-fsync", daemon=True)
@@ -64,6 +67,15 @@ class SessionWriter:
         self._dirty.set()
         self._syncer.join(timeout=2)
         self._file.close()
+
+
+def _ends_with_newline(path: Path) -> bool:
+    try:
+        with open(path, "rb") as stream:
+            stream.seek(-1, os.SEEK_END)
+            return stream.read(1) == b"\n"
+    except (FileNotFoundError, OSError):  # missing or empty
+        return True
 
 
 @dataclass(slots=True)
