@@ -29,6 +29,11 @@ class Notices:
                 self._say(f"denied {value.get('tool')}: {NO_TERMINAL_HINT}")
         elif event.name == "warning":
             self._say(f"warning: {value.get('message')}")
+        elif event.name == "compaction":
+            self._say(
+                f"compacted the conversation: {value.get('summarisedMessages')} earlier messages "
+                f"summarised, the latest {value.get('keptMessages')} kept verbatim"
+            )
 
     def _say(self, line: str) -> None:
         self.stderr.write(f"agentcli: {line}\n")
