@@ -18,4 +18,6 @@ TOP_LEVEL_HELP = (
     '  completions  Print the shell completion script (also shipped in the...\n'
     '  config       Show and change the configuration.\n'
     '  sessions     List, show, export and remove sessions.\n'
+    '  policy       Explain what the policy decides.\n'
+    '  tools        The tools the model can call.\n'
 )

@@ -47,6 +47,13 @@ Cwd = Annotated[
 ]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call that would ask.")]
 Deny = Annotated[bool, typer.Option("--deny", help="Deny every tool call that would ask.")]
+Allow = Annotated[
+    list[str] | None,
+    typer.Option("--allow", help="Allow calls matching RULE, e.g. 'run_shell(npm test *)'."),
+]
+Forbid = Annotated[
+    list[str] | None, typer.Option("--forbid", help="Deny calls matching RULE (beats --yes).")
+]
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")]
 Continue = Annotated[
     bool, typer.Option("--continue", "-c", help="Continue the latest session of this workspace.")
@@ -107,6 +114,8 @@ def run(
     ] = "text",
     yes: Yes = False,
     deny: Deny = False,
+    allow: Allow = None,
+    forbid: Forbid = None,
     continue_: Continue = False,
     resume: Resume = None,
     debug: Debug = False,
@@ -125,6 +134,8 @@ def run(
         cwd=cwd,
         yes=yes,
         deny=deny,
+        allow=allow,
+        forbid=forbid,
         debug=debug,
     )
     raise typer.Exit(code)
@@ -140,6 +151,8 @@ def chat(
     cwd: Cwd = None,
     yes: Yes = False,
     deny: Deny = False,
+    allow: Allow = None,
+    forbid: Forbid = None,
     continue_: Continue = False,
     resume: Resume = None,
     debug: Debug = False,
@@ -166,6 +179,8 @@ def chat(
         cwd=cwd,
         yes=yes,
         deny=deny,
+        allow=allow,
+        forbid=forbid,
         debug=debug,
     )
     raise typer.Exit(code)
@@ -278,6 +293,55 @@ def sessions_rm(session_id: SessionId) -> None:
     from agentcli.commands import session_commands
 
     _guarded(lambda: session_commands.remove(session_id))
+
+
+policy_app = typer.Typer(help="Explain what the policy decides.", no_args_is_help=True,
+                         rich_markup_mode=None)  # fmt: skip
+app.add_typer(policy_app, name="policy")
+tools_app = typer.Typer(help="The tools the model can call.", no_args_is_help=True,
+                        rich_markup_mode=None)  # fmt: skip
+app.add_typer(tools_app, name="tools")
+
+
+@policy_app.command("explain")
+def policy_explain(
+    tool: Annotated[str, typer.Argument(help="The tool, e.g. run_shell or write_file.")],
+    args: Annotated[
+        str | None,
+        typer.Argument(help="run_shell: the command; other tools: a JSON object of arguments."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    yes: Yes = False,
+    deny: Deny = False,
+    allow: Allow = None,
+    forbid: Forbid = None,
+    cwd: Workspace = None,
+) -> None:
+    """What the policy would decide for a call, and why, without running anything."""
+    from agentcli.commands import policy_commands
+
+    _guarded(
+        lambda: policy_commands.explain(
+            _workspace(cwd),
+            tool,
+            args,
+            as_json=as_json,
+            yes=yes,
+            deny=deny,
+            allow=allow or [],
+            forbid=forbid or [],
+        )
+    )
+
+
+@tools_app.command("list")
+def tools_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Every tool with its risk and where it comes from."""
+    from agentcli.commands import policy_commands
+
+    _guarded(lambda: policy_commands.list_tools(as_json))
 
 
 @app.command()

@@ -16,6 +16,7 @@ from typing import Any
 from agentcli import events as ev
 from agentcli.messages import Message, ToolCall, new_id
 from agentcli.policy import ApprovalRequest, Decision, Policy
+from agentcli.policy.engine import TurnCancelled
 from agentcli.refine import refine_arguments
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
@@ -56,7 +57,14 @@ class Executor:
         self._validators: dict[str, Any] = {}
 
     async def run(self, calls: list[ToolCall]) -> list[Message]:
-        return list(await asyncio.gather(*(self._run_one(call) for call in calls)))
+        """All calls start together; results come back in the order the model asked. If
+        one prompt cancels the turn (Ctrl-C), the other calls are cancelled too."""
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self._run_one(call)) for call in calls]
+        except* TurnCancelled as cancelled:
+            raise cancelled.exceptions[0] from None
+        return [task.result() for task in tasks]
 
     async def _run_one(self, call: ToolCall) -> Message:
         started = time.monotonic()
@@ -122,10 +130,14 @@ class Executor:
         tool, args = prepared.tool, prepared.args
         try:
             assessment = tool.assess(args, self.context)
+            subjects = tool.rule_subjects(args, self.context)
             preview = tool.preview(args, self.context)
         except Exception as exc:  # a broken risk function must not crash the run
             return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}")
-        decision = await self.policy.decide(ApprovalRequest(tool.name, args, assessment, preview))
+        request = ApprovalRequest(tool.name, args, assessment, preview, subjects)
+        if self.policy.approver is not None and self.policy.explain(request).decision == "ask":
+            self._emit_state(call, "waiting for approval")
+        decision = await self.policy.decide(request)
         self._emit_approval(call, tool, assessment.risk.label, decision)
         if not decision.allowed:
             self.denied += 1
@@ -139,12 +151,16 @@ class Executor:
                 return ToolOutput.failure(
                     f"denied: the call changed since approval: {again.reason}"
                 )
+            self._emit_state(call, "running")
             try:
                 return await tool.execute(args, self._context_for(call))
             except ToolFailure as failure:
                 return ToolOutput.failure(str(failure))
             except Exception as exc:  # a tool bug is a result, not a crash
                 return ToolOutput.failure(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+
+    def _emit_state(self, call: ToolCall, state: str) -> None:
+        self.emit(ev.Custom(name="tool_state", value={"toolCallId": call.id, "state": state}))
 
     def _emit_approval(self, call: ToolCall, tool: Tool, risk: str, decision: Decision) -> None:
         value: dict[str, Any] = {

@@ -21,7 +21,7 @@ from agentcli.loop import AgentLoop, LoopState
 from agentcli.messages import Message, new_id
 from agentcli.output.base import FanOut, Output, RunSummary
 from agentcli.paths import data_dir
-from agentcli.policy import Policy
+from agentcli.policy.setup import build_policy
 from agentcli.process.env import child_environment
 from agentcli.process.jobs import JobManager
 from agentcli.process.run import LIVE
@@ -77,13 +77,22 @@ async def run_prompt(
     emit = FanOut([session, *outputs])
     thread_id, run_id = session.id, new_id("run")
     provider = make_provider(settings)
-    policy = Policy(yes=settings.yes, deny=settings.deny)
+    workspace = Workspace(settings.workspace)
+    policy = build_policy(
+        settings.config,
+        workspace,
+        yes=settings.yes,
+        deny=settings.deny,
+        allow=list(settings.allow),
+        forbid=list(settings.forbid),
+        interactive=True,
+    )
     registry = builtin_tools()
     output_dir = data_dir() / "outputs" / run_id
     config = settings.config
     output_limit = config.get("shell.output_limit")
     context = ToolContext(
-        workspace=Workspace(settings.workspace),
+        workspace=workspace,
         output_dir=output_dir,
         child_env=child_environment(config.get("shell.env"), provider_keys=[settings.api_key_env]),
         jobs=JobManager(output_dir, limit=output_limit),

@@ -54,6 +54,8 @@ class RunSettings:
     yes: bool = False
     deny: bool = False
     debug: bool = False
+    allow: tuple[str, ...] = ()  # --allow rules
+    forbid: tuple[str, ...] = ()  # --forbid rules
 
     @property
     def base_url(self) -> str | None:
@@ -139,6 +141,8 @@ def resolve_settings(
     yes: bool,
     deny: bool,
     debug: bool,
+    allow: list[str] | None = None,
+    forbid: list[str] | None = None,
     env: Mapping[str, str] = os.environ,
 ) -> RunSettings:
     if yes and deny:
@@ -155,8 +159,11 @@ def resolve_settings(
     workspace = workspace.resolve()
 
     flags = {"model": model, "max_steps": max_steps, "timeout": timeout}
+    from agentcli.policy.setup import rule_set  # checks every rule now: a bad one is exit 2
+
     labels = {"model": "--model", "max_steps": "--max-steps", "timeout": "--timeout"}
     config = load_config(workspace, flags=flags, flag_labels=labels, env=env)
+    rule_set(config, list(allow or ()), list(forbid or ()))
     providers = providers_of(config)
     spec = parse_model(_default_model(config, env, base_url), providers)
     provider = providers[spec.provider]
@@ -182,6 +189,8 @@ def resolve_settings(
         yes=yes or bool(config.get("policy.yes")),
         deny=deny,
         debug=debug,
+        allow=tuple(allow or ()),
+        forbid=tuple(forbid or ()),
     )
 
 

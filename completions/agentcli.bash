@@ -26,7 +26,7 @@ _agentcli() {
     for (( i = 1; i < COMP_CWORD; i++ )); do
         word="${COMP_WORDS[i]}"
         case "$cmd:$word" in
-            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--resume|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--resume)
+            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--allow|run:--forbid|run:--resume|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--allow|chat:--forbid|chat:--resume)
                 i=$((i + 1))
                 [[ ${COMP_WORDS[i]} == "=" ]] && i=$((i + 1))
                 ;;
@@ -36,7 +36,7 @@ _agentcli() {
         esac
     done
     case "$cmd:$prev" in
-        run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--resume|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--resume)
+        run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--allow|run:--forbid|run:--resume|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--allow|chat:--forbid|chat:--resume)
             :; return 0 ;;
         run:--cwd|chat:--cwd)
             _agentcli_paths -d; return 0 ;;
@@ -46,17 +46,19 @@ _agentcli() {
     if [[ $cur == -* ]]; then
         case "$cmd" in
             "") _agentcli_words "--version -V --help -h" ;;
-            "run") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --output -o --yes -y --deny --continue -c --resume --debug --help -h" ;;
-            "chat") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --continue -c --resume --debug --help -h" ;;
+            "run") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --output -o --yes -y --deny --allow --forbid --continue -c --resume --debug --help -h" ;;
+            "chat") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --continue -c --resume --debug --help -h" ;;
             "trust") _agentcli_words "--revoke --list --help -h" ;;
             "completions") _agentcli_words "--help -h" ;;
             "config") _agentcli_words "--help -h" ;;
             "sessions") _agentcli_words "--help -h" ;;
+            "policy") _agentcli_words "--help -h" ;;
+            "tools") _agentcli_words "--help -h" ;;
         esac
         return 0
     fi
     if [[ -z $cmd ]]; then
-        _agentcli_words "run chat trust completions config sessions"
+        _agentcli_words "run chat trust completions config sessions policy tools"
         return 0
     fi
     case "$cmd:$npos" in

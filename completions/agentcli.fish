@@ -13,6 +13,8 @@ complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: it
 complete -c agentcli -n __fish_use_subcommand -a completions -d 'Print the shell completion script (also shipped in the repository\'s completions/)'
 complete -c agentcli -n __fish_use_subcommand -a config -d 'Show and change the configuration'
 complete -c agentcli -n __fish_use_subcommand -a sessions -d 'List, show, export and remove sessions'
+complete -c agentcli -n __fish_use_subcommand -a policy -d 'Explain what the policy decides'
+complete -c agentcli -n __fish_use_subcommand -a tools -d 'The tools the model can call'
 
 # agentcli run
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l model -s m -x -d 'PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]'
@@ -24,6 +26,8 @@ complete -c agentcli -n '__fish_seen_subcommand_from run' -l cwd -x -a '(__fish_
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l output -s o -x -a 'text json jsonl' -d 'text, json or jsonl (AG-UI events).'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l yes -s y -d 'Approve every tool call that would ask.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l deny -d 'Deny every tool call that would ask.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l allow -x -d 'Allow calls matching RULE, e.g. \'run_shell(npm test *)\'.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l forbid -x -d 'Deny calls matching RULE (beats --yes).'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l continue -s c -d 'Continue the latest session of this workspace.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l resume -x -d 'Continue the session with this id.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l debug -d 'Show tracebacks for internal errors.'
@@ -38,6 +42,8 @@ complete -c agentcli -n '__fish_seen_subcommand_from chat' -l timeout -x -d 'Wal
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l cwd -x -a '(__fish_complete_directories)' -d 'Workspace root that tools are confined to [default: .]'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l yes -s y -d 'Approve every tool call that would ask.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l deny -d 'Deny every tool call that would ask.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l allow -x -d 'Allow calls matching RULE, e.g. \'run_shell(npm test *)\'.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l forbid -x -d 'Deny calls matching RULE (beats --yes).'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l continue -s c -d 'Continue the latest session of this workspace.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l resume -x -d 'Continue the session with this id.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l debug -d 'Show tracebacks for internal errors.'
@@ -57,3 +63,9 @@ complete -c agentcli -n '__fish_seen_subcommand_from config' -l help -s h -d 'Sh
 
 # agentcli sessions
 complete -c agentcli -n '__fish_seen_subcommand_from sessions' -l help -s h -d 'Show this message and exit.'
+
+# agentcli policy
+complete -c agentcli -n '__fish_seen_subcommand_from policy' -l help -s h -d 'Show this message and exit.'
+
+# agentcli tools
+complete -c agentcli -n '__fish_seen_subcommand_from tools' -l help -s h -d 'Show this message and exit.'

@@ -39,8 +39,35 @@ def set_value(path: Path, key: str, text: str) -> Any:
             node[part] = tomlkit.table()
         node = node[part]
     node[leaf] = value
+    _write(path, tomlkit.dumps(document))
+    return value
+
+
+def append_values(path: Path, key: str, values: list[str]) -> None:
+    """Adds strings to a list setting (rules), keeping what is there and the comments."""
+    import tomlkit
+
+    document = (
+        tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    )
+    *tables, leaf = key.split(".")
+    node: Any = document
+    for part in tables:
+        if part not in node:
+            node[part] = tomlkit.table()
+        node = node[part]
+    current = node.get(leaf)
+    if current is None:
+        current = tomlkit.array()
+        node[leaf] = current
+    for value in values:
+        if value not in current:
+            current.append(value)
+    _write(path, tomlkit.dumps(document))
+
+
+def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_suffix(".tmp")
-    temp.write_text(tomlkit.dumps(document), encoding="utf-8")
+    temp.write_text(text, encoding="utf-8")
     os.replace(temp, path)
-    return value

@@ -149,6 +149,9 @@ class TextOutput:
         value = event.value if isinstance(event.value, dict) else {}
         if event.name == "progress":
             self._show_live_line(value.get("lines") or [])
+        elif event.name == "tool_state" and value.get("state") == "waiting for approval":
+            name = self._calls.get(value.get("toolCallId", ""), ("?", []))[0]
+            self._note(self.style.yellow(f"  … {name}: waiting for approval"))
         elif event.name == "retry":
             self._note(
                 self.style.yellow(

@@ -74,12 +74,20 @@ class Tool:
     description: str = ""
     parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
     source: str = "builtin"
+    risk_summary: str = "high"  # for `agentcli tools list`: how risk depends on arguments
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
         return Assessment(Risk.HIGH, f"{self.name} has no risk rating")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError
+
+    def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        """What `TOOL(PATTERN)` rules match for this call (agentcli.policy.rules.Subjects);
+        by default only the tool's name."""
+        from agentcli.policy.rules import Subjects
+
+        return Subjects()
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
         """What the approval prompt shows besides the arguments (a diff, say)."""

@@ -106,8 +106,23 @@ def read_lines(target: ResolvedPath, shown: str, offset: int, limit: int) -> Too
     return ToolOutput(content=header + "\n" + "\n".join(out), summary=f"{len(out)} lines")
 
 
-class ReadFile(Tool):
+class PathTool(Tool):
+    """A tool whose rules match the resolved path of its `path` argument."""
+
+    path_default: str | None = None
+
+    def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        from agentcli.policy.rules import Subjects
+
+        requested = args.get("path", self.path_default)
+        if requested is None:
+            return Subjects()
+        return Subjects("path", values=(str(ctx.workspace.resolve(requested).path),))
+
+
+class ReadFile(PathTool):
     name = "read_file"
+    risk_summary = "low; high outside the workspace or for ~/.ssh"
     description = (
         "Read a text file in the workspace. Returns numbered lines (like `cat -n`) with a "
         "header saying which lines of how many were returned. Use offset and limit to page "
@@ -192,8 +207,10 @@ def list_entries(target: ResolvedPath, shown: str, include_hidden: bool) -> Tool
     return ToolOutput(content=body, summary=f"{len(entries)} entries")
 
 
-class ListDirectory(Tool):
+class ListDirectory(PathTool):
+    path_default = "."
     name = "list_directory"
+    risk_summary = "low; high outside the workspace"
     description = (
         "List a directory in the workspace: each entry's type, size in bytes and modification "
         "time, directories first, sorted by name."
@@ -220,8 +237,9 @@ class ListDirectory(Tool):
         return await asyncio.to_thread(list_entries, target, shown, hidden)
 
 
-class CreateDirectory(Tool):
+class CreateDirectory(PathTool):
     name = "create_directory"
+    risk_summary = "medium; high outside the workspace or for sensitive files"
     description = (
         "Create a directory in the workspace, with missing parents unless recursive=false."
     )
@@ -293,8 +311,9 @@ def _read_existing_text(path: Any, shown: str) -> DecodedText | None:
     return decode_text(data, shown)
 
 
-class WriteFile(Tool):
+class WriteFile(PathTool):
     name = "write_file"
+    risk_summary = "medium; high outside the workspace or for sensitive files"
     description = (
         "Write a whole file in the workspace (created, or replaced). Missing parent "
         "directories are created. Prefer edit_file to change part of an existing file."
@@ -384,8 +403,9 @@ def plan_edit(ctx: ToolContext, args: dict[str, Any]) -> tuple[Any, str, Decoded
     return target, shown, decoded, updated
 
 
-class EditFile(Tool):
+class EditFile(PathTool):
     name = "edit_file"
+    risk_summary = "medium; high outside the workspace or for sensitive files"
     description = (
         "Replace an exact piece of text in a file. old_text must match the file exactly "
         "(including indentation) and be unique unless replace_all is true. Keeps the file's "

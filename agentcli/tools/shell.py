@@ -105,6 +105,7 @@ async def run_foreground(
 
 class RunShell(Tool):
     name = "run_shell"
+    risk_summary = "low for read-only commands; high otherwise and for background jobs"
     description = (
         "Run a shell command (bash) in the workspace and return its exit code and output "
         "(stdout and stderr combined, in order). stdin is empty: commands must not wait for "
@@ -128,9 +129,22 @@ class RunShell(Tool):
     }
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        from agentcli.policy.shell_risk import classify_shell
+
         if args.get("background"):
             return Assessment(Risk.HIGH, "starts a background job that keeps running")
-        return Assessment(Risk.HIGH, "runs a shell command")
+        try:
+            cwd = Path(resolve_cwd(ctx, args.get("cwd")))
+        except ToolFailure as failure:
+            return Assessment(Risk.HIGH, str(failure))
+        return classify_shell(args["command"], ctx.workspace, cwd)
+
+    def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        from agentcli.policy.rules import Subjects
+        from agentcli.policy.shell_parse import parse_command
+
+        parsed = parse_command(args["command"])
+        return Subjects("command", commands=tuple(parsed.commands), complete=parsed.plain)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         command = args["command"]
@@ -194,6 +208,7 @@ class RunPython(Tool):
 
 class JobOutput(Tool):
     name = "job_output"
+    risk_summary = "low"
     description = (
         "Read what a background job printed since the last call, and whether it is still "
         "running or how it exited. wait: seconds to wait for new output or exit."
@@ -223,6 +238,7 @@ class JobOutput(Tool):
 
 class JobKill(Tool):
     name = "job_kill"
+    risk_summary = "low"
     description = "Stop a background job and every process it started."
     parameters = {  # noqa: RUF012
         "type": "object",

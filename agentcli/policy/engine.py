@@ -1,0 +1,236 @@
+"""Decides every tool call: rules (deny → ask → allow), this session's remembered choices,
+then the call's risk (low runs; medium asks once per tool per session; high asks every
+time); `--yes` / `--deny` answer what would ask; with nobody to ask, deny and never wait.
+
+Prompts are shown one at a time; a call waiting for one blocks only itself, and a choice
+made for the session applies at once to the calls still waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentcli.errors import AgentCliError, ExitCode
+from agentcli.policy.rules import (
+    Rule,
+    RuleSet,
+    Subjects,
+    command_rule_pattern,
+    covers,
+    matches_any,
+)
+from agentcli.policy.shell_risk import classify_shell
+from agentcli.tools.base import Assessment, Risk
+from agentcli.workspace import Workspace
+
+DecisionKind = Literal["allow", "deny"]
+DecidedBy = Literal["auto", "rule", "session", "user", "flag"]
+ChoiceKind = Literal["once", "session", "project", "deny", "deny_session"]
+
+NO_TERMINAL_HINT = (
+    "no terminal to ask for approval; rerun with --yes, or allow it with --allow RULE"
+)
+
+
+class TurnCancelled(AgentCliError):
+    """Ctrl-C at an approval prompt: the call is denied and the turn is cancelled."""
+
+    exit_code = ExitCode.INTERRUPTED
+    code = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    decision: DecisionKind
+    by: DecidedBy
+    reason: str
+    rule: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision == "allow"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the policy would do without asking anyone: allow, deny, or ask."""
+
+    decision: Literal["allow", "deny", "ask"]
+    by: DecidedBy
+    reasons: list[str]
+    rule: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    tool: str
+    arguments: dict[str, Any]
+    assessment: Assessment
+    preview: str | None = None
+    subjects: Subjects = field(default_factory=Subjects)
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What the approval prompt shows and offers."""
+
+    request: ApprovalRequest
+    session_rules: list[str]  # what "always this session" / "this project" would save
+    reasons: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class UserChoice:
+    kind: ChoiceKind
+    reason: str = ""  # after a denial: why, for the model
+
+
+Approver = Callable[[Prompt], Awaitable[UserChoice]]
+ProjectRuleWriter = Callable[[list[str]], str]  # saves allow rules; returns a note
+
+
+def suggested_rules(request: ApprovalRequest, workspace: Workspace) -> list[str]:
+    """The rules a longer-lived choice saves, by structure, not by string. None for a
+    command that is not plain: no rule could describe it safely, so it is asked each time."""
+    subjects = request.subjects
+    if subjects.kind == "command" and not subjects.complete:
+        return []
+    if request.assessment.risk is Risk.MEDIUM:
+        return [request.tool]
+    if subjects.kind == "command":
+        patterns = []
+        for command in subjects.commands:
+            if classify_shell(shlex.join(command.argv), workspace).risk is not Risk.LOW:
+                patterns.append(f"{request.tool}({command_rule_pattern(command)})")
+        return list(dict.fromkeys(patterns)) or [request.tool]
+    if subjects.kind == "path" and subjects.values:
+        parents = {str(Path(v).parent) for v in subjects.values}
+        return [f"{request.tool}({p}/*)" for p in sorted(parents)]
+    if subjects.kind == "text" and subjects.values:
+        return [f"{request.tool}({v})" for v in subjects.values]
+    return [request.tool]
+
+
+@dataclass(slots=True)
+class Policy:
+    rules: RuleSet = field(default_factory=RuleSet)
+    yes: bool = False
+    deny: bool = False
+    approver: Approver | None = None
+    workspace: Workspace = field(default_factory=lambda: Workspace("."))
+    save_project_rules: ProjectRuleWriter | None = None
+    session_allow: list[Rule] = field(default_factory=list)
+    session_deny: list[Rule] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said to the user after a choice
+    _prompting: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    # --- without asking
+
+    def verdict(self, request: ApprovalRequest) -> Verdict:
+        tool, subjects, ws = request.tool, request.subjects, self.workspace.root
+        risk_reason = request.assessment.reason
+        for rule in [*self.rules.deny, *self.session_deny]:
+            if matches_any(rule, tool, subjects, ws):
+                by: DecidedBy = "session" if rule.source == "session" else "rule"
+                return Verdict("deny", by, [f"denied by the rule {rule.text}", risk_reason],
+                               rule.text)  # fmt: skip
+        for rule in self.rules.ask:
+            if matches_any(rule, tool, subjects, ws):
+                return Verdict("ask", "rule", [f"the rule {rule.text} asks", risk_reason],
+                               rule.text)  # fmt: skip
+        allowed = self._allowed_by(request, [*self.rules.allow, *self.session_allow])
+        if allowed is not None:
+            by = "session" if allowed.source == "session" else "rule"
+            return Verdict("allow", by, [f"allowed by the rule {allowed.text}", risk_reason],
+                           allowed.text)  # fmt: skip
+        if request.assessment.risk is Risk.LOW:
+            return Verdict("allow", "auto", [risk_reason])
+        return Verdict("ask", "auto", [risk_reason])
+
+    def _allowed_by(self, request: ApprovalRequest, rules: list[Rule]) -> Rule | None:
+        tool, subjects, ws = request.tool, request.subjects, self.workspace.root
+        candidates = [r for r in rules if r.tool == tool]
+        if not candidates:
+            return None
+        for rule in candidates:
+            if rule.pattern is None:
+                return rule
+        if subjects.kind != "command":
+            return next((r for r in candidates if covers(r, tool, subjects, ws)), None)
+        if not subjects.complete or not subjects.commands:
+            return None  # a command we cannot fully account for is never allowed by a rule
+        used: Rule | None = None
+        for command in subjects.commands:
+            rule = next(
+                (
+                    r
+                    for r in candidates
+                    if matches_any(r, tool, Subjects("command", (command,)), ws)
+                ),
+                None,
+            )
+            if rule is not None:
+                used = used or rule
+                continue
+            if classify_shell(shlex.join(command.argv), self.workspace).risk is not Risk.LOW:
+                return None  # every part must be allowed, or read-only by itself
+        return used
+
+    def explain(self, request: ApprovalRequest) -> Verdict:
+        """What an interactive session with these rules and flags would decide."""
+        verdict = self.verdict(request)
+        if verdict.decision != "ask":
+            return verdict
+        if self.deny:
+            return Verdict("deny", "flag", [*verdict.reasons, "--deny refuses it"], verdict.rule)
+        if self.yes:
+            return Verdict("allow", "flag", [*verdict.reasons, "--yes allows it"], verdict.rule)
+        return verdict
+
+    # --- deciding, asking if someone can answer
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        verdict = self.explain(request)
+        if verdict.decision != "ask":
+            return _decision(verdict)
+        if self.approver is None:
+            reasons = [*verdict.reasons, NO_TERMINAL_HINT]
+            return Decision("deny", "auto", "; ".join(reasons), verdict.rule)
+        async with self._prompting:  # one prompt at a time
+            verdict = self.explain(request)  # a choice made meanwhile may cover this call
+            if verdict.decision != "ask":
+                return _decision(verdict)
+            rules = suggested_rules(request, self.workspace)
+            choice = await self.approver(Prompt(request, rules, verdict.reasons))
+            return self._remember(request, choice, rules, verdict)
+
+    def _remember(
+        self, request: ApprovalRequest, choice: UserChoice, rules: list[str], verdict: Verdict
+    ) -> Decision:
+        from agentcli.policy.rules import parse_rule
+
+        reason = "; ".join(verdict.reasons)
+        if choice.kind in ("deny", "deny_session"):
+            if choice.kind == "deny_session":
+                self.session_deny.extend(parse_rule(r, "session") for r in rules)
+            said = f"; the user said: {choice.reason}" if choice.reason else ""
+            return Decision("deny", "user", f"the user denied it{said}", None)
+        saved = None
+        if not rules:
+            return Decision("allow", "user", reason, None)  # only once: nothing to remember
+        if choice.kind in ("session", "project") or request.assessment.risk is Risk.MEDIUM:
+            # medium risk asks once per tool per session: any approval holds for the session
+            self.session_allow.extend(parse_rule(r, "session") for r in rules)
+            saved = ", ".join(rules)
+        if choice.kind == "project" and self.save_project_rules is not None:
+            self.notes.append(self.save_project_rules(rules))
+        return Decision("allow", "user", reason, saved)
+
+
+def _decision(verdict: Verdict) -> Decision:
+    kind: DecisionKind = "allow" if verdict.decision == "allow" else "deny"
+    return Decision(kind, verdict.by, "; ".join(verdict.reasons), verdict.rule)

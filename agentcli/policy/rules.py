@@ -1,0 +1,161 @@
+"""Rules: `TOOL` or `TOOL(PATTERN)`, in allow, ask and deny lists.
+
+For `run_shell` the pattern matches each simple command of the parsed command line: the
+program and an argument prefix, with `*` as a wildcard inside a word and a final lone `*`
+for "any further arguments" (`run_shell(git push *)`). For file tools the pattern is a glob
+on the resolved path: relative patterns are matched against the path inside the workspace,
+absolute ones against the absolute path, and `**` crosses directories. For other tools it
+is a glob on the tool's main argument (a URL, say)."""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Literal
+
+from agentcli.errors import ConfigError
+from agentcli.policy.shell_parse import SimpleCommand
+
+SubjectKind = Literal["command", "path", "text", "none"]
+_RULE = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Subjects:
+    """What a call's rules are matched against."""
+
+    kind: SubjectKind = "none"
+    commands: tuple[SimpleCommand, ...] = ()
+    values: tuple[str, ...] = ()  # absolute paths, or texts
+    complete: bool = True  # commands: the command line was fully understood
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    tool: str
+    pattern: str | None
+    source: str = ""  # where it came from: a file, a flag, "session"
+
+    @property
+    def text(self) -> str:
+        return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_rule(text: str, source: str = "") -> Rule:
+    match = _RULE.match(text)
+    if match is None or (match.group(2) is not None and not match.group(2).strip()):
+        raise ConfigError(
+            f"bad rule {text!r} ({source or 'rule'}): write TOOL or TOOL(PATTERN), "
+            "e.g. run_shell(git push *) or write_file(src/**)"
+        )
+    pattern = match.group(2).strip() if match.group(2) is not None else None
+    return Rule(match.group(1), pattern, source)
+
+
+@functools.lru_cache(maxsize=512)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def path_matches(pattern: str, path: str, workspace: Path) -> bool:
+    if pattern.startswith(("/", "~")):
+        target = str(Path(pattern).expanduser()) if pattern.startswith("~") else pattern
+        return bool(_glob_regex(target).match(path))
+    try:
+        relative = str(Path(path).relative_to(workspace))
+    except ValueError:
+        return False
+    return bool(_glob_regex(pattern.removeprefix("./")).match(relative))
+
+
+@functools.lru_cache(maxsize=512)
+def _tokens(pattern: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(pattern))
+    except ValueError:
+        return tuple(pattern.split())
+
+
+def command_matches(pattern: str, command: SimpleCommand) -> bool:
+    tokens = _tokens(pattern)
+    argv = command.argv
+    if tokens and tokens[-1] == "*":
+        prefix = tokens[:-1]
+        return len(argv) >= len(prefix) and all(map(fnmatchcase, argv, prefix))
+    return len(argv) == len(tokens) and all(map(fnmatchcase, argv, tokens))
+
+
+@dataclass(slots=True)
+class RuleSet:
+    allow: list[Rule] = field(default_factory=list)
+    ask: list[Rule] = field(default_factory=list)
+    deny: list[Rule] = field(default_factory=list)
+
+
+def matches_any(rule: Rule, tool: str, subjects: Subjects, workspace: Path) -> bool:
+    """For deny and ask rules: the rule applies if it matches any part of the call (deny
+    must also see commands hidden inside substitutions)."""
+    if rule.tool != tool:
+        return False
+    if rule.pattern is None:
+        return True
+    if subjects.kind == "command":
+        return any(command_matches(rule.pattern, c) for c in subjects.commands)
+    if subjects.kind == "path":
+        return any(path_matches(rule.pattern, v, workspace) for v in subjects.values)
+    return any(fnmatchcase(v, rule.pattern) for v in subjects.values)
+
+
+def covers(rule: Rule, tool: str, subjects: Subjects, workspace: Path) -> bool:
+    """For allow rules on paths and texts: every value must match."""
+    if rule.tool != tool:
+        return False
+    if rule.pattern is None:
+        return True
+    if subjects.kind == "path":
+        return bool(subjects.values) and all(
+            path_matches(rule.pattern, v, workspace) for v in subjects.values
+        )
+    if subjects.kind == "text":
+        return bool(subjects.values) and all(fnmatchcase(v, rule.pattern) for v in subjects.values)
+    return False
+
+
+SUBCOMMAND_PROGRAMS = frozenset(
+    {"git", "npm", "pnpm", "yarn", "npx", "cargo", "go", "docker", "kubectl", "pip", "uv",
+     "poetry", "make", "just", "gh", "bun", "deno", "dotnet", "mvn", "gradle", "helm"}
+)  # fmt: skip
+
+
+def command_rule_pattern(command: SimpleCommand) -> str:
+    """The structural rule offered when a command is approved for longer than once:
+    `git push origin main` → `git push *`, `pytest -x tests` → `pytest *`."""
+    argv = command.argv
+    head = [argv[0]]
+    if argv[0] in SUBCOMMAND_PROGRAMS and len(argv) > 1 and not argv[1].startswith("-"):
+        head.append(argv[1])
+    return shlex.join(head) + " *"

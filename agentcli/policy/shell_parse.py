@@ -1,0 +1,163 @@
+"""Parsing a shell command with a real bash grammar (tree-sitter-bash), failing closed.
+
+A command is "plain" only when every node of its tree is of a kind on a short allow-list:
+programs, lists and pipelines joined by `&& || ; |` (and newlines), commands, command
+names, words, strings, raw strings, numbers and concatenations. Anything else —
+substitutions, expansions, redirections, assignments, subshells, here-strings, `&`,
+functions, tests, comments, parse errors — makes the command not plain, and whoever asks
+gets the reason. Control characters are refused before parsing, since parsers and bash
+disagree on them."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# Named node kinds allowed in a plain command, and the anonymous tokens allowed between them.
+PLAIN_NODES = frozenset(
+    {"program", "list", "pipeline", "command", "command_name", "word", "string",
+     "string_content", "raw_string", "number", "concatenation"}
+)  # fmt: skip
+PLAIN_TOKENS = frozenset({"&&", "||", ";", "|", '"', "\n"})
+GLOB_CHARACTERS = frozenset("*?[")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+NODE_REASONS = {
+    "command_substitution": "command substitution runs another command",
+    "process_substitution": "process substitution runs another command",
+    "simple_expansion": "a variable expansion is decided only when it runs",
+    "expansion": "a parameter expansion is decided only when it runs",
+    "arithmetic_expansion": "arithmetic expansion can run commands",
+    "file_redirect": "redirection reads or writes files",
+    "heredoc_redirect": "a here-document feeds input",
+    "herestring_redirect": "a here-string feeds input",
+    "redirected_statement": "redirection reads or writes files",
+    "variable_assignment": "a variable assignment changes how programs run",
+    "declaration_command": "a declaration changes the shell's state",
+    "subshell": "a subshell runs commands",
+    "compound_statement": "a command group runs commands",
+    "function_definition": "it defines a function",
+    "test_command": "a test expression",
+    "if_statement": "control flow",
+    "for_statement": "control flow",
+    "while_statement": "control flow",
+    "case_statement": "control flow",
+    "comment": "a comment",
+    "ansi_c_string": "an ANSI-C string",
+    "translated_string": "a translated string",
+    "brace_expression": "brace expansion",
+    "&": "`&` starts a background process",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    argv: tuple[str, ...]
+    has_glob: tuple[bool, ...]  # per word: an unquoted glob the shell would expand
+
+    @property
+    def program(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+    def __str__(self) -> str:
+        return " ".join(self.argv)
+
+
+@dataclass(slots=True)
+class ParsedCommand:
+    """Plain: `commands` are all its simple commands and `problems` is empty. Not plain:
+    `problems` says why, and `commands` holds whatever commands could still be found (for
+    deny rules, which must match even inside substitutions)."""
+
+    commands: list[SimpleCommand] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def plain(self) -> bool:
+        return not self.problems
+
+
+@functools.cache
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def parse_command(command: str) -> ParsedCommand:
+    result = ParsedCommand()
+    if not command.strip():
+        result.problems.append("the command is empty")
+        return result
+    if _CONTROL.search(command):
+        result.problems.append("it contains control characters")
+        return result
+    tree = _parser().parse(command.encode("utf-8"))
+    if tree.root_node.has_error:
+        result.problems.append("the shell grammar cannot parse it completely")
+    _walk(tree.root_node, result)
+    return result
+
+
+def _walk(node: Any, result: ParsedCommand) -> None:
+    kind = node.type
+    allowed = kind in PLAIN_NODES if node.is_named else kind in PLAIN_TOKENS
+    if not allowed and not (node.is_named and kind == "ERROR"):
+        result.problems.append(NODE_REASONS.get(kind, f"it uses `{kind}`"))
+    if kind == "command":
+        found = _simple_command(node)
+        if found is not None:
+            result.commands.append(found)
+    for child in node.children:
+        _walk(child, result)
+
+
+def _simple_command(node: Any) -> SimpleCommand | None:
+    words: list[str] = []
+    globs: list[bool] = []
+    for child in node.children:
+        if child.type == "command_name":
+            child = child.children[0] if child.children else child
+        elif child.type == "variable_assignment":
+            continue
+        value = _word_value(child)
+        if value is None:
+            return None
+        words.append(value)
+        globs.append(_has_unquoted_glob(child))
+    return SimpleCommand(tuple(words), tuple(globs)) if words else None
+
+
+def _word_value(node: Any) -> str | None:
+    """The argument bash would pass for a plain word node; None when it cannot be known."""
+    text = node.text.decode("utf-8", errors="replace")
+    kind = node.type
+    if kind in ("word", "number"):
+        return re.sub(r"\\(.)", r"\1", text)
+    if kind == "raw_string":
+        return text[1:-1]
+    if kind == "string":
+        parts = []
+        for child in node.children:
+            if child.type == "string_content":
+                parts.append(re.sub(r'\\([$`"\\\n])', r"\1", child.text.decode("utf-8", "replace")))
+            elif child.type != '"':
+                return None  # an expansion inside the quotes
+        return "".join(parts)
+    if kind == "concatenation":
+        pieces = [_word_value(child) for child in node.children]
+        return None if any(p is None for p in pieces) else "".join(pieces)  # type: ignore[arg-type]
+    return None
+
+
+def _has_unquoted_glob(node: Any) -> bool:
+    if node.type == "word":
+        text = node.text.decode("utf-8", errors="replace")
+        unescaped = re.sub(r"\\.", "", text)
+        return any(c in GLOB_CHARACTERS for c in unescaped)
+    if node.type == "concatenation":
+        return any(_has_unquoted_glob(child) for child in node.children)
+    return False

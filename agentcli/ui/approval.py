@@ -1,0 +1,117 @@
+"""The inline approval prompt: shows the tool, its arguments exactly (a command as a command,
+a diff for edits), the risk and the reason, and takes one key: y once, s always this
+session, p always in this project, n deny, d deny for the session. After a denial the user
+may type a short reason for the model. Ctrl-C denies and cancels the turn."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from agentcli.policy import Prompt, TurnCancelled, UserChoice
+from agentcli.tools.base import Risk
+
+KEYS = {"y": "once", "s": "session", "p": "project", "n": "deny", "d": "deny_session"}
+MAX_PREVIEW_LINES = 60
+
+
+def _style(enabled: bool, code: str, text: str) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if enabled else text
+
+
+def describe_call(tool: str, arguments: dict[str, Any]) -> list[str]:
+    """The arguments exactly: a command as a command, code as code, others as JSON."""
+    if tool == "run_shell" and "command" in arguments:
+        lines = [f"$ {line}" for line in str(arguments["command"]).splitlines() or [""]]
+        extra = {k: v for k, v in arguments.items() if k != "command"}
+        return lines + ([json.dumps(extra, ensure_ascii=False)] if extra else [])
+    if tool == "run_python" and "code" in arguments:
+        return ["python:", *[f"  {line}" for line in str(arguments["code"]).splitlines()]]
+    shown = {k: v for k, v in arguments.items() if k not in ("content", "old_text", "new_text")}
+    lines = [json.dumps(shown, ensure_ascii=False)]
+    if "content" in arguments and tool == "write_file":
+        lines.append(f"({len(str(arguments['content']).encode()):,} bytes of content)")
+    return lines
+
+
+def render_prompt(prompt: Prompt, color: bool) -> str:
+    request = prompt.request
+    risk = request.assessment.risk
+    colour = "31" if risk is Risk.HIGH else "33"
+    out = [_style(color, f"1;{colour}", f"● {request.tool} wants to run ({risk.label} risk)")]
+    out += [f"  {line}" for line in describe_call(request.tool, request.arguments)]
+    if request.preview:
+        preview = request.preview.splitlines()
+        for line in preview[:MAX_PREVIEW_LINES]:
+            code = "32" if line.startswith("+") else "31" if line.startswith("-") else "2"
+            out.append("  " + _style(color, code, line))
+        if len(preview) > MAX_PREVIEW_LINES:
+            out.append(f"  … {len(preview) - MAX_PREVIEW_LINES} more lines")
+    out.append(_style(color, "2", "  why: " + "; ".join(prompt.reasons)))
+    if prompt.session_rules:
+        rules = ", ".join(prompt.session_rules)
+        out.append(
+            f"  [y] yes once  [s] always this session ({rules})  [p] always in this project  "
+            "[n] no  [d] no for this session"
+        )
+    else:  # no rule can describe this call safely: it is decided once
+        out.append("  [y] yes once  [n] no")
+    return "\n".join(out) + "\n"
+
+
+class TerminalApprover:
+    """Asks on the terminal. One prompt at a time is the policy's job (it holds a lock)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.color = self.stream.isatty() and "NO_COLOR" not in os.environ
+
+    async def __call__(self, prompt: Prompt) -> UserChoice:
+        self.stream.write(render_prompt(prompt, self.color))
+        self.stream.flush()
+        keys = KEYS if prompt.session_rules else {k: KEYS[k] for k in ("y", "n")}
+        try:
+            key = await self._read_key(keys)
+        except (KeyboardInterrupt, EOFError):
+            self.stream.write("  denied: cancelled\n")
+            raise TurnCancelled("cancelled at the approval prompt") from None
+        kind = KEYS[key]
+        self.stream.write(f"  → {key}\n")
+        if kind in ("deny", "deny_session"):
+            reason = await self._read_reason()
+            return UserChoice(kind, reason)  # type: ignore[arg-type]
+        return UserChoice(kind)  # type: ignore[arg-type]
+
+    async def _read_key(self, keys: dict[str, str]) -> str:
+        from prompt_toolkit.application import Application
+        from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+
+        bindings = KeyBindings()
+        for key in keys:
+
+            @bindings.add(key)
+            def _choose(event: Any, key: str = key) -> None:
+                event.app.exit(result=key)
+
+        @bindings.add("c-c")
+        @bindings.add("c-d")
+        def _cancel(event: Any) -> None:
+            event.app.exit(exception=KeyboardInterrupt())
+
+        control = FormattedTextControl(f"  choose [{'/'.join(keys)}]: ")
+        app: Application[str] = Application(
+            layout=Layout(Window(control, height=1)), key_bindings=bindings, full_screen=False
+        )
+        return await app.run_async()
+
+    async def _read_reason(self) -> str:
+        from prompt_toolkit import PromptSession
+
+        try:
+            text = await PromptSession().prompt_async("  reason for the model (Enter to skip): ")
+        except (KeyboardInterrupt, EOFError):
+            return ""
+        return text.strip()
