@@ -52,6 +52,7 @@ class AgentLoop:
 
     async def run(self, conversation: Conversation) -> LoopStatus:
         """Runs until done; adds every assistant and tool message to `conversation`."""
+        self.state = LoopState()
         conversation.repair()  # a call left without a result would make providers refuse
         while self.state.steps < self.max_steps:
             self.state.steps += 1

@@ -33,12 +33,15 @@ class ToolRegistry:
 
 def builtin_tools() -> ToolRegistry:
     from agentcli.tools.files import CreateDirectory, EditFile, ListDirectory, ReadFile, WriteFile
+    from agentcli.tools.search import SearchContent, SearchFiles
     from agentcli.tools.shell import JobKill, JobOutput, RunPython, RunShell
 
     return ToolRegistry(
         [
             ReadFile(),
             ListDirectory(),
+            SearchFiles(),
+            SearchContent(),
             CreateDirectory(),
             WriteFile(),
             EditFile(),

@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.tools.base import Assessment, Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.files import assess_path
+from agentcli.tools.base import Assessment, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.files import PathTool, assess_path
 from agentcli.tools.ignore import GlobError, SearchGlob, Tree
 
 MAX_FILES = 1000  # paths search_files returns
@@ -384,7 +384,9 @@ def _filter_listing(out: bytes, glob: SearchGlob) -> list[str]:
     return kept
 
 
-class SearchFiles(Tool):
+class SearchFiles(PathTool):
+    path_default = "."
+    risk_summary = "low; high outside the workspace"
     name = "search_files"
     description = (
         "Find files by name with a glob, e.g. `**/*.py`, `*.{md,txt}`, `src/**/test_*.ts`. "
@@ -778,7 +780,9 @@ def _compile_regex(pattern: str, ignore_case: bool) -> tuple[re.Pattern[str] | N
             return None, str(exc) or type(exc).__name__
 
 
-class SearchContent(Tool):
+class SearchContent(PathTool):
+    path_default = "."
+    risk_summary = "low; high outside the workspace"
     name = "search_content"
     description = (
         "Search file contents with a regular expression (ripgrep's syntax; look-around and "

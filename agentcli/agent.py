@@ -1,0 +1,238 @@
+"""One session's agent: provider, tools, policy (with its remembered choices), executor and
+loop, wired once and then asked turn after turn — by `run` once, by the REPL many times.
+
+Each turn is one AG-UI run: RUN_STARTED, the steps, then RUN_FINISHED or RUN_ERROR. Every
+way a turn can end (finished, step limit, timeout, provider failure, cancel, a closed
+stdout, a bug) becomes a summary with a documented exit code; a cancelled turn leaves the
+conversation valid (its partial answer marked, its unanswered calls answered)."""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from dataclasses import dataclass
+
+from agentcli import events as ev
+from agentcli.compaction import Compactor
+from agentcli.errors import AgentCliError, ExitCode
+from agentcli.executor import Executor
+from agentcli.instructions import find_instructions, instructions_block
+from agentcli.loop import AgentLoop
+from agentcli.messages import Message, new_id
+from agentcli.output.base import FanOut, Output, RunSummary
+from agentcli.paths import data_dir
+from agentcli.policy import Approver, TurnCancelled
+from agentcli.policy.setup import build_policy
+from agentcli.process.env import child_environment
+from agentcli.process.jobs import JobManager
+from agentcli.process.run import LIVE
+from agentcli.providers.factory import make_provider
+from agentcli.sessions.session import Session
+from agentcli.settings import ModelSpec, RunSettings, context_window
+from agentcli.system_prompt import build_system_prompt
+from agentcli.tools.base import ToolContext
+from agentcli.tools.registry import builtin_tools
+from agentcli.workspace import Workspace
+
+INTERRUPTED_MARK = "\n\n[interrupted by the user]"
+
+
+@dataclass(slots=True)
+class Ending:
+    status: str  # finished | max_steps | timeout | error | cancelled | output_closed
+    exit_code: int
+    error: str | None = None
+    code: str | None = None  # RUN_ERROR's machine-readable code
+
+
+class Agent:
+    def __init__(
+        self,
+        settings: RunSettings,
+        session: Session,
+        outputs: list[Output],
+        *,
+        approver: Approver | None = None,
+        interactive: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.session = session
+        self.emit = FanOut([session, *outputs])
+        config = settings.config
+        self.workspace = Workspace(settings.workspace)
+        self.policy = build_policy(
+            config,
+            self.workspace,
+            yes=settings.yes,
+            deny=settings.deny,
+            allow=list(settings.allow),
+            forbid=list(settings.forbid),
+            interactive=interactive,
+        )
+        if approver is not None:
+            self.policy.approver = approver
+        self.registry = builtin_tools()
+        self.output_dir = data_dir() / "outputs" / session.id
+        limit = config.get("shell.output_limit")
+        self.context = ToolContext(
+            workspace=self.workspace,
+            output_dir=self.output_dir,
+            child_env=child_environment(
+                config.get("shell.env"), provider_keys=[settings.api_key_env]
+            ),
+            jobs=JobManager(self.output_dir, limit=limit),
+            output_limit=limit,
+            python=config.get("shell.python"),
+        )
+        self.executor = Executor(
+            self.registry, self.policy, self.context, self.emit,
+            max_concurrency=config.get("tools.concurrency"),
+        )  # fmt: skip
+        self.instructions = find_instructions(settings.workspace, config.get("instructions.files"))
+        self.model = settings.model
+        self.provider = make_provider(settings)
+        self.loop = self._build_loop()
+        self.usage = ev.Usage()  # the whole session's tokens, for /usage
+        self._cancel_code: int | None = None
+        self._turn: asyncio.Task | None = None
+
+    def _build_loop(self) -> AgentLoop:
+        config, settings = self.settings.config, self.settings
+        compactor = Compactor(
+            self.provider,
+            window=context_window(config, str(self.model)),
+            threshold=config.get("context.threshold"),
+            keep_turns=config.get("context.keep_turns"),
+            emit=self.emit,
+            on_compacted=self.session.record_compaction,
+        )
+        system = build_system_prompt(
+            settings.workspace,
+            settings.system,
+            instructions_block(self.instructions, settings.workspace),
+        )
+        return AgentLoop(
+            self.provider,
+            self.executor,
+            self.emit,
+            system=system,
+            tools=[tool.spec() for tool in self.registry],
+            max_steps=settings.max_steps,
+            compactor=compactor,
+        )
+
+    async def switch_model(self, spec: ModelSpec, settings: RunSettings) -> None:
+        """`/model NAME`: the next turns go to another model (the conversation stays)."""
+        await self.provider.aclose()
+        self.settings, self.model = settings, spec
+        self.provider = make_provider(settings)
+        self.loop = self._build_loop()
+
+    def cancel(self, code: int = ExitCode.INTERRUPTED) -> bool:
+        """Cancels the turn in progress (Ctrl-C, SIGTERM). False when there is none."""
+        if self._turn is None or self._turn.done() or self._cancel_code is not None:
+            return False
+        self._cancel_code = code
+        self._turn.cancel()
+        return True
+
+    async def run_turn(self, prompt: str) -> RunSummary:
+        run_id = new_id("run")
+        self._cancel_code = None
+        self._turn = asyncio.current_task()
+        self.executor.denied = 0
+        conversation = self.session.conversation
+        conversation.repair()  # before the new prompt, so results follow their calls
+        conversation.add(Message.user(prompt))
+        self.emit(ev.RunStarted(thread_id=self.session.id, run_id=run_id))
+        if self.instructions:
+            files = [str(i.path) for i in self.instructions]
+            self.emit(ev.Custom(name="instructions", value={"files": files}))
+        try:
+            ending = await self._drive()
+        finally:
+            self._turn = None
+        if ending.status == "cancelled":
+            self._leave_valid_history()
+        if ending.exit_code == ExitCode.OK and self.executor.denied:
+            ending.exit_code = ExitCode.DENIED
+        state = self.loop.state
+        self.usage.add(state.usage)
+        summary = RunSummary(
+            thread_id=self.session.id,
+            run_id=run_id,
+            model=str(self.model),
+            status=ending.status,
+            exit_code=ending.exit_code,
+            steps=state.steps,
+            usage=state.usage,
+            final_text=state.collector.text if state.collector is not None else state.final_text,
+            error=ending.error,
+        )
+        if ending.status != "output_closed":
+            self._emit_ending(summary, ending.code)
+        return summary
+
+    async def _drive(self) -> Ending:
+        settings = self.settings
+        try:
+            async with asyncio.timeout(settings.timeout):
+                status = await self.loop.run(self.session.conversation)
+        except TimeoutError:
+            message = f"the run reached --timeout {settings.timeout:g}s before the model finished"
+            return Ending("timeout", ExitCode.LIMIT, message, "timeout")
+        except asyncio.CancelledError:
+            if self._cancel_code is None:
+                raise  # not ours: let whoever cancelled see it
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            return Ending("cancelled", self._cancel_code, "interrupted")
+        except TurnCancelled:
+            return Ending("cancelled", ExitCode.INTERRUPTED, "interrupted")
+        except BrokenPipeError:
+            return Ending("output_closed", ExitCode.OUTPUT_CLOSED)
+        except AgentCliError as failure:
+            return Ending("error", failure.exit_code, str(failure), failure.code)
+        except Exception as bug:  # an internal error still ends in one line and a summary
+            message = f"internal error: {type(bug).__name__}: {bug}"
+            if settings.debug:
+                traceback.print_exc()
+            else:
+                message += " (rerun with --debug for the traceback)"
+            return Ending("error", ExitCode.FAILURE, message, "internal")
+        if status == "max_steps":
+            message = (
+                f"stopped after {settings.max_steps} steps before the model finished; "
+                "raise --max-steps to let it go on"
+            )
+            return Ending("max_steps", ExitCode.LIMIT, message, "max_steps")
+        return Ending("finished", ExitCode.OK)
+
+    def _leave_valid_history(self) -> None:
+        """After a cancel: keep the partial answer, marked, and answer unanswered calls."""
+        collector = self.loop.state.collector
+        conversation = self.session.conversation
+        if collector is not None and collector.text:
+            partial = Message(role="assistant", content=collector.text + INTERRUPTED_MARK)
+            conversation.add(partial)
+        conversation.repair()
+
+    def _emit_ending(self, summary: RunSummary, code: str | None) -> None:
+        """Closes what an interrupted step left open, then RUN_FINISHED or RUN_ERROR."""
+        collector = self.loop.state.collector
+        if collector is not None and collector.text_open:
+            self.emit(ev.TextMessageEnd(message_id=collector.message_id or ""))
+        usage = [summary.usage.to_wire(self.provider.name, self.provider.model)]
+        ids = {"thread_id": summary.thread_id, "run_id": summary.run_id}
+        if summary.status == "finished":
+            self.emit(ev.RunFinished(**ids, outcome={"type": "success"}, usage=usage))
+        elif summary.status == "cancelled":
+            self.emit(ev.RunFinished(**ids, outcome={"type": "cancelled"}, usage=usage))
+        else:
+            message = summary.error or summary.status
+            self.emit(ev.RunError(message=message, code=code, usage=usage))
+        self.emit.finish(summary)
+
+    async def aclose(self) -> None:
+        await LIVE.stop_all()  # foreground commands and background jobs alike
+        await self.provider.aclose()
+        self.session.close()

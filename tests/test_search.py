@@ -1,0 +1,540 @@
+"""search_files and search_content on real files, with both backends.
+
+Most tests run twice, once with ripgrep and once with the pure-Python fallback (the
+`backend` fixture); the parity tests at the end compare the two outputs byte for byte."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.executor import Executor
+from agentcli.messages import ToolCall
+from agentcli.policy import Policy
+from agentcli.tools import search
+from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.registry import ToolRegistry
+from agentcli.tools.search import MAX_FILES, SearchContent, SearchFiles, find_ripgrep
+from agentcli.workspace import Workspace
+
+RG = find_ripgrep()
+BACKENDS = [
+    pytest.param(
+        "ripgrep", marks=pytest.mark.skipif(RG is None, reason="ripgrep (`rg`) is not installed")
+    ),
+    "python",
+]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(search, "FORCE_BACKEND", request.param)
+    return request.param
+
+
+def write(root: Path, rel: str, content: str | bytes = "") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """A project with nested .gitignore files (negations too), .git, hidden files."""
+    root = tmp_path / "proj"
+    write(root, ".gitignore", "*.log\nbuild/\n!keep.log\n")
+    write(root, ".git/config", "needle in git\n")
+    write(root, ".git/HEAD", "ref: refs/heads/main\n")
+    write(root, ".hidden/secret.txt", "needle hidden\n")
+    write(root, ".env", "NEEDLE=1\n")
+    write(root, "README.md", "# Demo\nno match here\n")
+    write(root, "app.log", "needle in an ignored log\n")
+    write(root, "keep.log", "needle kept by a negation\n")
+    write(root, "build/out.txt", "needle in an ignored dir\n")
+    write(root, "src/.gitignore", "generated/\n*.tmp\n!important.log\n")
+    write(root, "src/main.py", "import os\n\n\ndef main():\n    return needle()\n")
+    write(root, "src/important.log", "needle re-included below\n")
+    write(root, "src/generated/gen.py", "needle generated\n")
+    write(root, "src/scratch.tmp", "needle tmp\n")
+    write(root, "src/sub/util.py", "def needle():\n    return 42\n")
+    write(root, "docs/guide.md", "Guide\nthe needle is here\n")
+    return root
+
+
+def call(tool: Any, root: Path, **args: Any) -> ToolOutput:
+    return asyncio.run(tool.execute(args, ToolContext(workspace=Workspace(root))))
+
+
+def find(root: Path, pattern: str, **args: Any) -> ToolOutput:
+    return call(SearchFiles(), root, pattern=pattern, **args)
+
+
+def grep(root: Path, pattern: str, **args: Any) -> ToolOutput:
+    return call(SearchContent(), root, pattern=pattern, **args)
+
+
+def listed(out: ToolOutput) -> list[str]:
+    return out.content.splitlines()
+
+
+def match_lines(out: ToolOutput) -> list[str]:
+    return out.content.splitlines()[1:]  # after the header
+
+
+# --- search_files ------------------------------------------------------------------------
+
+
+def test_files_honour_nested_gitignore_skip_git_and_include_hidden(ws, backend):
+    out = find(ws, "**/*")
+    assert listed(out) == [
+        ".env",
+        ".gitignore",
+        ".hidden/secret.txt",
+        "README.md",
+        "docs/guide.md",
+        "keep.log",  # `!keep.log` re-includes it
+        "src/.gitignore",
+        "src/important.log",  # re-included by the nested .gitignore
+        "src/main.py",
+        "src/sub/util.py",
+    ]
+    assert out.summary == "10 files" and not out.error
+
+
+def test_glob_semantics_follow_ripgrep(ws, backend):
+    write(ws, "src/sub/deeper/more.py")
+    assert listed(find(ws, "*.py")) == ["src/main.py", "src/sub/deeper/more.py", "src/sub/util.py"]
+    assert listed(find(ws, "**/*.py")) == listed(find(ws, "*.py"))
+    assert listed(find(ws, "src/*.py")) == ["src/main.py"]  # anchored: directly in src
+    assert listed(find(ws, "src/**/*.py"))[-1] == "src/sub/util.py"
+    assert listed(find(ws, "*.{md,tmp}")) == ["README.md", "docs/guide.md"]
+    assert listed(find(ws, "/README.md")) == ["README.md"]
+    # A glob that matches ignored files does not bring them back (unlike `rg -g`).
+    assert listed(find(ws, "*.log")) == ["keep.log", "src/important.log"]
+    assert find(ws, "build/**").summary == "no files"
+
+
+def test_files_path_parameter_and_root_anchored_globs(ws, backend):
+    assert listed(find(ws, "*.py", path="src/sub")) == ["src/sub/util.py"]
+    assert listed(find(ws, "src/sub/*.py", path="src")) == ["src/sub/util.py"]
+    out = find(ws, "sub/*.py", path="src")  # anchored at the workspace root: no match
+    assert out.content.startswith("No files match 'sub/*.py' in src.")
+    assert "'src/**/util.py'" not in out.content and "src/**/*.py" in out.content
+    # The root .gitignore applies when searching a subdirectory.
+    write(ws, "src/sub/trace.log", "x")
+    assert listed(find(ws, "*", path="src/sub")) == ["src/sub/util.py"]
+
+
+def test_no_files_match_is_not_an_error(ws, backend):
+    out = find(ws, "**/*.rs")
+    assert not out.error
+    assert out.content == "No files match '**/*.rs' in the workspace."
+    assert out.summary == "no files"
+
+
+@pytest.fixture(scope="module")
+def many_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("many")
+    for d in range(7):
+        (root / f"d{d}").mkdir()
+    for i in range(MAX_FILES + 5):
+        (root / f"d{i % 7}" / f"f{i:04}.txt").touch()
+    return root
+
+
+def test_files_are_capped_with_a_note(many_files, backend):
+    out = find(many_files, "*.txt")
+    lines = listed(out)
+    assert len(lines) == MAX_FILES + 1
+    assert lines[0] == "d0/f0000.txt" and lines[MAX_FILES - 1].startswith("d6/")
+    assert lines[-1].startswith(f"[5 more files not shown; {MAX_FILES + 5} match in all.")
+    assert out.summary == f"{MAX_FILES + 5} files"
+
+
+def test_symlinks_are_not_followed(ws, tmp_path, backend):
+    outside = tmp_path / "outside"
+    write(outside, "leak.py", "needle outside\n")
+    (ws / "linkdir").symlink_to(ws / "src" / "sub")
+    (ws / "outlink").symlink_to(outside)
+    (ws / "src" / "alias.py").symlink_to(ws / "src" / "main.py")
+    (ws / "escape.py").symlink_to(outside / "leak.py")
+    files = listed(find(ws, "**/*.py"))
+    assert files == ["src/main.py", "src/sub/util.py"]
+    text = grep(ws, "needle").content
+    assert "leak" not in text and "alias" not in text and "linkdir" not in text
+    # A symlinked directory named as `path` resolves first: results are real paths.
+    assert listed(find(ws, "*.py", path="linkdir")) == ["src/sub/util.py"]
+
+
+def test_files_errors(ws, backend):
+    with pytest.raises(ToolFailure, match="is a file; search_files needs a directory"):
+        find(ws, "*", path="README.md")
+    with pytest.raises(ToolFailure, match="no such file or directory: nope"):
+        find(ws, "*", path="nope")
+    with pytest.raises(ToolFailure, match=r"invalid glob 'src/\[a-': unclosed character class"):
+        find(ws, "src/[a-")
+    with pytest.raises(ToolFailure, match="nested alternate groups"):
+        find(ws, "*.{a,{b,c}}")
+
+
+def test_paths_outside_the_workspace_are_high_risk(ws, tmp_path, backend):
+    write(tmp_path, "elsewhere/x.py", "needle\n")
+    ctx = ToolContext(workspace=Workspace(ws))
+    for tool in (SearchFiles(), SearchContent()):
+        assert tool.assess({"pattern": "x"}, ctx).risk is Risk.LOW
+        assert tool.assess({"pattern": "x", "path": "src"}, ctx).risk is Risk.LOW
+        high = tool.assess({"pattern": "x", "path": "../elsewhere"}, ctx)
+        assert high.risk is Risk.HIGH
+        assert high.reason == "path '../elsewhere' resolves outside the workspace"
+        assert tool.assess({"pattern": "x", "path": "/etc"}, ctx).risk is Risk.HIGH
+    # Once approved, results outside are shown with absolute paths.
+    shown = str(tmp_path / "elsewhere" / "x.py")
+    assert listed(find(ws, "*.py", path="../elsewhere")) == [shown]
+    assert match_lines(grep(ws, "needle", path="../elsewhere")) == [f"{shown}:1:needle"]
+
+
+# --- search_content ----------------------------------------------------------------------
+
+
+def test_content_format_counts_and_ignore_rules(ws, backend):
+    out = grep(ws, "needle")
+    assert out.content.splitlines() == [
+        "6 matches in 6 files",
+        ".hidden/secret.txt:1:needle hidden",
+        "docs/guide.md:2:the needle is here",
+        "keep.log:1:needle kept by a negation",
+        "src/important.log:1:needle re-included below",
+        "src/main.py:5:    return needle()",
+        "src/sub/util.py:1:def needle():",
+    ]
+    assert out.summary == "6 matches in 6 files" and not out.error
+
+
+def test_context_lines_and_separators(tmp_path, backend):
+    write(tmp_path, "a.txt", "".join(f"line {i}\n" for i in range(1, 13)))
+    write(tmp_path, "b.txt", "x\nhit\n")
+    out = grep(tmp_path, r"line (2|4|10)$|hit", context=1)
+    assert match_lines(out) == [
+        "a.txt-1-line 1",
+        "a.txt:2:line 2",
+        "a.txt-3-line 3",  # groups closer than 2*context merge
+        "a.txt:4:line 4",
+        "a.txt-5-line 5",
+        "--",
+        "a.txt-9-line 9",
+        "a.txt:10:line 10",
+        "a.txt-11-line 11",
+        "--",
+        "b.txt-1-x",
+        "b.txt:2:hit",
+    ]
+    # Without context there are no separators.
+    assert "--" not in grep(tmp_path, "line", max_results=20).content.splitlines()
+
+
+def test_ignore_case(ws, backend):
+    assert grep(ws, "NEEDLE").summary == "1 match in 1 file"  # only .env
+    assert grep(ws, "NEEDLE", ignore_case=True).summary == "7 matches in 7 files"
+
+
+def test_glob_filter(ws, backend):
+    out = grep(ws, "needle", glob="*.py")
+    assert match_lines(out) == [
+        "src/main.py:5:    return needle()",
+        "src/sub/util.py:1:def needle():",
+    ]
+    assert grep(ws, "needle", glob="src/*.py").summary == "1 match in 1 file"
+    assert grep(ws, "needle", glob="!*.py").summary == "4 matches in 4 files"
+    # The glob filters; it never re-includes ignored files.
+    assert [line.split(":")[0] for line in match_lines(grep(ws, "needle", glob="*.log"))] == [
+        "keep.log",
+        "src/important.log",
+    ]
+    out = grep(ws, "needle", glob="*.rs")
+    assert out.content == "No matches for 'needle' in the workspace (files matching '*.rs')."
+
+
+def test_path_to_a_file_or_directory(ws, backend):
+    assert match_lines(grep(ws, "needle", path="src/sub/util.py")) == [
+        "src/sub/util.py:1:def needle():"
+    ]
+    # A file named explicitly is searched even if .gitignore lists it (like ripgrep).
+    assert grep(ws, "needle", path="app.log").summary == "1 match in 1 file"
+    assert grep(ws, "needle", path="src").summary == "3 matches in 3 files"
+    with pytest.raises(ToolFailure, match="no such file or directory"):
+        grep(ws, "needle", path="missing.py")
+
+
+def test_binary_files_are_skipped(tmp_path, backend):
+    write(tmp_path, "text.txt", "needle\n")
+    write(tmp_path, "image.bin", b"\x89PNG\x00\x00needle\n")
+    write(tmp_path, "late.bin", b"needle\n" + b"x" * 20_000 + b"\x00tail\n")  # NUL after 8 KB
+    out = grep(tmp_path, "needle")
+    assert match_lines(out) == ["text.txt:1:needle"]
+    assert grep(tmp_path, "needle", path="late.bin").content == (
+        "No matches for 'needle' in late.bin. It is a binary file (it has NUL bytes); "
+        "binary files are not searched."
+    )
+    # search_files lists binary files; only content search skips them.
+    assert listed(find(tmp_path, "*.bin")) == ["image.bin", "late.bin"]
+
+
+def test_bad_regex_is_a_clear_error_and_python_only_syntax_works(ws, backend):
+    with pytest.raises(ToolFailure, match=r"invalid regular expression 'foo\(': missing \)"):
+        grep(ws, "foo(")
+    with pytest.raises(ToolFailure, match="newline"):
+        grep(ws, "a\nb")
+    # ripgrep rejects look-around and backreferences; Python's re runs them instead.
+    out = grep(ws, r"(?<=return )needle(?=\(\))")
+    assert match_lines(out) == ["src/main.py:5:    return needle()"]
+    write(ws, "twice.txt", "abab\nabba\n")
+    assert match_lines(grep(ws, r"(ab)\1")) == ["twice.txt:1:abab"]
+
+
+def test_no_match_is_a_normal_result(ws, backend):
+    out = grep(ws, "haystack", path="src")
+    assert not out.error
+    assert out.content == "No matches for 'haystack' in src."
+    assert out.summary == "no matches"
+
+
+def test_max_results_cap_and_note(tmp_path, backend):
+    write(tmp_path, "a.txt", "hit\n" * 150)
+    write(tmp_path, "b.txt", "hit\n" * 10)
+    out = grep(tmp_path, "hit")
+    lines = out.content.splitlines()
+    assert lines[0] == "160 matches in 2 files (showing the first 100)"
+    assert len(lines) == 1 + 100 + 1 and lines[100] == "a.txt:100:hit"
+    assert lines[-1].startswith("[60 more matching lines not shown (max_results=100)")
+    assert out.summary == "160 matches in 2 files"
+    out = grep(tmp_path, "hit", max_results=152)
+    assert out.content.splitlines()[-2] == "b.txt:2:hit"
+
+
+def test_cap_cuts_context_at_the_next_match(tmp_path, backend):
+    write(tmp_path, "a.txt", "hit 1\nfiller\nhit 3\nfiller\nfiller\nhit 6\n")
+    out = grep(tmp_path, "hit", context=2, max_results=2)
+    assert match_lines(out)[:-1] == [
+        "a.txt:1:hit 1",
+        "a.txt-2-filler",
+        "a.txt:3:hit 3",
+        "a.txt-4-filler",  # after-context stops before the first match not shown
+        "a.txt-5-filler",
+    ]
+
+
+def test_patterns_starting_with_a_dash(tmp_path, backend):
+    write(tmp_path, "cli.txt", "run --verbose\nrun -v\n-x\n")
+    assert match_lines(grep(tmp_path, "--verbose")) == ["cli.txt:1:run --verbose"]
+    assert match_lines(grep(tmp_path, "-v$")) == ["cli.txt:2:run -v"]
+    assert match_lines(grep(tmp_path, "-x")) == ["cli.txt:3:-x"]
+
+
+def test_non_utf8_is_decoded_lossily(tmp_path, backend):
+    write(tmp_path, "latin1.txt", b"caf\xe9 au lait\nplain\r\n")
+    write(tmp_path, "crlf.txt", b"windows line\r\nnext\r\n")
+    assert match_lines(grep(tmp_path, "au lait")) == ["latin1.txt:1:caf\ufffd au lait"]
+    assert match_lines(grep(tmp_path, "line")) == ["crlf.txt:1:windows line"]
+
+
+def test_long_lines_are_cut_around_the_match(tmp_path, backend):
+    write(tmp_path, "min.js", "a" * 3000 + "NEEDLE" + "b" * 3000 + "\n" + "c" * 600 + "\n")
+    first, second = match_lines(grep(tmp_path, "NEEDLE|^c"))
+    assert first.startswith("min.js:1:[…] " + "a" * 100 + "NEEDLE")
+    assert first.endswith(" [… line truncated]") and len(first) < 600
+    assert second == "min.js:2:" + "c" * 500 + " [… line truncated]"
+
+
+def test_output_cap_notes_truncation(tmp_path, monkeypatch):
+    if RG is None:
+        pytest.skip("ripgrep (`rg`) is not installed")
+    monkeypatch.setattr(search, "FORCE_BACKEND", "ripgrep")
+    monkeypatch.setattr(search, "RG_OUTPUT_LIMIT", 4000)
+    for i in range(30):
+        write(tmp_path, f"f{i:02}.txt", "hit\n" * 5)
+    out = grep(tmp_path, "hit")
+    assert "was cut off, so results are incomplete" in out.content.splitlines()[0]
+
+
+def test_ripgrep_gets_no_secrets_and_no_shell(tmp_path, monkeypatch):
+    """A stand-in `rg` records its environment and arguments."""
+    record = tmp_path / "record.txt"
+    fake = write(
+        tmp_path,
+        "bin/rg",
+        f'#!/bin/sh\nenv > {record}\nfor a in "$@"; do echo "ARG:$a" >> {record}; done\nexit 1\n',
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(search, "find_ripgrep", lambda: str(fake))
+    monkeypatch.setattr(search, "FORCE_BACKEND", None)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    root = tmp_path / "proj"
+    write(root, "a.txt", "x\n")
+    out = grep(root, "-e; echo pwned", glob="*.txt")
+    assert out.content.startswith("No matches")
+    text = record.read_text()
+    assert "sk-secret" not in text and "ghp-secret" not in text and "LANG=C.UTF-8" in text
+    names = {line.split("=")[0] for line in text.splitlines() if "=" in line and "ARG:" not in line}
+    assert names <= {"PATH", "HOME", "LANG", "LC_ALL", "PWD", "SHLVL", "_", "OLDPWD"}
+    assert "ARG:-e\nARG:-e; echo pwned\nARG:--\nARG:.\n" in text
+
+
+def test_backend_switch_by_environment(ws, monkeypatch):
+    monkeypatch.setattr(search, "FORCE_BACKEND", None)
+    monkeypatch.setattr(search, "find_ripgrep", lambda: pytest.fail("ripgrep was looked up"))
+    monkeypatch.setenv(search.BACKEND_ENV, "python")
+    assert grep(ws, "needle").summary == "6 matches in 6 files"
+
+
+# --- the two backends agree --------------------------------------------------------------
+
+
+def _parity_tree(root: Path) -> None:
+    write(root, ".gitignore", "*.log\n/build\ntmp/**\n!tmp/keep/\n!tmp/keep/**\nvendor/\n")
+    write(root, "tmp/a.txt", "alpha\n")
+    write(root, "tmp/keep/b.txt", "alpha kept\n")
+    write(root, "build/x.py", "alpha\n")
+    write(root, "src/build/y.py", "def alpha():\n    pass\n")
+    write(root, "src/.gitignore", "!debug.log\n*.gen.py\n")
+    write(root, "src/debug.log", "alpha debug\n")
+    write(root, "src/a.gen.py", "alpha generated\n")
+    write(root, "src/app/.gitignore", "/local/\n")
+    write(root, "src/app/local/z.py", "alpha local\n")
+    write(
+        root, "src/app/core.py", "".join(f"line {i} {'alpha' * (i % 3 == 0)}\n" for i in range(40))
+    )
+    write(root, "src/app/nested/deep.py", "x = 1\r\nalpha = 2\r\n\r\nbeta\r\n")
+    write(root, "src/app/no_newline.py", "alpha at the end")
+    write(root, "src/unicode.txt", "Ünïcödé ALPHA\nσίσυφος Alpha\n")
+    write(root, "docs/readme.md", "# alpha\n\n\nBeta\n")
+    write(root, "docs/a b/space.md", "alpha with spaces\n")
+    write(root, "vendor/lib.py", "alpha vendored\n")
+    write(root, ".config/settings.toml", "alpha = true\n")
+    write(root, "data.bin", b"alpha\x00binary\n")
+    write(root, "long.txt", "z" * 700 + "alpha" + "z" * 700 + "\n")
+
+
+CONTENT_CASES = [
+    {"pattern": "alpha"},
+    {"pattern": "alpha", "context": 2},
+    {"pattern": "alpha", "context": 3, "max_results": 5},
+    {"pattern": "alpha", "max_results": 7, "context": 1},
+    {"pattern": "ALPHA", "ignore_case": True},
+    {"pattern": "^$"},
+    {"pattern": r"\w+ = \d+$"},
+    {"pattern": "alpha", "glob": "*.py"},
+    {"pattern": "alpha", "glob": "!*.py", "context": 1},
+    {"pattern": "alpha", "glob": "src/app/**"},
+    {"pattern": "alpha", "glob": "{docs,tmp}/**/*.{md,txt}"},
+    {"pattern": "alpha", "path": "src/app"},
+    {"pattern": "alpha", "path": "src/app", "glob": "*.py"},
+    {"pattern": "alpha", "path": "tmp"},
+    {"pattern": "alpha", "path": "src/app/core.py", "context": 1},
+    {"pattern": "alpha", "path": "data.bin"},
+    {"pattern": "ünïcödé", "ignore_case": True},
+    {"pattern": "end$"},
+    {"pattern": "nothing at all"},
+]
+FILE_CASES = [
+    {"pattern": "*"},
+    {"pattern": "**"},
+    {"pattern": "*.py"},
+    {"pattern": "src/**/*.py"},
+    {"pattern": "src/*/*.py"},
+    {"pattern": "!*.py"},
+    {"pattern": "**/keep/**"},
+    {"pattern": "*.{md,txt}", "path": "docs"},
+    {"pattern": "*", "path": "src/app"},
+    {"pattern": "[a-c]*.py"},
+    {"pattern": "src/app/"},
+]
+
+
+@pytest.fixture(scope="module")
+def parity_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("parity")
+    _parity_tree(root)
+    return root
+
+
+def _both(tool: Any, root: Path, args: dict[str, Any]) -> tuple[str, str]:
+    if RG is None:
+        pytest.skip("ripgrep (`rg`) is not installed; nothing to compare the fallback with")
+    outputs = []
+    for backend in ("ripgrep", "python"):
+        search.FORCE_BACKEND = backend
+        try:
+            outputs.append(call(tool, root, **args).content)
+        finally:
+            search.FORCE_BACKEND = None
+    return outputs[0], outputs[1]
+
+
+@pytest.mark.parametrize("args", CONTENT_CASES, ids=lambda a: " ".join(map(str, a.values())))
+def test_backends_agree_on_content(parity_root, args):
+    with_rg, with_python = _both(SearchContent(), parity_root, args)
+    assert with_rg == with_python
+
+
+@pytest.mark.parametrize("args", FILE_CASES, ids=lambda a: " ".join(map(str, a.values())))
+def test_backends_agree_on_files(parity_root, args):
+    with_rg, with_python = _both(SearchFiles(), parity_root, args)
+    assert with_rg == with_python
+
+
+def test_parity_tree_results_are_the_expected_ones(parity_root):
+    """The parity cases are only meaningful if the tree exercises the rules."""
+    search.FORCE_BACKEND = "python"
+    try:
+        files = listed(find(parity_root, "**"))
+        text = grep(parity_root, "alpha", context=1).content
+    finally:
+        search.FORCE_BACKEND = None
+    assert "tmp/keep/b.txt" in files and "tmp/a.txt" not in files
+    assert "src/build/y.py" in files and "build/x.py" not in files
+    assert "src/debug.log" in files and "src/a.gen.py" not in files
+    assert "src/app/local/z.py" not in files and "vendor/lib.py" not in files
+    assert ".config/settings.toml" in files and "data.bin" in files
+    assert "data.bin" not in text and "[… line truncated]" in text
+    assert os.sep == "/"  # paths are shown with forward slashes
+
+
+def test_through_the_executor(ws, monkeypatch):
+    """Schemas validate, calls run under the default policy, failures become results."""
+    monkeypatch.setattr(search, "FORCE_BACKEND", "python")
+    registry = ToolRegistry([SearchFiles(), SearchContent()])
+    context = ToolContext(workspace=Workspace(ws))
+    executor = Executor(registry, Policy(), context, lambda event: None)
+    calls = [
+        ToolCall(id="a", name="search_content", arguments=json.dumps({"pattern": "needle"})),
+        ToolCall(id="b", name="search_files", arguments=json.dumps({"pattern": "*.md"})),
+        ToolCall(id="c", name="search_content", arguments=json.dumps({"pattern": "("})),
+        ToolCall(id="d", name="search_content", arguments='{"pattern": "x", "context": 11}'),
+    ]
+    found, files, bad_regex, bad_args = asyncio.run(executor.run(calls))
+    assert found.error is None and found.content.startswith("6 matches in 6 files")
+    assert files.error is None and files.content == "README.md\ndocs/guide.md"
+    assert bad_regex.error is not None and "invalid regular expression '('" in bad_regex.content
+    assert (
+        bad_args.error is not None and "context: 11 is greater than the maximum" in bad_args.content
+    )
+
+
+@pytest.mark.parametrize("args", CONTENT_CASES[:8], ids=lambda a: " ".join(map(str, a.values())))
+def test_large_files_are_streamed_with_the_same_results(parity_root, monkeypatch, args):
+    monkeypatch.setattr(search, "FORCE_BACKEND", "python")
+    whole = call(SearchContent(), parity_root, **args).content
+    monkeypatch.setattr(search, "_WHOLE_FILE_BYTES", 0)  # every file read line by line
+    assert call(SearchContent(), parity_root, **args).content == whole
