@@ -135,11 +135,11 @@ def test_edit_file_errors_say_which(ws):
     (ws / "m.txt").write_text("x = 1\nx = 1\n  y = 2\n")
     with pytest.raises(ToolFailure, match=r"occurs 2 times in m.txt \(lines 1, 2\)"):
         run(EditFile(), ws, path="m.txt", old_text="x = 1", new_text="x = 3")
-    with pytest.raises(ToolFailure, match="was not found in m.txt; read"):
+    with pytest.raises(ToolFailure, match=r"was not found in m\.txt; read"):
         run(EditFile(), ws, path="m.txt", old_text="zzz", new_text="y")
     with pytest.raises(ToolFailure, match="whitespace is ignored"):
         run(EditFile(), ws, path="m.txt", old_text="y  =  2", new_text="y = 3")
-    with pytest.raises(ToolFailure, match="no such file: nope.txt"):
+    with pytest.raises(ToolFailure, match=r"no such file: nope\.txt"):
         run(EditFile(), ws, path="nope.txt", old_text="a", new_text="b")
     with pytest.raises(ToolFailure, match="the same"):
         run(EditFile(), ws, path="m.txt", old_text="x", new_text="x")

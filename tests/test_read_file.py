@@ -51,7 +51,7 @@ def test_offset_and_limit_page_through(ws):
 
 
 def test_errors_for_missing_file_directory_binary_and_permissions(ws):
-    with pytest.raises(ToolFailure, match="no such file: nope.txt"):
+    with pytest.raises(ToolFailure, match=r"no such file: nope\.txt"):
         read(ws, path="nope.txt")
     (ws / "sub").mkdir()
     with pytest.raises(ToolFailure, match="is a directory"):
