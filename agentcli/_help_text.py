@@ -2,22 +2,22 @@
 the CLI framework so that `agentcli --help` starts fast. Do not edit."""
 
 TOP_LEVEL_HELP = (
-    'Usage: agentcli [OPTIONS] COMMAND [ARGS]...\n'
-    '\n'
-    '  A command-line agent shell: a model answers, calling tools under a risk\n'
-    '  policy.\n'
-    '\n'
-    'Options:\n'
-    '  -V, --version  Show the version.\n'
-    '  -h, --help     Show this message and exit.\n'
-    '\n'
-    'Commands:\n'
-    '  run          Run one prompt to the end and exit.\n'
-    '  chat         Chat with the model.\n'
-    '  trust        Trust a workspace: its .agentcli/config.toml may then loosen...\n'
-    '  completions  Print the shell completion script (also shipped in the...\n'
-    '  config       Show and change the configuration.\n'
-    '  sessions     List, show, export and remove sessions.\n'
-    '  policy       Explain what the policy decides.\n'
-    '  tools        The tools the model can call.\n'
+    "Usage: agentcli [OPTIONS] COMMAND [ARGS]...\n"
+    "\n"
+    "  A command-line agent shell: a model answers, calling tools under a risk\n"
+    "  policy.\n"
+    "\n"
+    "Options:\n"
+    "  -V, --version  Show the version.\n"
+    "  -h, --help     Show this message and exit.\n"
+    "\n"
+    "Commands:\n"
+    "  run          Run one prompt to the end and exit.\n"
+    "  chat         Chat with the model.\n"
+    "  trust        Trust a workspace: its .agentcli/config.toml may then loosen...\n"
+    "  completions  Print the shell completion script (also shipped in the...\n"
+    "  config       Show and change the configuration.\n"
+    "  sessions     List, show, export and remove sessions.\n"
+    "  policy       Explain what the policy decides.\n"
+    "  tools        The tools the model can call.\n"
 )
