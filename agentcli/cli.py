@@ -95,6 +95,28 @@ def _one_shot(
     return run_in_event_loop(settings, text, session)
 
 
+def _interactive(continue_: bool, resume: str | None, flags: dict) -> int:
+    from agentcli.errors import AgentCliError
+    from agentcli.runner import open_session, print_error, startup_notices
+    from agentcli.settings import resolve_settings
+
+    try:
+        settings = resolve_settings(output="text", **flags)
+        if settings.config.ignored:
+            from agentcli.ui.trust_prompt import offer_trust
+
+            if offer_trust(settings):
+                settings = resolve_settings(output="text", **flags)
+        session = open_session(settings, resume=resume, continue_=continue_)
+    except AgentCliError as error:
+        print_error(str(error))
+        return error.exit_code
+    startup_notices(settings, session)
+    from agentcli.ui.repl import run_repl
+
+    return run_repl(settings, session)
+
+
 @app.command()
 def run(
     prompt: Annotated[
@@ -157,15 +179,12 @@ def chat(
     resume: Resume = None,
     debug: Debug = False,
 ) -> None:
-    """Chat with the model. With stdin not a terminal, runs stdin as one prompt, like `run`."""
+    """Chat with the model in a REPL. With stdin not a terminal, runs stdin as one prompt."""
     if sys.stdin is not None and sys.stdin.isatty():
-        from agentcli.runner import print_error
-
-        print_error(
-            'the interactive chat is not available yet; use `agentcli run "..."` or pipe a '
-            "prompt into `agentcli chat`"
-        )
-        raise typer.Exit(2)
+        flags = {"model": model, "base_url": base_url, "system": system, "max_steps": max_steps,
+                 "timeout": timeout, "cwd": cwd, "yes": yes, "deny": deny, "allow": allow,
+                 "forbid": forbid, "debug": debug}  # fmt: skip
+        raise typer.Exit(_interactive(continue_, resume, flags))
     code = _one_shot(
         None,
         "text",

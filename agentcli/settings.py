@@ -203,3 +203,18 @@ def context_window(config: Config, model: str) -> int:
     windows = config.table("context.windows")
     window = windows.get(model) if isinstance(windows, dict) else None
     return int(window) if isinstance(window, int) else config.get("context.window")
+
+
+def with_model(
+    settings: RunSettings, text: str, env: Mapping[str, str] = os.environ
+) -> RunSettings:
+    """The same settings with another model (`/model NAME` in the REPL)."""
+    from dataclasses import replace
+
+    providers = providers_of(settings.config)
+    spec = parse_model(text, providers)
+    provider = providers[spec.provider]
+    if provider.name == settings.provider.name:
+        provider = settings.provider  # keeps a --base-url given for this provider
+    return replace(settings, model=spec, provider=provider,
+                   api_key=env.get(provider.api_key_env) or None)  # fmt: skip

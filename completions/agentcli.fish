@@ -8,7 +8,7 @@ complete -c agentcli -f
 complete -c agentcli -n __fish_use_subcommand -l version -s V -d 'Show the version.'
 complete -c agentcli -n __fish_use_subcommand -l help -s h -d 'Show this message and exit.'
 complete -c agentcli -n __fish_use_subcommand -a run -d 'Run one prompt to the end and exit'
-complete -c agentcli -n __fish_use_subcommand -a chat -d 'Chat with the model'
+complete -c agentcli -n __fish_use_subcommand -a chat -d 'Chat with the model in a REPL'
 complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: its .agentcli/config.toml may then loosen the policy'
 complete -c agentcli -n __fish_use_subcommand -a completions -d 'Print the shell completion script (also shipped in the repository\'s completions/)'
 complete -c agentcli -n __fish_use_subcommand -a config -d 'Show and change the configuration'

@@ -34,6 +34,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("context.window", int, 128_000, "context window in tokens (default for all)"),
         Setting("context.threshold", float, 0.8, "compact when this share of the window is used"),
         Setting("context.keep_turns", int, 2, "latest user turns kept verbatim in compaction"),
+        Setting("repl.vi_mode", bool, False, "vi key bindings in the chat prompt"),
     ]
 }
 

@@ -64,11 +64,21 @@ def render_prompt(prompt: Prompt, color: bool) -> str:
 class TerminalApprover:
     """Asks on the terminal. One prompt at a time is the policy's job (it holds a lock)."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, keys: Any = None) -> None:
         self.stream = stream or sys.stderr
         self.color = self.stream.isatty() and "NO_COLOR" not in os.environ
+        self.keys = keys  # an EscWatcher to pause while the prompt owns the terminal
 
     async def __call__(self, prompt: Prompt) -> UserChoice:
+        if self.keys is not None:
+            self.keys.pause()
+        try:
+            return await self._ask(prompt)
+        finally:
+            if self.keys is not None:
+                self.keys.resume()
+
+    async def _ask(self, prompt: Prompt) -> UserChoice:
         self.stream.write(render_prompt(prompt, self.color))
         self.stream.flush()
         keys = KEYS if prompt.session_rules else {k: KEYS[k] for k in ("y", "n")}

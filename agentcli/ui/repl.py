@@ -1,0 +1,211 @@
+"""`agentcli chat` on a terminal: a prompt-toolkit REPL around the agent.
+
+Input: persistent history, Ctrl-R search, Emacs keys (vi as an option), Alt+Enter or Esc
+then Enter for a newline, bracketed paste kept as one message, a bottom toolbar, slash
+commands with completion, `@path` to attach a file, `!command` to run one yourself.
+Interrupts: Ctrl-C or Esc during a turn cancels it; Ctrl-C on an empty prompt says how to
+leave, and a second one within two seconds, Ctrl-D or /exit leaves with 0."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings
+
+from agentcli import __version__
+from agentcli.agent import Agent
+from agentcli.errors import AgentCliError, ExitCode
+from agentcli.paths import data_dir
+from agentcli.sessions.session import Session
+from agentcli.settings import RunSettings
+from agentcli.ui.approval import TerminalApprover
+from agentcli.ui.keys import EscWatcher
+from agentcli.ui.mentions import expand_mentions, path_completions
+from agentcli.ui.render import ReplRenderer
+from agentcli.ui.slash import COMMANDS, SlashCommands
+
+EXIT_WINDOW_SECONDS = 2.0
+
+
+class ChatCompleter(Completer):
+    """Slash commands at the start of the line; workspace paths after `@`."""
+
+    def __init__(self, repl: Repl) -> None:
+        self.repl = repl
+
+    def get_completions(self, document: Any, complete_event: Any) -> Iterator[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and " " not in before:
+            for name, help_text in COMMANDS.items():
+                if name.startswith(before[1:]):
+                    yield Completion(f"/{name}", -len(before), display_meta=help_text)
+            return
+        words = before.split()
+        word = words[-1] if words and not before.endswith(" ") else ""
+        if word.startswith("@"):
+            workspace = self.repl.agent.workspace
+            for completion, display in path_completions(word[1:], workspace):
+                yield Completion("@" + completion, -len(word), display=display)
+
+
+def _key_bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")  # Alt+Enter, or Esc then Enter
+    def _newline(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return bindings
+
+
+class Repl:
+    def __init__(self, settings: RunSettings, session: Session) -> None:
+        self.settings = settings
+        self.out = sys.stdout
+        self.renderer = ReplRenderer(self.out)
+        self.keys = EscWatcher(on_escape=self._cancel_turn)
+        self.agent = self._new_agent(session)
+        self.pending_context: list[str] = []  # `!command` output for the next message
+        self.slash = SlashCommands(self)
+        self.prompt: PromptSession[str] = PromptSession(
+            history=FileHistory(str(self._history_path())),
+            completer=ChatCompleter(self),
+            complete_while_typing=True,
+            key_bindings=_key_bindings(),
+            bottom_toolbar=self._toolbar,
+            vi_mode=bool(settings.config.get("repl.vi_mode")),
+            enable_history_search=False,  # Ctrl-R stays the reverse search
+        )
+        self.done = False
+
+    def _new_agent(self, session: Session) -> Agent:
+        approver = TerminalApprover(self.out, keys=self.keys)
+        return Agent(self.settings, session, [self.renderer], approver=approver)
+
+    @staticmethod
+    def _history_path() -> Any:
+        path = data_dir() / "history"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _toolbar(self) -> str:
+        usage = self.agent.usage
+        return (
+            f" {self.agent.model} · {self.settings.workspace} · "
+            f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens · /help"
+        )
+
+    def say(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _banner(self) -> None:
+        self.say(f"agentcli {__version__} · {self.agent.model} · {self.settings.workspace}")
+        for item in self.agent.instructions:
+            self.say(f"  instructions: {item.path}")
+        turns = sum(1 for m in self.agent.session.conversation.messages if m.role == "user")
+        if turns:
+            self.say(f"  continuing session {self.agent.session.id} ({turns} earlier turns)")
+        self.say("  /help for commands · Ctrl-C cancels · Ctrl-D exits")
+
+    async def run(self) -> int:
+        self._banner()
+        last_interrupt = 0.0
+        while not self.done:
+            try:
+                text = await self.prompt.prompt_async("› ")
+            except KeyboardInterrupt:
+                now = time.monotonic()
+                if now - last_interrupt < EXIT_WINDOW_SECONDS:
+                    break
+                last_interrupt = now
+                self.say("(press Ctrl-C again to exit, or Ctrl-D, or type /exit)")
+                continue
+            except EOFError:
+                break
+            text = text.strip()
+            if not text:
+                continue
+            try:
+                if text.startswith("/"):
+                    await self.slash.run(text)
+                elif text.startswith("!"):
+                    await self._user_command(text[1:].strip())
+                else:
+                    await self._turn(text)
+            except AgentCliError as error:
+                self.say(f"error: {error}")
+        await self.agent.aclose()
+        return ExitCode.OK
+
+    async def _turn(self, text: str) -> None:
+        message, notes = expand_mentions(text, self.agent.workspace)
+        for note in notes:
+            self.say(f"  {note}")
+        if self.pending_context:
+            message = "\n\n".join([*self.pending_context, message])
+            self.pending_context = []
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self._cancel_turn)
+        try:
+            with self.keys.watching():
+                await self.agent.run_turn(message)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    def _cancel_turn(self) -> None:
+        self.agent.cancel(ExitCode.INTERRUPTED)
+
+    async def _user_command(self, command: str) -> None:
+        """`!command`: the user's own action, run at once (no approval), shown, and given to
+        the model as context with the next message."""
+        from agentcli.process.capture import OutputCapture
+        from agentcli.process.run import run_command
+        from agentcli.tools.shell import shell_argv
+
+        if not command:
+            self.say("usage: !COMMAND")
+            return
+        capture = OutputCapture(self.agent.context.output_limit)
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        loop.add_signal_handler(signal.SIGINT, task.cancel)  # type: ignore[union-attr]
+        try:
+            result = await run_command(
+                shell_argv(command),
+                cwd=str(self.agent.workspace.root),
+                env=self.agent.context.child_env,
+                timeout=600,
+                capture=capture,
+            )
+        except asyncio.CancelledError:
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            self.say("(interrupted)")
+            return
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        output = capture.text()
+        self.out.write(output if output.endswith("\n") or not output else output + "\n")
+        self.say(self.renderer.style.dim(f"exit code {result.exit_code}"))
+        self.pending_context.append(
+            f"I ran `{command}` myself (exit code {result.exit_code}):\n```\n{output}\n```"
+        )
+
+
+def run_repl(settings: RunSettings, session: Session) -> int:
+    async def main() -> int:
+        repl = Repl(settings, session)
+        return await repl.run()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(main())
+    return ExitCode.OK

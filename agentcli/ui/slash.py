@@ -1,0 +1,126 @@
+"""The REPL's slash commands, each with a one-line help."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentcli.errors import UsageError
+from agentcli.sessions.session import Session, find_session
+
+if TYPE_CHECKING:
+    from agentcli.ui.repl import Repl
+
+COMMANDS = {
+    "help": "list the commands",
+    "exit": "leave (also Ctrl-D)",
+    "clear": "start a new conversation",
+    "model": "show the model, or switch: /model PROVIDER:MODEL",
+    "tools": "the tools, with their risk and source",
+    "policy": "rules and this session's remembered choices; /policy revoke N",
+    "usage": "tokens in and out in this session",
+    "sessions": "the saved sessions",
+    "resume": "continue a saved session: /resume ID",
+    "compact": "summarise the older turns now",
+}
+
+
+class SlashCommands:
+    def __init__(self, repl: Repl) -> None:
+        self.repl = repl
+
+    async def run(self, text: str) -> None:
+        name, _, argument = text[1:].partition(" ")
+        argument = argument.strip()
+        if name not in COMMANDS:
+            self.repl.say(f"unknown command /{name}; /help lists them")
+            return
+        await getattr(self, f"cmd_{name}")(argument)
+
+    async def cmd_help(self, argument: str) -> None:
+        for name, help_text in COMMANDS.items():
+            self.repl.say(f"  /{name:<9} {help_text}")
+        self.repl.say("  @path attaches a file · !cmd runs a command yourself · Alt+Enter: newline")
+
+    async def cmd_exit(self, argument: str) -> None:
+        self.repl.done = True
+
+    async def _switch_session(self, session: Session) -> None:
+        await self.repl.agent.aclose()
+        self.repl.agent = self.repl._new_agent(session)
+
+    async def cmd_clear(self, argument: str) -> None:
+        settings = self.repl.settings
+        await self._switch_session(Session.create(settings.workspace, str(self.repl.agent.model)))
+        self.repl.say(f"new conversation (session {self.repl.agent.session.id})")
+
+    async def cmd_model(self, argument: str) -> None:
+        if not argument:
+            self.repl.say(f"model: {self.repl.agent.model}")
+            return
+        from agentcli.settings import with_model
+
+        settings = with_model(self.repl.settings, argument)
+        await self.repl.agent.switch_model(settings.model, settings)
+        self.repl.settings = settings
+        self.repl.say(f"model: {settings.model}")
+
+    async def cmd_tools(self, argument: str) -> None:
+        for tool in sorted(self.repl.agent.registry, key=lambda t: t.name):
+            self.repl.say(f"  {tool.name:<17} {tool.source:<8} {tool.risk_summary}")
+
+    async def cmd_policy(self, argument: str) -> None:
+        policy = self.repl.agent.policy
+        if argument.startswith("revoke"):
+            number = argument.removeprefix("revoke").strip()
+            remembered = [*policy.session_allow, *policy.session_deny]
+            if not number.isdigit() or not 1 <= int(number) <= len(remembered):
+                raise UsageError("give the number of a remembered choice: /policy revoke N")
+            rule = remembered[int(number) - 1]
+            for rules in (policy.session_allow, policy.session_deny):
+                if rule in rules:
+                    rules.remove(rule)
+            self.repl.say(f"revoked {rule.text}")
+            return
+        for label, rules in (("allow", policy.rules.allow), ("ask", policy.rules.ask),
+                             ("deny", policy.rules.deny)):  # fmt: skip
+            for rule in rules:
+                self.repl.say(f"  {label:<5} {rule.text}  ({rule.source})")
+        remembered = [("allow", r) for r in policy.session_allow] + [
+            ("deny", r) for r in policy.session_deny
+        ]
+        if not remembered and not any((policy.rules.allow, policy.rules.ask, policy.rules.deny)):
+            self.repl.say("  no rules; nothing remembered in this session yet")
+        for number, (label, rule) in enumerate(remembered, start=1):
+            self.repl.say(f"  [{number}] this session: {label} {rule.text}")
+        flags = [f for f, on in (("--yes", policy.yes), ("--deny", policy.deny)) if on]
+        if flags:
+            self.repl.say(f"  flags: {' '.join(flags)}")
+
+    async def cmd_usage(self, argument: str) -> None:
+        usage = self.repl.agent.usage
+        self.repl.say(
+            f"  this session: {usage.input_tokens:,} tokens in, {usage.output_tokens:,} out, "
+            f"{usage.total_tokens:,} in all"
+        )
+
+    async def cmd_sessions(self, argument: str) -> None:
+        from agentcli.sessions.listing import all_summaries, summaries_table
+
+        self.repl.out.write(summaries_table(all_summaries()[:20]))
+
+    async def cmd_resume(self, argument: str) -> None:
+        if not argument:
+            raise UsageError("give a session id: /resume ID (see /sessions)")
+        session = Session.load(find_session(argument))
+        for warning in session.warnings:
+            self.repl.say(f"warning: {warning}")
+        session.open_for_append()
+        await self._switch_session(session)
+        turns = sum(1 for m in session.conversation.messages if m.role == "user")
+        self.repl.say(f"resumed session {session.id} ({turns} turns)")
+
+    async def cmd_compact(self, argument: str) -> None:
+        compactor = self.repl.agent.loop.compactor
+        conversation = self.repl.agent.session.conversation
+        if compactor is None or not await compactor.compact(conversation):
+            self.repl.say("  nothing to compact yet")
