@@ -130,6 +130,38 @@ class ToolCallResult(Event):
 
 
 @dataclass(kw_only=True, slots=True)
+class ReasoningStart(Event):
+    type: ClassVar[str] = "REASONING_START"
+    message_id: str
+
+
+@dataclass(kw_only=True, slots=True)
+class ReasoningMessageStart(Event):
+    type: ClassVar[str] = "REASONING_MESSAGE_START"
+    message_id: str
+    role: str = "reasoning"
+
+
+@dataclass(kw_only=True, slots=True)
+class ReasoningMessageContent(Event):
+    type: ClassVar[str] = "REASONING_MESSAGE_CONTENT"
+    message_id: str
+    delta: str
+
+
+@dataclass(kw_only=True, slots=True)
+class ReasoningMessageEnd(Event):
+    type: ClassVar[str] = "REASONING_MESSAGE_END"
+    message_id: str
+
+
+@dataclass(kw_only=True, slots=True)
+class ReasoningEnd(Event):
+    type: ClassVar[str] = "REASONING_END"
+    message_id: str
+
+
+@dataclass(kw_only=True, slots=True)
 class Custom(Event):
     """What AG-UI has no name for: `usage`, `retry`, `approval`, `warning`, `progress`."""
 
@@ -140,10 +172,13 @@ class Custom(Event):
 
 @dataclass(slots=True)
 class StepEnd:
-    """Not an event: the provider's last item for one model step, read by the loop only."""
+    """Not an event: the provider's last item for one model step, read by the loop only.
+    `extra` is provider-specific state the assistant message must carry back (Anthropic's
+    content blocks with thinking signatures and server-tool results)."""
 
-    finish_reason: str
+    finish_reason: str  # stop | tool_calls | length | pause | refusal
     usage: Usage | None = None
+    extra: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

@@ -60,18 +60,22 @@ class AgentLoop:
             self.emit(ev.StepStarted(step_name=step_name))
             await self._compact_if_needed(conversation)
             message, end = await self._model_step(conversation)
+            if end.extra:
+                message.extra.update(end.extra)
             conversation.add(message)
             self.state.final_text = message.content
             if end.finish_reason == "length":
                 self._warn(
                     "the model stopped at its output token limit; the answer may be incomplete"
                 )
+            elif end.finish_reason == "refusal":
+                self._warn("the model refused to answer")
             if message.tool_calls:
                 for result in await self.executor.run(message.tool_calls):
                     conversation.add(result)
             self.emit(ev.StepFinished(step_name=step_name))
-            if not message.tool_calls:
-                return "finished"
+            if not message.tool_calls and end.finish_reason != "pause":
+                return "finished"  # "pause": the provider's own tools paused; ask it to go on
         return "max_steps"
 
     def _warn(self, text: str) -> None:

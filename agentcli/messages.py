@@ -62,9 +62,11 @@ class TurnCollector:
         elif isinstance(event, ev.TextMessageContent):
             self._text.append(event.delta)
         elif isinstance(event, ev.ToolCallStart):
+            if (event.metadata or {}).get("executedBy") == "provider":
+                return  # the provider ran it: shown, never executed here
             self._calls.setdefault(event.tool_call_id, (event.tool_call_name, []))
             self.message_id = self.message_id or event.parent_message_id
-        elif isinstance(event, ev.ToolCallArgs):
+        elif isinstance(event, ev.ToolCallArgs) and event.tool_call_id in self._calls:
             self._calls[event.tool_call_id][1].append(event.delta)
 
     @property

@@ -13,11 +13,12 @@ from agentcli.config import Config, load_config
 from agentcli.errors import ConfigError, UsageError
 
 OutputFormat = Literal["text", "json", "jsonl"]
-PROVIDER_TYPES = ("openai",)
-DEFAULT_MODELS = {"openai": "gpt-4.1-mini"}
-OFFICIAL_URLS = {"openai": "https://api.openai.com/v1"}
+PROVIDER_TYPES = ("openai", "anthropic")
+DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}
+OFFICIAL_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
     "openai": {"type": "openai", "api_key_env": "OPENAI_API_KEY"},
+    "anthropic": {"type": "anthropic", "api_key_env": "ANTHROPIC_API_KEY"},
 }
 
 
@@ -38,6 +39,7 @@ class ProviderConfig:
     api_key_env: str
     default_model: str | None = None
     aliases: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)  # the whole [providers.NAME] table
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +93,7 @@ def providers_of(config: Config) -> dict[str, ProviderConfig]:
             api_key_env=values.get("api_key_env") or f"{name.upper()}_API_KEY",
             default_model=values.get("model"),
             aliases={str(k): str(v) for k, v in aliases.items()},
+            options=values,
         )
     return providers
 
@@ -122,10 +125,12 @@ def _default_model(config: Config, env: Mapping[str, str], base_url: str | None)
         return configured
     if env.get("OPENAI_API_KEY") or base_url or config.get("providers.openai.base_url"):
         return "openai"
+    if env.get("ANTHROPIC_API_KEY") or config.get("providers.anthropic.base_url"):
+        return "anthropic"
     raise ConfigError(
-        "no model is configured: set OPENAI_API_KEY, or point --base-url (OPENAI_BASE_URL) "
-        "at an OpenAI-compatible server such as Ollama, or pass --model PROVIDER:MODEL, "
-        "or set `model` in the configuration (agentcli config set model PROVIDER:MODEL)"
+        "no model is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or point --base-url "
+        "(OPENAI_BASE_URL) at an OpenAI-compatible server such as Ollama, or pass --model "
+        "PROVIDER:MODEL, or set `model` in the configuration (agentcli config set model ...)"
     )
 
 
@@ -173,8 +178,8 @@ def resolve_settings(
     official = OFFICIAL_URLS.get(provider.type)
     if not api_key and official and (provider.base_url or official).rstrip("/") == official:
         raise ConfigError(
-            f"{provider.api_key_env} is not set: export it, or point --base-url "
-            f"(OPENAI_BASE_URL) at a server that needs no key"
+            f"{provider.api_key_env} is not set: export it, or point --base-url at a server "
+            "that needs no key"
         )
     return RunSettings(
         model=spec,

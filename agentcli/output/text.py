@@ -131,6 +131,12 @@ class TextOutput:
             )
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
+        elif isinstance(event, ev.ReasoningMessageContent):
+            self._clear_live_line()  # the model's thinking: dimmed, on stderr
+            self.stderr.write(self.style.dim(event.delta))
+            self.stderr.flush()
+        elif isinstance(event, ev.ReasoningMessageEnd):
+            self.stderr.write("\n")
         elif isinstance(event, ev.Custom):
             self._custom(event)
 

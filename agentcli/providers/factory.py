@@ -19,4 +19,23 @@ def make_provider(settings: RunSettings) -> Provider:
             api_key=settings.api_key,
             api_key_env=config.api_key_env,
         )
+    if config.type == "anthropic":
+        from agentcli.providers.anthropic import DEFAULT_MAX_TOKENS, AnthropicProvider
+
+        options = config.options
+        server_tools = []
+        if options.get("web_search"):  # provider-executed: Anthropic runs it, we only show it
+            server_tools.append(
+                {"type": "web_search_20250305", "name": "web_search",
+                 "max_uses": int(options.get("web_search_max_uses", 5))}
+            )  # fmt: skip
+        return AnthropicProvider(
+            settings.model.name,
+            name=config.name,
+            base_url=config.base_url,
+            api_key=settings.api_key,
+            api_key_env=config.api_key_env,
+            max_tokens=int(options.get("max_tokens", DEFAULT_MAX_TOKENS)),
+            server_tools=server_tools,
+        )
     raise UsageError(f"provider type {config.type!r} is not available")

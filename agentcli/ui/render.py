@@ -104,6 +104,13 @@ class ReplRenderer:
             )
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
+        elif isinstance(event, ev.ReasoningMessageContent):
+            self._stop_spin()
+            self._clear_live_line()
+            self.stream.write(self.style.dim(event.delta))  # the model's thinking, dimmed
+            self.stream.flush()
+        elif isinstance(event, ev.ReasoningMessageEnd):
+            self.stream.write("\n")
         elif isinstance(event, ev.Custom):
             self._custom(event)
 

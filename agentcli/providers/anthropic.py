@@ -1,0 +1,332 @@
+"""Anthropic Messages with streaming and tools (protocols.md §2).
+
+Text and tool-use blocks become the usual events; `input_json_delta` fragments stream into
+TOOL_CALL_ARGS; thinking becomes REASONING_* events and is passed back unchanged (with its
+signature) in the next request, as are the provider's own server-tool blocks, which are
+shown but never executed here. `ping` and unknown events are ignored; `error` events and
+overload are retried before the first byte like HTTP errors."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agentcli import events as ev
+from agentcli.errors import ProviderError, StreamCutError
+from agentcli.messages import Message, new_id
+from agentcli.providers.base import ModelRequest
+from agentcli.providers.http import RetryableError, new_client, open_sse, with_retries
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 8192
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "pause_turn": "pause",
+    "refusal": "refusal",
+}
+CONTENT_KEY = "anthropic_content"  # Message.extra: the assistant's blocks, as sent back
+
+
+def _parsed_input(raw: str) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _blocks(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        content = message.content or "(no output)"
+        return [{"type": "tool_result", "tool_use_id": message.tool_call_id, "content": content,
+                 "is_error": message.error is not None}]  # fmt: skip
+    if message.role == "assistant":
+        stored = message.extra.get(CONTENT_KEY)
+        if stored:
+            return list(stored)
+        blocks: list[dict[str, Any]] = []
+        if message.content:
+            blocks.append({"type": "text", "text": message.content})
+        for call in message.tool_calls:
+            blocks.append({"type": "tool_use", "id": call.id, "name": call.name,
+                           "input": _parsed_input(call.arguments)})  # fmt: skip
+        return blocks or [{"type": "text", "text": "(no answer)"}]
+    return [{"type": "text", "text": message.content or "(empty)"}]
+
+
+def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Anthropic wants alternating turns, tool results in the next user turn: adjacent
+    messages of the same role are merged into one, block by block."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _blocks(message)
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    for turn in wire:  # tool results must come first in a user turn
+        if turn["role"] == "user":
+            turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
+    return wire
+
+
+class StreamState:
+    """Folds Anthropic's stream events into agentcli events and the final content blocks."""
+
+    def __init__(self, provider: str, model: str) -> None:
+        self.provider, self.model = provider, model
+        self.message_id = new_id("msg")
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.raw_input: dict[int, list[str]] = {}
+        self.usage = ev.Usage()
+        self.stop_reason: str | None = None
+        self.stopped = False
+
+    def feed(self, kind: str, data: dict[str, Any]) -> list[ev.Event]:
+        handler = getattr(self, f"_on_{kind}", None)
+        return handler(data) if handler is not None else []  # unknown events: ignored
+
+    def _on_message_start(self, data: dict[str, Any]) -> list[ev.Event]:
+        usage = (data.get("message") or {}).get("usage") or {}
+        self.usage.input_tokens = sum(
+            int(usage.get(k) or 0)
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        self.usage.output_tokens = int(usage.get("output_tokens") or 0)
+        return []
+
+    def _on_content_block_start(self, data: dict[str, Any]) -> list[ev.Event]:
+        index, block = data["index"], dict(data.get("content_block") or {})
+        self.blocks[index] = block
+        kind = block.get("type")
+        if kind == "text":
+            block.setdefault("text", "")
+            return [ev.TextMessageStart(message_id=self.message_id)]
+        if kind in ("tool_use", "server_tool_use"):
+            self.raw_input[index] = []
+            meta: dict[str, Any] = {"provider": self.provider, "model": self.model}
+            if kind == "server_tool_use":
+                meta["executedBy"] = "provider"
+            return [ev.ToolCallStart(tool_call_id=block["id"], tool_call_name=block["name"],
+                                     parent_message_id=self.message_id, metadata=meta)]  # fmt: skip
+        if kind in ("thinking", "redacted_thinking"):
+            block.setdefault("thinking", "")
+            rid = f"{self.message_id}-r{index}"
+            return [ev.ReasoningStart(message_id=rid), ev.ReasoningMessageStart(message_id=rid)]
+        if kind and kind.endswith("_tool_result"):  # a server tool's result, e.g. web search
+            content = block.get("content")
+            return [ev.ToolCallResult(
+                message_id=new_id("msg"), tool_call_id=str(block.get("tool_use_id", "")),
+                content=json.dumps(content, ensure_ascii=False)[:20_000],
+                metadata={"executedBy": "provider", "summary": f"{kind} from the provider"},
+            )]  # fmt: skip
+        return []
+
+    def _on_content_block_delta(self, data: dict[str, Any]) -> list[ev.Event]:
+        index, delta = data["index"], data.get("delta") or {}
+        block = self.blocks.get(index, {})
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta.get("text", "")
+            if delta.get("text"):
+                return [ev.TextMessageContent(message_id=self.message_id, delta=delta["text"])]
+        elif kind == "input_json_delta":
+            fragment = delta.get("partial_json", "")
+            self.raw_input.setdefault(index, []).append(fragment)
+            if fragment:
+                return [ev.ToolCallArgs(tool_call_id=block.get("id", ""), delta=fragment)]
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+            if delta.get("thinking"):
+                rid = f"{self.message_id}-r{index}"
+                return [ev.ReasoningMessageContent(message_id=rid, delta=delta["thinking"])]
+        elif kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + delta.get("signature", "")
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta.get("citation"))
+        return []
+
+    def _on_content_block_stop(self, data: dict[str, Any]) -> list[ev.Event]:
+        index = data["index"]
+        block = self.blocks.get(index, {})
+        kind = block.get("type")
+        if kind == "text":
+            return [ev.TextMessageEnd(message_id=self.message_id)]
+        if kind in ("tool_use", "server_tool_use"):
+            raw = "".join(self.raw_input.get(index, []))
+            if raw:
+                block["input"] = _parsed_input(raw)
+                block["_raw"] = raw
+            return [ev.ToolCallEnd(tool_call_id=block["id"])]
+        if kind in ("thinking", "redacted_thinking"):
+            rid = f"{self.message_id}-r{index}"
+            return [ev.ReasoningMessageEnd(message_id=rid), ev.ReasoningEnd(message_id=rid)]
+        return []
+
+    def _on_message_delta(self, data: dict[str, Any]) -> list[ev.Event]:
+        self.stop_reason = (data.get("delta") or {}).get("stop_reason") or self.stop_reason
+        usage = data.get("usage") or {}
+        if "output_tokens" in usage:
+            self.usage.output_tokens = int(usage["output_tokens"])  # cumulative
+        if usage.get("input_tokens"):
+            self.usage.input_tokens = int(usage["input_tokens"])
+        return []
+
+    def _on_message_stop(self, data: dict[str, Any]) -> list[ev.Event]:
+        self.stopped = True
+        return []
+
+    def content(self) -> list[dict[str, Any]]:
+        """The assistant's blocks as the next request must repeat them."""
+        out = []
+        for _, block in sorted(self.blocks.items()):
+            clean = {k: v for k, v in block.items() if not k.startswith("_")}
+            if clean.get("type") == "text" and not clean.get("text"):
+                continue
+            out.append(clean)
+        return out
+
+
+class AnthropicProvider:
+    def __init__(
+        self,
+        model: str,
+        *,
+        name: str = "anthropic",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str = "ANTHROPIC_API_KEY",
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        server_tools: list[dict[str, Any]] | None = None,
+        max_retries: int = 3,
+    ) -> None:
+        self.name, self.model = name, model
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/").removesuffix("/v1")
+        self.api_key, self.api_key_env = api_key, api_key_env
+        self.max_tokens = max_tokens
+        self.server_tools = server_tools or []
+        self.max_retries = max_retries
+        self._client = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"accept": "text/event-stream", "anthropic-version": API_VERSION}
+        if self.api_key:
+            headers["x-api-key"] = self.api_key
+        return headers
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": to_wire_messages(request.messages),
+            "stream": True,
+        }
+        if request.system:
+            body["system"] = request.system
+        tools = []
+        for tool in request.tools:
+            native = tool.get("anthropic")  # a provider-defined tool: Anthropic fixes its schema
+            if native:
+                tools.append(dict(native))
+            else:
+                tools.append({"name": tool["name"], "description": tool["description"],
+                              "input_schema": tool["parameters"]})  # fmt: skip
+        tools.extend(self.server_tools)
+        if tools:
+            body["tools"] = tools
+            body["tool_choice"] = {"type": "auto"}
+        return body
+
+    def describe_status(self, status: int, detail: str) -> str:
+        if status in (401, 403):
+            sent = (
+                f"the key in {self.api_key_env} was refused"
+                if self.api_key
+                else f"no key was sent ({self.api_key_env} is not set)"
+            )
+            return (
+                f"{self.name}: authentication failed (HTTP {status}: {detail}); {sent}. "
+                f"Set {self.api_key_env} to a valid key."
+            )
+        if status == 404:
+            return (
+                f"{self.name}: not found (HTTP 404: {detail}) at {self.base_url}. "
+                f"Check the model name ({self.model!r}, --model) and the base URL."
+            )
+        if status == 429:
+            return f"{self.name}: rate limited (HTTP 429: {detail})"
+        if status == 529:
+            return f"{self.name}: overloaded (HTTP 529: {detail})"
+        if status >= 500:
+            return f"{self.name}: server error (HTTP {status}: {detail})"
+        return f"{self.name}: the server rejected the request (HTTP {status}: {detail})"
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        return with_retries(lambda: self._attempt(request), max_retries=self.max_retries)
+
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        if self._client is None:
+            self._client = new_client()
+        state = StreamState(self.name, self.model)
+        messages = open_sse(
+            self._client,
+            f"{self.base_url}/v1/messages",
+            headers=self._headers(),
+            body=self._body(request),
+            describe_status=self.describe_status,
+            label=self.name,
+            base_url_hint="ANTHROPIC_BASE_URL or providers.anthropic.base_url",
+        )
+        async with contextlib.aclosing(messages):
+            async for message in messages:
+                try:
+                    data = json.loads(message.data)
+                except ValueError:
+                    raise ProviderError(
+                        f"{self.name}: the server sent a malformed event: {message.data[:200]!r}"
+                    ) from None
+                if not isinstance(data, dict):
+                    raise ProviderError(f"{self.name}: unexpected event: {message.data[:200]!r}")
+                kind = data.get("type") or message.event
+                if kind == "error":
+                    raise self._stream_error(data.get("error") or {})
+                try:
+                    events = state.feed(kind, data)
+                except (KeyError, TypeError, AttributeError) as exc:
+                    raise ProviderError(
+                        f"{self.name}: the server sent a malformed {kind} event ({exc})"
+                    ) from None
+                for event in events:
+                    yield event
+                if state.stopped:
+                    break
+        if not state.stopped and state.stop_reason is None:
+            raise StreamCutError(
+                f"the {self.name} stream ended before the answer was complete (no "
+                "message_stop); the text received so far is kept"
+            )
+        yield ev.Custom(name="usage", value=state.usage.to_wire(self.name, self.model))
+        finish = STOP_REASONS.get(state.stop_reason or "end_turn", "stop")
+        yield ev.StepEnd(finish_reason=finish, usage=state.usage,
+                         extra={CONTENT_KEY: state.content()})  # fmt: skip
+
+    def _stream_error(self, error: dict[str, Any]) -> ProviderError:
+        kind = str(error.get("type", ""))
+        message = f"{self.name}: error inside the stream: {error.get('message') or kind}"
+        if kind in ("overloaded_error", "rate_limit_error", "api_error", "timeout_error"):
+            return RetryableError(message)
+        return ProviderError(message)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
