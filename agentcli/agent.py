@@ -31,7 +31,7 @@ from agentcli.sessions.session import Session
 from agentcli.settings import ModelSpec, RunSettings, context_window
 from agentcli.system_prompt import build_system_prompt
 from agentcli.tools.base import ToolContext
-from agentcli.tools.registry import builtin_tools
+from agentcli.tools.registry import build_registry
 from agentcli.workspace import Workspace
 
 INTERRUPTED_MARK = "\n\n[interrupted by the user]"
@@ -71,7 +71,7 @@ class Agent:
         )
         if approver is not None:
             self.policy.approver = approver
-        self.registry = builtin_tools()
+        self.registry = build_registry(config, settings.provider)
         self.output_dir = data_dir() / "outputs" / session.id
         limit = config.get("shell.output_limit")
         self.context = ToolContext(
@@ -87,6 +87,7 @@ class Agent:
         self.executor = Executor(
             self.registry, self.policy, self.context, self.emit,
             max_concurrency=config.get("tools.concurrency"),
+            max_invalid_calls=config.get("tools.max_invalid_calls"),
         )  # fmt: skip
         self.instructions = find_instructions(settings.workspace, config.get("instructions.files"))
         self.model = settings.model
@@ -141,6 +142,7 @@ class Agent:
         self._cancel_code = None
         self._turn = asyncio.current_task()
         self.executor.denied = 0
+        self.executor.give_up = None
         conversation = self.session.conversation
         conversation.repair()  # before the new prompt, so results follow their calls
         conversation.add(Message.user(prompt))

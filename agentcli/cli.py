@@ -356,11 +356,12 @@ def policy_explain(
 @tools_app.command("list")
 def tools_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    cwd: Workspace = None,
 ) -> None:
     """Every tool with its risk and where it comes from."""
     from agentcli.commands import policy_commands
 
-    _guarded(lambda: policy_commands.list_tools(as_json))
+    _guarded(lambda: policy_commands.list_tools(_workspace(cwd), as_json))
 
 
 @app.command()
@@ -414,6 +415,17 @@ def run_app(argv: list[str] | None = None) -> int:
     except typer.Abort:
         sys.stderr.write("agentcli: interrupted\n")
         return 130
+    except KeyboardInterrupt:
+        sys.stderr.write("agentcli: interrupted\n")
+        return 130
+    except Exception as bug:  # the last net: one line, never a traceback unless asked
+        if "--debug" in (argv if argv is not None else sys.argv):
+            raise
+        sys.stderr.write(
+            f"agentcli: error: internal error: {type(bug).__name__}: {bug} "
+            "(rerun with --debug for the traceback)\n"
+        )
+        return 1
     return result if isinstance(result, int) else 0
 
 

@@ -47,12 +47,16 @@ class Executor:
         emit: Emit,
         *,
         max_concurrency: int = 8,
+        max_invalid_calls: int = 3,
     ) -> None:
         self.registry = registry
         self.policy = policy
         self.context = context
         self.emit = emit
         self.denied = 0
+        self.max_invalid_calls = max_invalid_calls
+        self._invalid_streak: dict[str, int] = {}  # tool name -> invalid calls in a row
+        self.give_up: str | None = None  # set when a weak model keeps sending bad calls
         self._slots = asyncio.Semaphore(max_concurrency)
         self._validators: dict[str, Any] = {}
 
@@ -72,7 +76,9 @@ class Executor:
             prepared = self.prepare(call)
         except InvalidCall as invalid:
             output = ToolOutput.failure(str(invalid))
+            self._count_invalid(call.name, str(invalid))
         else:
+            self._invalid_streak[call.name] = 0
             output = await self._decide_and_execute(call, prepared)
         latency_ms = int((time.monotonic() - started) * 1000)
         metadata: dict[str, Any] = {"latencyMs": latency_ms}
@@ -91,6 +97,17 @@ class Executor:
         return Message.tool_result(
             call.id, output.content, error=metadata.get("error") if output.error else None
         )
+
+    def _count_invalid(self, name: str, error: str) -> None:
+        """Bad calls go back to the model to retry — but not forever."""
+        streak = self._invalid_streak.get(name, 0) + 1
+        self._invalid_streak[name] = streak
+        if streak >= self.max_invalid_calls and self.give_up is None:
+            first = error.split(". Expected parameters")[0]
+            self.give_up = (
+                f"the model sent {streak} invalid calls to {name!r} in a row; stopping rather "
+                f"than looping (last error: {first})"
+            )
 
     def prepare(self, call: ToolCall) -> Prepared:
         tool = self.registry.get(call.name)
@@ -134,7 +151,7 @@ class Executor:
             preview = tool.preview(args, self.context)
         except Exception as exc:  # a broken risk function must not crash the run
             return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}")
-        request = ApprovalRequest(tool.name, args, assessment, preview, subjects)
+        request = ApprovalRequest(tool.policy_tool(args), args, assessment, preview, subjects)
         if self.policy.approver is not None and self.policy.explain(request).decision == "ask":
             self._emit_state(call, "waiting for approval")
         decision = await self.policy.decide(request)

@@ -10,12 +10,20 @@ from typing import Any, Literal
 
 from agentcli import events as ev
 from agentcli.compaction import Compactor, summary_section
-from agentcli.errors import ProviderError
+from agentcli.errors import AgentCliError, ProviderError
 from agentcli.executor import Executor
 from agentcli.messages import Conversation, Message, TurnCollector
 from agentcli.providers.base import ModelRequest, Provider
 
 Emit = Callable[[ev.Event], None]
+
+
+class InvalidCallsError(AgentCliError):
+    """A model that keeps sending calls that cannot run (weak or confused models)."""
+
+    code = "invalid_calls"
+
+
 LoopStatus = Literal["finished", "max_steps"]
 
 
@@ -73,6 +81,8 @@ class AgentLoop:
             if message.tool_calls:
                 for result in await self.executor.run(message.tool_calls):
                     conversation.add(result)
+                if self.executor.give_up:
+                    raise InvalidCallsError(self.executor.give_up)
             self.emit(ev.StepFinished(step_name=step_name))
             if not message.tool_calls and end.finish_reason != "pause":
                 return "finished"  # "pause": the provider's own tools paused; ask it to go on

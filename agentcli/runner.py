@@ -10,7 +10,7 @@ import sys
 
 from agentcli.agent import Agent
 from agentcli.config import trust
-from agentcli.errors import ExitCode, UsageError
+from agentcli.errors import AgentCliError, ExitCode, UsageError
 from agentcli.output.base import Output
 from agentcli.sessions.session import Session, find_session, latest_for
 from agentcli.settings import RunSettings
@@ -50,7 +50,12 @@ async def run_prompt(
     settings: RunSettings, prompt: str, outputs: list[Output], session: Session
 ) -> int:
     """One prompt to the end: SIGINT and SIGTERM cancel it, and everything it started stops."""
-    agent = Agent(settings, session, outputs)
+    try:
+        agent = Agent(settings, session, outputs)
+    except AgentCliError as error:
+        session.close()
+        print_error(str(error))
+        return error.exit_code
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, agent.cancel, ExitCode.INTERRUPTED)
     loop.add_signal_handler(signal.SIGTERM, agent.cancel, ExitCode.TERMINATED)

@@ -13,6 +13,7 @@ from agentcli.settings import parse_model as parse_with
 
 PROVIDERS = {
     "openai": ProviderConfig("openai", "openai", None, "OPENAI_API_KEY"),
+    "anthropic": ProviderConfig("anthropic", "anthropic", None, "ANTHROPIC_API_KEY"),
     "work": ProviderConfig("work", "openai", None, "WORK_KEY", "small", {"big": "gpt-4.1"}),
 }
 assert set(BUILTIN_PROVIDERS) <= set(PROVIDERS)
@@ -69,6 +70,8 @@ def test_read_stdin_gives_up_on_a_silent_pipe(monkeypatch, capsys):
         ("gpt-4o", ModelSpec("openai", "gpt-4o")),
         ("openai", ModelSpec("openai", "gpt-4.1-mini")),
         ("work", ModelSpec("work", "small")),
+        ("anthropic", ModelSpec("anthropic", "claude-sonnet-4-5")),
+        ("anthropic:claude-x", ModelSpec("anthropic", "claude-x")),
         ("work:big", ModelSpec("work", "gpt-4.1")),
         ("work:other", ModelSpec("work", "other")),
     ],

@@ -14,7 +14,7 @@ from agentcli.messages import ToolCall
 from agentcli.policy import ApprovalRequest, Policy
 from agentcli.policy.setup import build_policy
 from agentcli.tools.base import ToolContext
-from agentcli.tools.registry import ToolRegistry, builtin_tools
+from agentcli.tools.registry import build_registry, provider_tools
 from agentcli.workspace import Workspace
 
 
@@ -40,7 +40,7 @@ def explain(
     if yes and deny:
         raise UsageError("--yes and --deny contradict each other; pass one of them")
     config = load_config(workspace)
-    registry = builtin_tools()
+    registry = build_registry(config, None)
     ws = Workspace(workspace)
     policy = build_policy(config, ws, yes=yes, deny=deny, allow=allow, forbid=forbid,
                           interactive=False)  # fmt: skip
@@ -76,8 +76,15 @@ def explain(
     return 0
 
 
-def list_tools(as_json: bool, registry: ToolRegistry | None = None) -> int:
-    registry = registry or builtin_tools()
+def list_tools(workspace: Path, as_json: bool) -> int:
+    from agentcli.settings import providers_of
+
+    config = load_config(workspace)
+    registry = build_registry(config, None)
+    for provider in providers_of(config).values():  # provider-defined tools, where enabled
+        for tool in provider_tools(provider):
+            if registry.get(tool.name) is None:
+                registry.add(tool)
     rows = [
         {"name": t.name, "risk": t.risk_summary, "source": t.source, "description": t.description}
         for t in sorted(registry, key=lambda t: t.name)
@@ -86,6 +93,9 @@ def list_tools(as_json: bool, registry: ToolRegistry | None = None) -> int:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return 0
     width = max(len(r["name"]) for r in rows)
+    source_width = max(len(r["source"]) for r in rows)
     for row in rows:
-        sys.stdout.write(f"{row['name']:<{width}}  {row['source']:<8}  {row['risk']}\n")
+        sys.stdout.write(
+            f"{row['name']:<{width}}  {row['source']:<{source_width}}  {row['risk']}\n"
+        )
     return 0

@@ -27,6 +27,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("policy.deny", list, [], "rules that always deny"),
         Setting("policy.yes", bool, False, "approve every call that would ask", True),
         Setting("tools.concurrency", int, 8, "tool calls run at once"),
+        Setting("tools.max_invalid_calls", int, 3, "invalid calls in a row before a run stops"),
         Setting("shell.output_limit", int, 30_000, "characters of command output the model gets"),
         Setting("shell.env", list, [], "extra environment variables commands may see", True),
         Setting("shell.python", str, None, "interpreter for run_python (default: PATH)", True),
@@ -39,9 +40,10 @@ SETTINGS: dict[str, Setting] = {
 }
 
 # Tables whose every key is dangerous in an untrusted project file.
-DANGEROUS_TABLES = ("providers", "mcp", "hooks", "tools.custom")
+# (`tools.NAME` tables define command tools: they run programs.)
+DANGEROUS_TABLES = ("providers", "mcp", "hooks", "tools")
 # Tables of free-form keys (no schema per key).
-OPEN_TABLES = ("providers", "mcp", "hooks", "tools.custom", "context.windows")
+OPEN_TABLES = ("providers", "mcp", "hooks", "tools", "context.windows")
 
 
 def is_dangerous(key: str) -> bool:

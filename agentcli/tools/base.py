@@ -82,6 +82,11 @@ class Tool:
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError
 
+    def policy_tool(self, args: dict[str, Any]) -> str:
+        """The name rules and remembered choices use for this call (an adapter of a
+        provider-defined tool answers with the agentcli tool it runs as)."""
+        return self.name
+
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         """What `TOOL(PATTERN)` rules match for this call (agentcli.policy.rules.Subjects);
         by default only the tool's name."""

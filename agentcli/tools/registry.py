@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from agentcli.tools.base import Tool
 
@@ -51,3 +52,36 @@ def builtin_tools() -> ToolRegistry:
             JobKill(),
         ]
     )
+
+
+def provider_tools(provider: Any) -> list[Tool]:
+    """The provider-defined tools the user enabled for this provider (`client_tools`)."""
+    from agentcli.errors import ConfigError
+    from agentcli.tools.provider_defined import PROVIDER_TOOLS
+
+    tools = []
+    for name in provider.options.get("client_tools", []):
+        if provider.type != "anthropic" or name not in PROVIDER_TOOLS:
+            raise ConfigError(
+                f"providers.{provider.name}.client_tools: {name!r} is not a tool this provider "
+                f"defines (Anthropic: {', '.join(PROVIDER_TOOLS)})"
+            )
+        tools.append(PROVIDER_TOOLS[name]())
+    return tools
+
+
+def build_registry(config: Any, provider: Any) -> ToolRegistry:
+    """The run's tools: built-ins, the provider-defined tools the user enabled for this
+    provider, and command tools from the configuration (through the dynamic-tool path)."""
+    from agentcli.errors import ConfigError
+    from agentcli.tools.dynamic import DynamicToolError, command_tool_specs, register_dynamic
+
+    registry = builtin_tools()
+    for tool in provider_tools(provider) if provider is not None else []:
+        registry.add(tool)
+    try:
+        for spec in command_tool_specs(config.table("tools"), "config"):
+            register_dynamic(registry, spec)
+    except DynamicToolError as error:
+        raise ConfigError(str(error)) from None
+    return registry

@@ -203,7 +203,12 @@ class Repl:
 
 def run_repl(settings: RunSettings, session: Session) -> int:
     async def main() -> int:
-        repl = Repl(settings, session)
+        try:
+            repl = Repl(settings, session)
+        except AgentCliError as error:
+            session.close()
+            sys.stderr.write(f"agentcli: error: {error}\n")
+            return error.exit_code
         return await repl.run()
 
     with contextlib.suppress(KeyboardInterrupt):

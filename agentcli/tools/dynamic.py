@@ -1,0 +1,146 @@
+"""Dynamic tools: tools whose schema is known only at run time. Every such tool — command
+tools from the configuration now, MCP servers and plugins later — enters the registry
+through `register_dynamic`, which checks its name and its JSON Schema, takes its risk
+(unknown means high) and records where it came from for `agentcli tools list`."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.registry import ToolRegistry
+
+NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+RISKS = {"low": Risk.LOW, "medium": Risk.MEDIUM, "high": Risk.HIGH}
+Runner = Callable[[dict[str, Any], ToolContext], Awaitable[ToolOutput]]
+
+
+class DynamicToolError(ValueError):
+    """A dynamic tool's definition is unusable; the message says what to fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    risk: str | None  # low | medium | high; anything else (or nothing) is high
+    source: str  # e.g. "config", "mcp:github"
+    run: Runner
+
+
+class DynamicTool(Tool):
+    def __init__(self, spec: DynamicSpec) -> None:
+        self.name = spec.name
+        self.description = spec.description
+        self.parameters = spec.parameters
+        self.source = spec.source
+        self._risk = RISKS.get(str(spec.risk).lower(), Risk.HIGH)
+        self.risk_summary = self._risk.label + ("" if spec.risk in RISKS else " (unrated)")
+        self._run = spec.run
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        rated = "rated" if self.risk_summary == self._risk.label else "not rated, so treated as"
+        return Assessment(
+            self._risk, f"{self.name} from {self.source} is {rated} {self._risk.label}"
+        )
+
+    def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        from agentcli.policy.rules import Subjects
+
+        texts = tuple(str(v) for v in args.values() if isinstance(v, str | int | float))
+        return Subjects("text", values=texts)
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        return await self._run(args, ctx)
+
+
+def register_dynamic(registry: ToolRegistry, spec: DynamicSpec) -> DynamicTool:
+    if not NAME.match(spec.name):
+        raise DynamicToolError(
+            f"tool name {spec.name!r} ({spec.source}) must be 1-64 letters, digits, _ or -"
+        )
+    if registry.get(spec.name) is not None:
+        raise DynamicToolError(f"a tool named {spec.name!r} already exists ({spec.source})")
+    schema = spec.parameters
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        raise DynamicToolError(f"{spec.name}: parameters must be a JSON Schema of type object")
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise DynamicToolError(f"{spec.name}: invalid parameters schema: {exc.message}") from None
+    tool = DynamicTool(spec)
+    registry.add(tool)
+    return tool
+
+
+# --- command tools from the configuration: [tools.NAME] command = "make deploy ENV={env}"
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def command_argv(template: str, args: dict[str, Any]) -> list[str]:
+    """Each word of the template becomes one argument; placeholders are replaced inside
+    words, so a value never becomes several arguments or shell syntax (no shell runs)."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in args:
+            raise ToolFailure(f"the command needs {name!r}, which was not given")
+        return str(args[name])
+
+    return [PLACEHOLDER.sub(value, word) for word in shlex.split(template)]
+
+
+def command_runner(template: str, timeout: float) -> Runner:
+    async def run(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        from agentcli.process.capture import OutputCapture
+        from agentcli.process.run import run_command
+        from agentcli.tools.shell import format_result
+
+        argv = command_argv(template, args)
+        capture = OutputCapture(ctx.output_limit)
+        try:
+            result = await run_command(
+                argv, cwd=str(ctx.workspace.root), env=ctx.child_env, timeout=timeout,
+                capture=capture,
+            )  # fmt: skip
+        except FileNotFoundError:
+            raise ToolFailure(f"program not found: {argv[0]}") from None
+        return format_result("$ " + shlex.join(argv), result, timeout)
+
+    return run
+
+
+def command_tool_specs(table: dict[str, Any], source: str) -> list[DynamicSpec]:
+    """`[tools.NAME]` tables (other than settings) as dynamic tool specs."""
+    specs = []
+    for name, definition in table.items():
+        if not isinstance(definition, dict):
+            continue  # a plain setting such as tools.concurrency
+        command = definition.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise DynamicToolError(f'tools.{name}: give the command to run: command = "..."')
+        parameters = definition.get("parameters") or {
+            "type": "object",
+            "properties": {p: {"type": "string"} for p in PLACEHOLDER.findall(command)},
+            "required": PLACEHOLDER.findall(command),
+        }
+        specs.append(
+            DynamicSpec(
+                name=name,
+                description=definition.get("description") or f"Runs: {command}",
+                parameters=parameters,
+                risk=definition.get("risk"),
+                source=source,
+                run=command_runner(command, float(definition.get("timeout", 120))),
+            )
+        )
+    return specs
