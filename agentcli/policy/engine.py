@@ -8,7 +8,6 @@ made for the session applies at once to the calls still waiting."""
 from __future__ import annotations
 
 import asyncio
-import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +18,12 @@ from agentcli.policy.rules import (
     Rule,
     RuleSet,
     Subjects,
+    command_allowed_by,
     command_rule_pattern,
     covers,
     matches_any,
 )
-from agentcli.policy.shell_risk import classify_shell
+from agentcli.policy.shell_risk import simple_command_problem
 from agentcli.tools.base import Assessment, Risk
 from agentcli.workspace import Workspace
 
@@ -103,8 +103,9 @@ def suggested_rules(request: ApprovalRequest, workspace: Workspace) -> list[str]
         return [request.tool]
     if subjects.kind == "command":
         patterns = []
+        cwd = Path(subjects.cwd) if subjects.cwd else workspace.root
         for command in subjects.commands:
-            if classify_shell(shlex.join(command.argv), workspace).risk is not Risk.LOW:
+            if simple_command_problem(command, workspace, cwd) is not None:
                 patterns.append(f"{request.tool}({command_rule_pattern(command)})")
         return list(dict.fromkeys(patterns)) or [request.tool]
     if subjects.kind == "path" and subjects.values:
@@ -152,31 +153,30 @@ class Policy:
         return Verdict("ask", "auto", [risk_reason])
 
     def _allowed_by(self, request: ApprovalRequest, rules: list[Rule]) -> Rule | None:
-        tool, subjects, ws = request.tool, request.subjects, self.workspace.root
+        tool, subjects = request.tool, request.subjects
         candidates = [r for r in rules if r.tool == tool]
         if not candidates:
             return None
-        for rule in candidates:
-            if rule.pattern is None:
-                return rule
         if subjects.kind != "command":
-            return next((r for r in candidates if covers(r, tool, subjects, ws)), None)
+            protected = request.assessment.protected
+            root = self.workspace.root
+            return next((r for r in candidates if covers(r, tool, subjects, root, protected)), None)
         if not subjects.complete or not subjects.commands:
             return None  # a command we cannot fully account for is never allowed by a rule
+        cwd = Path(subjects.cwd) if subjects.cwd else self.workspace.root
         used: Rule | None = None
         for command in subjects.commands:
             rule = next(
                 (
                     r
                     for r in candidates
-                    if matches_any(r, tool, Subjects("command", (command,)), ws)
+                    if r.pattern is None or command_allowed_by(r.pattern, command)
                 ),
                 None,
             )
             if rule is not None:
                 used = used or rule
-                continue
-            if classify_shell(shlex.join(command.argv), self.workspace).risk is not Risk.LOW:
+            elif simple_command_problem(command, self.workspace, cwd) is not None:
                 return None  # every part must be allowed, or read-only by itself
         return used
 

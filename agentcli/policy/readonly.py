@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agentcli.policy.shell_parse import SimpleCommand
 
@@ -28,6 +28,8 @@ class Program:
     low: tuple[str, ...] = ()  # examples that must classify as low
     high: tuple[str, ...] = ()  # examples that must not
     pattern_first: bool = False  # the first operand is a pattern or script, not a path
+    file_options: frozenset[str] = frozenset()  # options whose value is a file it reads
+    options_end_at_double_dash: bool = True  # false for find: its predicates follow paths
 
 
 def _sed_check(args: list[str]) -> str | None:
@@ -188,6 +190,21 @@ GIT = Program(
     ),
 )
 GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-replace-objects", "--literal-pathspecs"})
+# Options any git subcommand may accept (log and diff options reach many of them) that
+# write a file, run a program or reach out.
+GIT_ALWAYS_DENIED = frozenset({
+    "--output", "--ext-diff", "--textconv", "--open-files-in-pager", "-O", "--exec",
+    "--upload-pack", "--receive-pack", "--no-index", "--contents",
+})  # fmt: skip
+
+GREP = Program(
+    "searches text",
+    pattern_first=True,
+    deny=frozenset({"-R", "--dereference-recursive"}),  # follows symlinks out
+    file_options=frozenset({"-f", "--file"}),
+    low=("grep -rn TODO .", "grep -c x a.txt", "grep -n 'a/b' src/x.py"),
+    high=("grep -r x /etc", "grep -e x -r ../other", "grep -R x .", "grep -f /etc/passwd a.txt"),
+)
 
 READ_ONLY: dict[str, Program] = {
     "ls": Program("lists files", low=("ls -la src", "ls *.py"), high=("ls > out.txt",)),
@@ -200,20 +217,18 @@ READ_ONLY: dict[str, Program] = {
     "tail": Program("prints the end of files", low=("tail -5 log.txt",)),
     "wc": Program("counts", low=("wc -l *.py",)),
     "nl": Program("numbers lines"),
-    "grep": Program(
-        "searches text",
-        pattern_first=True,
-        low=("grep -rn TODO .", "grep -c x a.txt", "grep -n 'a/b' src/x.py"),
-        high=("grep -r x /etc", "grep -e x -r ../other"),
-    ),
-    "egrep": Program("searches text", pattern_first=True),
-    "fgrep": Program("searches text", pattern_first=True),
+    "grep": GREP,
+    "egrep": GREP,
+    "fgrep": GREP,
     "rg": Program(
         "searches text",
         pattern_first=True,
-        deny=frozenset({"--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z"}),
+        deny=frozenset(
+            {"--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z", "-L", "--follow"}
+        ),
+        file_options=frozenset({"-f", "--file", "--ignore-file"}),
         low=("rg -n foo src",),
-        high=("rg --pre ./evil foo",),
+        high=("rg --pre ./evil foo", "rg -L secret", "rg -f /etc/passwd src"),
     ),
     "find": Program(
         "finds files",
@@ -228,11 +243,21 @@ READ_ONLY: dict[str, Program] = {
                 "-fprint0",
                 "-fprintf",
                 "-fls",
+                "-L",
+                "-follow",
             }
         ),
         globs=False,
+        options_end_at_double_dash=False,
         low=("find . -name '*.py'", "find src -type f -newer a.txt"),
-        high=("find . -exec rm {} ;", "find . -delete", "find . -fprint out", "find . -name *.py"),
+        high=(
+            "find . -exec rm {} ;",
+            "find . -delete",
+            "find . -fprint out",
+            "find . -name *.py",
+            "find -- . -delete",
+            "find -L . -name x",
+        ),
     ),
     "sed": Program(
         "prints lines",
@@ -246,9 +271,19 @@ READ_ONLY: dict[str, Program] = {
         "sorts",
         deny=frozenset({"--output", "--compress-program"}),
         letters="o",
-        high=("sort -o out.txt in.txt", "sort -uo out in"),
+        high=(
+            "sort -o out.txt in.txt",
+            "sort -uo out in",
+            "sort --outp=out in",
+            "sort --compress-prog=sh in",
+        ),
     ),
-    "uniq": Program("drops repeats", max_operands=1, high=("uniq in.txt out.txt",)),
+    "uniq": Program(
+        "drops repeats",
+        max_operands=1,
+        globs=False,  # a glob could expand into a second operand: the output file
+        high=("uniq in.txt out.txt", "uniq -- a.txt -out", "uniq *.txt"),
+    ),
     "cut": Program("cuts columns"),
     "tr": Program("translates characters"),
     "column": Program("formats columns"),
@@ -257,7 +292,13 @@ READ_ONLY: dict[str, Program] = {
         "compares files", deny=frozenset({"--to-file", "--from-file"}), low=("diff -u a.txt b.txt",)
     ),
     "cmp": Program("compares files"),
-    "file": Program("tells file types", deny=frozenset({"-C", "--compile", "-m", "--magic-file"})),
+    "file": Program(
+        "tells file types",
+        deny=frozenset({"-C", "--compile"}),
+        letters="C",
+        file_options=frozenset({"-m", "--magic-file"}),
+        high=("file -Cm magic", "file -m /etc/magic x"),
+    ),
     "stat": Program("shows file status"),
     "du": Program("shows disk usage"),
     "df": Program("shows free space"),
@@ -283,7 +324,11 @@ READ_ONLY: dict[str, Program] = {
         "prints the date",
         deny=frozenset({"-s", "--set"}),
         letters="s",
-        high=("date -s 2020-01-01",),
+        check=lambda args: next(
+            (f"`date {a}` sets the clock" for a in _operands(args) if not a.startswith("+")), None
+        ),
+        low=("date +%Y-%m-%d", "date -u"),
+        high=("date -s 2020-01-01", "date --se=2020-01-01", "date 0101000070"),
     ),
     "md5sum": Program("hashes", deny=frozenset({"-c", "--check"})),
     "sha1sum": Program("hashes"),
@@ -292,7 +337,9 @@ READ_ONLY: dict[str, Program] = {
         "queries JSON",
         pattern_first=True,
         deny=frozenset({"--rawfile", "--slurpfile"}),
+        file_options=frozenset({"-f", "--from-file", "-L"}),
         low=("jq .name package.json",),
+        high=("jq -f /etc/passwd",),
     ),
     "git": GIT,
 }
@@ -308,26 +355,46 @@ NETWORK = frozenset({
 })  # fmt: skip
 
 
+def _denied_flag(flag: str, deny: frozenset[str]) -> str | None:
+    """The denied option `flag` stands for, exactly or as a GNU-style abbreviation
+    (`--outp` is `--output`)."""
+    if flag in deny:
+        return flag
+    if flag.startswith("--") and len(flag) > 3:
+        return next((d for d in deny if d.startswith("--") and d.startswith(flag)), None)
+    return None
+
+
 def _flag_problem(program: Program, name: str, args: list[str]) -> str | None:
     for arg in args:
-        if arg == "--":
+        if arg == "--" and program.options_end_at_double_dash:
             break
-        if not arg.startswith("-") or arg == "-":
+        if not arg.startswith("-") or arg == "-" or arg == "--":
             continue
-        flag = arg.split("=", 1)[0]
-        if flag in program.deny:
-            return f"`{name} {flag}` writes, runs a program or reaches out"
+        denied = _denied_flag(arg.split("=", 1)[0], program.deny)
+        if denied:
+            return f"`{name} {denied}` writes, runs a program or reaches out"
         if program.letters and not arg.startswith("--"):
             bad = set(arg[1:]) & set(program.letters)
             if bad:
                 return f"`{name} -{''.join(sorted(bad))}` writes, runs a program or reaches out"
     if program.max_operands is not None:
-        operands = [a for a in args if not a.startswith("-") or a == "-"]
+        operands = _operands(args)
         if len(operands) > program.max_operands:
             return f"`{name}` with {len(operands)} operands writes the last one"
     if program.check is not None:
         return program.check(args)
     return None
+
+
+def _operands(args: list[str]) -> list[str]:
+    operands, options_done = [], False
+    for arg in args:
+        if arg == "--" and not options_done:
+            options_done = True
+        elif options_done or not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+    return operands
 
 
 def read_only_problem(command: SimpleCommand) -> str | None:
@@ -353,25 +420,41 @@ def read_only_problem(command: SimpleCommand) -> str | None:
     sub = program.subcommands.get(args[0])
     if sub is None:
         return f"`{name} {args[0]}` is not a read-only subcommand"
+    sub = replace(sub, deny=sub.deny | GIT_ALWAYS_DENIED, letters=sub.letters + "O")
     return _flag_problem(sub, f"{name} {args[0]}", args[1:])
 
 
-def path_operands(command: SimpleCommand) -> list[str]:
-    """The arguments that may name files: option values after `=`, and operands — except
-    the first operand of programs whose first operand is a pattern or a script (unless the
-    pattern came with -e)."""
-    program = READ_ONLY.get(command.program)
-    skip_pattern = program is not None and program.pattern_first
-    if "-e" in command.argv or any(a.startswith("--regexp") for a in command.argv):
-        skip_pattern = False
-    values = []
-    for arg in command.argv[1:]:
-        if arg.startswith("-"):
-            if "=" in arg:
-                values.append(arg.split("=", 1)[1])
+def path_operands(command: SimpleCommand) -> list[tuple[str, bool]]:
+    """The arguments that may name files, each with whether it is an unquoted glob:
+    operands, option values after `=`, and the values of options that read a file
+    (`grep -f FILE`) — but not the first operand of programs whose first operand is a
+    pattern or script (unless the pattern came with -e)."""
+    program = READ_ONLY.get(command.program) or Program()
+    argv, globs = command.argv, command.has_glob
+    skip_pattern = program.pattern_first and not any(
+        a == "-e" or a.startswith("--regexp") for a in argv[1:]
+    )
+    values: list[tuple[str, bool]] = []
+    index, options_done = 1, False
+    while index < len(argv):
+        arg, glob = argv[index], globs[index]
+        index += 1
+        if arg == "--" and not options_done:
+            options_done = True
+            continue
+        if arg.startswith("-") and arg != "-" and not options_done:
+            flag, _, attached = arg.partition("=")
+            file_option = next((f for f in program.file_options if arg.startswith(f)), None)
+            if file_option is not None and not file_option.startswith("--"):
+                attached = arg[len(file_option) :]  # -fFILE
+            if attached:
+                values.append((attached, glob))
+            elif (file_option or flag in program.file_options) and index < len(argv):
+                values.append((argv[index], globs[index]))
+                index += 1
             continue
         if skip_pattern:
             skip_pattern = False
             continue
-        values.append(arg)
+        values.append((arg, glob))
     return values

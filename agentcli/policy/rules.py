@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentcli.errors import ConfigError
-from agentcli.policy.shell_parse import SimpleCommand
+from agentcli.policy.shell_parse import UNKNOWN, SimpleCommand
 
 SubjectKind = Literal["command", "path", "text", "none"]
 _RULE = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
@@ -32,6 +32,7 @@ class Subjects:
     commands: tuple[SimpleCommand, ...] = ()
     values: tuple[str, ...] = ()  # absolute paths, or texts
     complete: bool = True  # commands: the command line was fully understood
+    cwd: str | None = None  # commands: where they would run
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,13 +101,60 @@ def _tokens(pattern: str) -> tuple[str, ...]:
         return tuple(pattern.split())
 
 
-def command_matches(pattern: str, command: SimpleCommand) -> bool:
-    tokens = _tokens(pattern)
-    argv = command.argv
+def _word_matches(word: str, token: str) -> bool:
+    # A word only the running shell can decide might be anything: it matches (for deny and
+    # ask rules; allow rules never see such commands).
+    return word == UNKNOWN or fnmatchcase(word, token)
+
+
+def _argv_matches(tokens: tuple[str, ...], argv: tuple[str, ...]) -> bool:
     if tokens and tokens[-1] == "*":
         prefix = tokens[:-1]
-        return len(argv) >= len(prefix) and all(map(fnmatchcase, argv, prefix))
-    return len(argv) == len(tokens) and all(map(fnmatchcase, argv, tokens))
+        return len(argv) >= len(prefix) and all(map(_word_matches, argv, prefix))
+    return len(argv) == len(tokens) and all(map(_word_matches, argv, tokens))
+
+
+WRAPPERS_TO_SEE_THROUGH = frozenset(
+    {"command", "builtin", "exec", "nohup", "sudo", "doas", "time", "nice", "env", "timeout"}
+)
+
+
+def argv_variants(argv: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The same command as a deny rule should see it: `/bin/rm` as `rm`, `command rm`,
+    `env X=1 rm`, `timeout 5 rm` as `rm`, `git --no-pager push` as `git push`."""
+    variants = [argv]
+    current = argv
+    for _ in range(4):
+        if not current:
+            break
+        program = current[0].rsplit("/", 1)[-1]
+        rest = current[1:]
+        if program in WRAPPERS_TO_SEE_THROUGH:
+            while rest and (rest[0].startswith("-") or "=" in rest[0] or rest[0].isdigit()
+                            or rest[0].rstrip("smhd").replace(".", "").isdigit()):  # fmt: skip
+                rest = rest[1:]
+            current = rest
+        elif program == "git":
+            while rest and rest[0].startswith("-"):
+                rest = rest[2:] if rest[0] in ("-c", "-C") else rest[1:]
+            current = (program, *rest)
+        else:
+            current = (program, *rest)
+        if current in variants:
+            break
+        variants.append(current)
+    return [v for v in variants if v]
+
+
+def command_matches(pattern: str, command: SimpleCommand) -> bool:
+    """For deny and ask rules: any variant of the command matches."""
+    tokens = _tokens(pattern)
+    return any(_argv_matches(tokens, v) for v in argv_variants(command.argv))
+
+
+def command_allowed_by(pattern: str, command: SimpleCommand) -> bool:
+    """For allow rules: the command exactly as written matches."""
+    return command.complete and _argv_matches(_tokens(pattern), command.argv)
 
 
 @dataclass(slots=True)
@@ -130,12 +178,24 @@ def matches_any(rule: Rule, tool: str, subjects: Subjects, workspace: Path) -> b
     return any(fnmatchcase(v, rule.pattern) for v in subjects.values)
 
 
-def covers(rule: Rule, tool: str, subjects: Subjects, workspace: Path) -> bool:
-    """For allow rules on paths and texts: every value must match."""
+def _specific(pattern: str) -> bool:
+    """A pattern whose first path component is literal names a place specifically."""
+    first = pattern.removeprefix("./").lstrip("/").split("/", 1)[0]
+    return bool(first) and not any(c in first for c in "*?[")
+
+
+def covers(
+    rule: Rule, tool: str, subjects: Subjects, workspace: Path, protected: bool = False
+) -> bool:
+    """For allow rules on paths and texts: every value must match. A protected call (outside
+    the workspace, or a sensitive file) is covered only by a rule that names it specifically:
+    `write_file` or `write_file(**)` never reaches .git/hooks or ~/.bashrc."""
     if rule.tool != tool:
         return False
     if rule.pattern is None:
-        return True
+        return not protected
+    if protected and not _specific(rule.pattern):
+        return False
     if subjects.kind == "path":
         return bool(subjects.values) and all(
             path_matches(rule.pattern, v, workspace) for v in subjects.values

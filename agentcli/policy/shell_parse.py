@@ -22,6 +22,8 @@ PLAIN_NODES = frozenset(
 )  # fmt: skip
 PLAIN_TOKENS = frozenset({"&&", "||", ";", "|", '"', "\n"})
 GLOB_CHARACTERS = frozenset("*?[")
+UNKNOWN = "\x00unknown"  # a word whose value is decided only when the shell runs
+_BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")  # {a,b} and {1..3}; a lone {} is literal
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 NODE_REASONS = {
@@ -54,8 +56,16 @@ NODE_REASONS = {
 
 @dataclass(frozen=True, slots=True)
 class SimpleCommand:
+    """One command's words as bash would pass them. A word only the running shell can
+    decide (an expansion, a substitution) is UNKNOWN: such a command is never plain, but
+    deny rules still see it."""
+
     argv: tuple[str, ...]
     has_glob: tuple[bool, ...]  # per word: an unquoted glob the shell would expand
+
+    @property
+    def complete(self) -> bool:
+        return UNKNOWN not in self.argv
 
     @property
     def program(self) -> str:
@@ -95,11 +105,34 @@ def parse_command(command: str) -> ParsedCommand:
     if _CONTROL.search(command):
         result.problems.append("it contains control characters")
         return result
-    tree = _parser().parse(command.encode("utf-8"))
+    if "\\\n" in command:  # bash joins the lines inside a word; the parser splits them
+        result.problems.append("a line continuation joins words in ways the parser cannot see")
+    try:
+        source = command.encode("utf-8")
+    except UnicodeEncodeError:
+        result.problems.append("it contains characters that are not valid text")
+        return result
+    tree = _parser().parse(source)
     if tree.root_node.has_error:
         result.problems.append("the shell grammar cannot parse it completely")
+    if _uncovered(tree.root_node, source):
+        result.problems.append("part of it is invisible to the shell grammar")
     _walk(tree.root_node, result)
     return result
+
+
+def _uncovered(root: Any, source: bytes) -> bool:
+    """True when a non-blank byte belongs to no token: the parser skipped something bash
+    will read (an escaped blank, say), so what we classify is not what would run."""
+    covered = bytearray(len(source))
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count == 0:
+            covered[node.start_byte : node.end_byte] = b"\x01" * (node.end_byte - node.start_byte)
+        else:
+            stack.extend(node.children)
+    return any(not covered[i] and source[i] not in b" \t\n" for i in range(len(source)))
 
 
 def _walk(node: Any, result: ParsedCommand) -> None:
@@ -107,12 +140,33 @@ def _walk(node: Any, result: ParsedCommand) -> None:
     allowed = kind in PLAIN_NODES if node.is_named else kind in PLAIN_TOKENS
     if not allowed and not (node.is_named and kind == "ERROR"):
         result.problems.append(NODE_REASONS.get(kind, f"it uses `{kind}`"))
+    if kind == "concatenation" or (kind == "word" and node.parent.type != "concatenation"):
+        problem = _word_problem(_unquoted_text(node))
+        if problem:
+            result.problems.append(problem)
     if kind == "command":
         found = _simple_command(node)
         if found is not None:
             result.commands.append(found)
     for child in node.children:
         _walk(child, result)
+
+
+def _unquoted_text(node: Any) -> str:
+    """The parts of a word the shell expands (quoted parts are left out)."""
+    if node.type == "word":
+        return node.text.decode("utf-8", errors="replace")
+    return "".join(_unquoted_text(c) if c.type == "word" else "\0" for c in node.children)
+
+
+def _word_problem(text: str) -> str | None:
+    """Expansions bash performs on an unquoted word that tree-sitter leaves inside it."""
+    unescaped = re.sub(r"\\.", "", text)
+    if _BRACES.search(unescaped):
+        return "brace expansion turns one word into several"
+    if unescaped.startswith("~") and not re.match(r"^~(/|$)", unescaped):
+        return "this form of tilde expansion is decided only when it runs"
+    return None
 
 
 def _simple_command(node: Any) -> SimpleCommand | None:
@@ -123,10 +177,10 @@ def _simple_command(node: Any) -> SimpleCommand | None:
             child = child.children[0] if child.children else child
         elif child.type == "variable_assignment":
             continue
+        if not child.is_named:
+            continue
         value = _word_value(child)
-        if value is None:
-            return None
-        words.append(value)
+        words.append(UNKNOWN if value is None else value)
         globs.append(_has_unquoted_glob(child))
     return SimpleCommand(tuple(words), tuple(globs)) if words else None
 

@@ -4,6 +4,7 @@ workspace. Everything else is high, with the first reason found."""
 
 from __future__ import annotations
 
+import glob
 import os
 from pathlib import Path
 
@@ -13,26 +14,41 @@ from agentcli.tools.base import Assessment, Risk
 from agentcli.workspace import Workspace
 
 
-def outside_path_problem(command: SimpleCommand, workspace: Workspace, cwd: Path) -> str | None:
-    """A read-only program may still read what it should not: any argument that is a path
-    (it has a slash, or starts with ~, or is ..) must resolve inside the workspace."""
-    for value in path_operands(command):
-        if not (value.startswith("~") or "/" in value or value == ".."):
-            continue
-        expanded = os.path.expanduser(value)
-        real = Path(os.path.realpath(os.path.join(cwd, expanded)))
-        if not workspace.contains(real):
-            return f"`{command.program}` would read {value}, outside the workspace"
+def operand_problem(command: SimpleCommand, workspace: Workspace, cwd: Path) -> str | None:
+    """A read-only program may still read what it should not, or be handed an option by a
+    file name: every argument that may name a file — after tilde and glob expansion, as the
+    shell would do it now — must resolve (symlinks followed) inside the workspace, and no
+    glob may produce a name that starts with `-`."""
+    for value, is_glob in path_operands(command):
+        expanded = os.path.expanduser(value) if value.startswith("~") else value
+        if is_glob:
+            root = None if os.path.isabs(expanded) else cwd
+            names = glob.glob(expanded, root_dir=root)
+            option_like = next((n for n in names if n.startswith("-")), None)
+            if option_like is not None:
+                return f"the glob {value} matches {option_like!r}, which would be read as an option"
+        else:
+            names = [expanded]
+        for name in names:
+            real = Path(os.path.realpath(os.path.join(cwd, name)))
+            if not workspace.contains(real):
+                return f"`{command.program}` would read {value}, outside the workspace"
     return None
+
+
+def simple_command_problem(
+    command: SimpleCommand, workspace: Workspace, cwd: Path | None = None
+) -> str | None:
+    """Why one parsed command is not read-only inside this workspace, or None."""
+    return read_only_problem(command) or operand_problem(command, workspace, cwd or workspace.root)
 
 
 def classify_shell(command: str, workspace: Workspace, cwd: Path | None = None) -> Assessment:
     parsed = parse_command(command)
     if not parsed.plain:
         return Assessment(Risk.HIGH, parsed.problems[0])
-    where = cwd or workspace.root
     for simple in parsed.commands:
-        problem = read_only_problem(simple) or outside_path_problem(simple, workspace, where)
+        problem = simple_command_problem(simple, workspace, cwd)
         if problem:
             return Assessment(Risk.HIGH, problem)
     programs = ", ".join(dict.fromkeys(c.program for c in parsed.commands))

@@ -28,6 +28,9 @@ class Assessment:
 
     risk: Risk
     reason: str
+    # Outside the workspace or a sensitive target: only a rule that names the place
+    # specifically may allow it (never a bare tool rule or a broad glob).
+    protected: bool = False
 
 
 @dataclass(slots=True)

@@ -23,10 +23,11 @@ def assess_path(target: ResolvedPath, verb: str, *, writing: bool = False) -> As
     """Low (reads) or medium (writes) inside the workspace; high outside it or for a
     sensitive target."""
     if not target.inside:
-        return Assessment(Risk.HIGH, f"path {target.requested!r} resolves outside the workspace")
+        reason = f"path {target.requested!r} resolves outside the workspace"
+        return Assessment(Risk.HIGH, reason, protected=True)
     reason = sensitive_reason(target.path, writing=writing)
     if reason:
-        return Assessment(Risk.HIGH, reason)
+        return Assessment(Risk.HIGH, reason, protected=True)
     return Assessment(Risk.MEDIUM if writing else Risk.LOW, f"{verb} inside the workspace")
 
 

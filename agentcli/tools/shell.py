@@ -144,7 +144,11 @@ class RunShell(Tool):
         from agentcli.policy.shell_parse import parse_command
 
         parsed = parse_command(args["command"])
-        return Subjects("command", commands=tuple(parsed.commands), complete=parsed.plain)
+        try:
+            cwd: str | None = resolve_cwd(ctx, args.get("cwd"))
+        except ToolFailure:
+            cwd = None
+        return Subjects("command", commands=tuple(parsed.commands), complete=parsed.plain, cwd=cwd)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         command = args["command"]
