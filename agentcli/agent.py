@@ -83,6 +83,7 @@ class Agent:
             jobs=JobManager(self.output_dir, limit=limit),
             output_limit=limit,
             python=config.get("shell.python"),
+            ask=getattr(self.policy.approver, "question", None),  # a person, if one is there
         )
         self.executor = Executor(
             self.registry, self.policy, self.context, self.emit,

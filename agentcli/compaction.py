@@ -46,6 +46,8 @@ def split_point(conversation: Conversation, keep_turns: int) -> int | None:
     users = [i for i in range(conversation.start, len(messages)) if messages[i].role == "user"]
     if len(users) > keep_turns:
         return users[-keep_turns] if keep_turns else len(messages)
+    if len(messages) - conversation.start < 4:
+        return None  # a short exchange is all "latest turns": nothing worth summarising
     middle = conversation.start + (len(messages) - conversation.start) // 2
     candidates = [
         i for i in range(conversation.start + 1, len(messages))

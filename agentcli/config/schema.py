@@ -36,6 +36,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("context.threshold", float, 0.8, "compact when this share of the window is used"),
         Setting("context.keep_turns", int, 2, "latest user turns kept verbatim in compaction"),
         Setting("repl.vi_mode", bool, False, "vi key bindings in the chat prompt"),
+        Setting("web_search.backend", str, None, "searxng or brave", True),
+        Setting("web_search.url", str, None, "the search backend's URL", True),
+        Setting("web_search.api_key_env", str, None, "variable holding its key", True),
     ]
 }
 

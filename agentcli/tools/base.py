@@ -3,7 +3,7 @@ an async execute, and an optional preview for the approval prompt."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
@@ -67,6 +67,7 @@ class ToolContext:
     jobs: Any = None  # the run's JobManager (agentcli.process.jobs)
     output_limit: int = 30_000  # characters of command output the model gets
     python: str | None = None  # interpreter for run_python; None: the one on PATH
+    ask: Callable[[str, list[str] | None], Awaitable[str]] | None = None  # a person, if any
 
 
 class Tool:

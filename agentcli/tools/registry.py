@@ -33,9 +33,13 @@ class ToolRegistry:
 
 
 def builtin_tools() -> ToolRegistry:
+    from agentcli.tools.ask_user import AskUser
+    from agentcli.tools.calculator import Calculator
     from agentcli.tools.files import CreateDirectory, EditFile, ListDirectory, ReadFile, WriteFile
     from agentcli.tools.search import SearchContent, SearchFiles
     from agentcli.tools.shell import JobKill, JobOutput, RunPython, RunShell
+    from agentcli.tools.system_info import SystemInfo
+    from agentcli.tools.web import FetchUrl
 
     return ToolRegistry(
         [
@@ -50,6 +54,10 @@ def builtin_tools() -> ToolRegistry:
             RunPython(),
             JobOutput(),
             JobKill(),
+            FetchUrl(),
+            Calculator(),
+            SystemInfo(),
+            AskUser(),
         ]
     )
 
@@ -75,8 +83,10 @@ def build_registry(config: Any, provider: Any) -> ToolRegistry:
     provider, and command tools from the configuration (through the dynamic-tool path)."""
     from agentcli.errors import ConfigError
     from agentcli.tools.dynamic import DynamicToolError, command_tool_specs, register_dynamic
+    from agentcli.tools.web import WebSearch
 
     registry = builtin_tools()
+    registry.add(WebSearch(config.table("web_search")))
     for tool in provider_tools(provider) if provider is not None else []:
         registry.add(tool)
     try:

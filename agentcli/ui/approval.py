@@ -65,18 +65,51 @@ class TerminalApprover:
     """Asks on the terminal. One prompt at a time is the policy's job (it holds a lock)."""
 
     def __init__(self, stream: TextIO | None = None, keys: Any = None) -> None:
+        import asyncio
+
         self.stream = stream or sys.stderr
         self.color = self.stream.isatty() and "NO_COLOR" not in os.environ
         self.keys = keys  # an EscWatcher to pause while the prompt owns the terminal
+        self._one_at_a_time = asyncio.Lock()  # approvals and questions share the terminal
 
     async def __call__(self, prompt: Prompt) -> UserChoice:
-        if self.keys is not None:
-            self.keys.pause()
-        try:
-            return await self._ask(prompt)
-        finally:
+        async with self._one_at_a_time:
             if self.keys is not None:
-                self.keys.resume()
+                self.keys.pause()
+            try:
+                return await self._ask(prompt)
+            finally:
+                if self.keys is not None:
+                    self.keys.resume()
+
+    async def question(self, text: str, choices: list[str] | None) -> str:
+        """ask_user: the model's question, answered here. Ctrl-C cancels the turn."""
+        from prompt_toolkit import PromptSession
+
+        async with self._one_at_a_time:
+            if self.keys is not None:
+                self.keys.pause()
+            try:
+                self.stream.write(_style(self.color, "1;36", f"? {text}") + "\n")
+                for number, choice in enumerate(choices or [], start=1):
+                    self.stream.write(f"  {number}. {choice}\n")
+                self.stream.flush()
+                hint = "  number or text: " if choices else "  answer: "
+                while True:
+                    try:
+                        answer = (await PromptSession().prompt_async(hint)).strip()
+                    except (KeyboardInterrupt, EOFError):
+                        raise TurnCancelled("cancelled at a question") from None
+                    if not choices:
+                        return answer
+                    if answer.isdigit() and 1 <= int(answer) <= len(choices):
+                        return choices[int(answer) - 1]
+                    if answer in choices:
+                        return answer
+                    self.stream.write(f"  choose 1-{len(choices)} or type one of the choices\n")
+            finally:
+                if self.keys is not None:
+                    self.keys.resume()
 
     async def _ask(self, prompt: Prompt) -> UserChoice:
         self.stream.write(render_prompt(prompt, self.color))

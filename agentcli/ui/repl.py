@@ -197,7 +197,7 @@ class Repl:
         self.out.write(output if output.endswith("\n") or not output else output + "\n")
         self.say(self.renderer.style.dim(f"exit code {result.exit_code}"))
         self.pending_context.append(
-            f"I ran `{command}` myself (exit code {result.exit_code}):\n```\n{output}\n```"
+            f"I ran `{command}` myself (exit code {result.exit_code}):\n```\n{output.rstrip()}\n```"
         )
 
 

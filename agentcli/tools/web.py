@@ -1,0 +1,233 @@
+"""Web tools: fetch a URL as readable text, and search the web through a configured backend.
+
+Requests to the user's own machine and network (loopback, link-local, private and other
+non-public addresses) are high risk, including when a redirect leads there; bodies are
+refused over a size cap while they are read, not after."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+
+MAX_REDIRECTS = 5
+MAX_BODY_BYTES = 5 * 1024 * 1024
+DEFAULT_MAX_CHARS = 20_000
+TIMEOUT_SECONDS = 20.0
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml",
+              "application/javascript", "application/x-yaml")  # fmt: skip
+
+
+def _address_is_local(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return not ip.is_global or ip.is_multicast
+
+
+def local_reason(url: str) -> str | None:
+    """Why fetching `url` reaches the user's own machine or network, or None."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if host in ("localhost",) or host.endswith((".localhost", ".local", ".internal")):
+        return f"{host} is this machine or the local network"
+    try:
+        infos = socket.getaddrinfo(host, parts.port or 443, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return None  # it does not resolve: the request will fail on its own
+    for info in infos:
+        address = info[4][0]
+        if _address_is_local(address):
+            return f"{host} resolves to {address}, on this machine or the local network"
+    return None
+
+
+def check_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ToolFailure(f"only http and https URLs can be fetched, not {parts.scheme or url!r}")
+    if not parts.hostname:
+        raise ToolFailure(f"{url!r} has no host")
+
+
+def html_to_text(html: str) -> tuple[str, str]:
+    """(title, readable Markdown-ish text) of an HTML page."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for noise in soup(["script", "style", "noscript", "template", "svg", "iframe"]):
+        noise.decompose()
+    text = MarkdownConverter(heading_style="ATX", strip=["img"]).convert_soup(soup.body or soup)
+    lines = [line.rstrip() for line in text.splitlines()]
+    compact: list[str] = []
+    for line in lines:
+        if line or (compact and compact[-1]):
+            compact.append(line)
+    return title, "\n".join(compact).strip()
+
+
+async def fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
+    """(final URL, content type, body). Redirects are followed one by one so that each hop
+    is checked; a hop into the local network needs the call to have been approved as such."""
+    import httpx
+
+    timeout = httpx.Timeout(TIMEOUT_SECONDS, connect=10.0)
+    async with httpx.AsyncClient(
+        timeout=timeout, follow_redirects=False, trust_env=False
+    ) as client:
+        for _ in range(MAX_REDIRECTS + 1):
+            check_url(url)
+            if not allow_local:
+                reason = await asyncio.to_thread(local_reason, url)
+                if reason:
+                    raise ToolFailure(
+                        f"refused: a redirect leads to {url}, and {reason}; fetch that URL "
+                        "directly if you need it (it will ask for approval)"
+                    )
+            try:
+                async with client.stream("GET", url, headers={"accept": "*/*"}) as response:
+                    if response.is_redirect and "location" in response.headers:
+                        url = urljoin(url, response.headers["location"])
+                        continue
+                    if response.status_code >= 400:
+                        raise ToolFailure(f"HTTP {response.status_code} from {url}")
+                    length = int(response.headers.get("content-length") or 0)
+                    if length > MAX_BODY_BYTES:
+                        raise ToolFailure(_too_large(url, length))
+                    body = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) > MAX_BODY_BYTES:
+                            raise ToolFailure(_too_large(url, len(body)))
+                    return str(response.url), response.headers.get("content-type", ""), bytes(body)
+            except httpx.TimeoutException:
+                raise ToolFailure(f"timed out after {TIMEOUT_SECONDS:g}s fetching {url}") from None
+            except httpx.HTTPError as exc:
+                raise ToolFailure(f"could not fetch {url}: {exc}") from None
+    raise ToolFailure(f"more than {MAX_REDIRECTS} redirects, stopped at {url}")
+
+
+def _too_large(url: str, size: int) -> str:
+    cap = MAX_BODY_BYTES // (1024 * 1024)
+    return f"refused: {url} is larger than {cap} MB ({size:,} bytes so far)"
+
+
+class FetchUrl(Tool):
+    name = "fetch_url"
+    description = (
+        "Fetch a web page (http or https) and return its title, final URL, content type and "
+        "readable text (HTML converted to Markdown), cut to max_chars."
+    )
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "description": "The http or https URL."},
+            "max_chars": {
+                "type": "integer",
+                "minimum": 100,
+                "maximum": 200_000,
+                "description": f"Most characters of text (default {DEFAULT_MAX_CHARS}).",
+            },
+        },
+        "required": ["url"],
+        "additionalProperties": False,
+    }
+    risk_summary = "medium; high for this machine and the local network"
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        url = args["url"]
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return Assessment(Risk.MEDIUM, "fetches a URL (it is not http or https: it will fail)")
+        reason = local_reason(url)
+        if reason:
+            return Assessment(Risk.HIGH, reason, protected=True)
+        return Assessment(Risk.MEDIUM, f"fetches {parts.hostname} from the internet")
+
+    def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        from agentcli.policy.rules import Subjects
+
+        return Subjects("text", values=(args["url"],))
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        url = args["url"]
+        check_url(url)
+        allow_local = self.assess(args, ctx).risk is Risk.HIGH  # approved as such
+        final, content_type, body = await fetch(url, allow_local=allow_local)
+        kind = content_type.split(";", 1)[0].strip().lower()
+        if kind and not kind.startswith(TEXT_TYPES):
+            raise ToolFailure(
+                f"{final} is {kind} ({len(body):,} bytes), not text; fetch_url returns text only"
+            )
+        text = body.decode(_charset(content_type), errors="replace")
+        title = ""
+        if "html" in kind or (not kind and "<html" in text[:1000].lower()):
+            title, text = await asyncio.to_thread(html_to_text, text)
+        limit = args.get("max_chars", DEFAULT_MAX_CHARS)
+        cut = ""
+        if len(text) > limit:
+            cut = f"\n[… cut at {limit:,} of {len(text):,} characters]"
+            text = text[:limit]
+        header = [f"URL: {final}", f"Content-Type: {kind or 'unknown'}"]
+        if title:
+            header.insert(0, f"Title: {title}")
+        return ToolOutput(
+            content="\n".join(header) + "\n\n" + text + cut,
+            summary=f"{len(body):,} bytes from {urlsplit(final).hostname}",
+        )
+
+
+def _charset(content_type: str) -> str:
+    for part in content_type.split(";")[1:]:
+        key, _, value = part.strip().partition("=")
+        if key.lower() == "charset" and value:
+            try:
+                import codecs
+
+                return codecs.lookup(value.strip('"')).name
+            except LookupError:
+                break
+    return "utf-8"
+
+
+class WebSearch(Tool):
+    name = "web_search"
+    description = "Search the web. Returns title, URL and snippet for each result."
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": 20},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+    risk_summary = "medium"
+
+    def __init__(self, backend: dict[str, Any] | None = None) -> None:
+        self.backend = backend or {}
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return Assessment(Risk.MEDIUM, "sends the query to a search service")
+
+    def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        from agentcli.policy.rules import Subjects
+
+        return Subjects("text", values=(args["query"],))
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        from agentcli.tools.search_backends import search
+
+        results = await search(self.backend, args["query"], args.get("max_results", 5))
+        if not results:
+            return ToolOutput(content=f"no results for {args['query']!r}", summary="no results")
+        lines = []
+        for number, item in enumerate(results, start=1):
+            lines += [f"{number}. {item.title}", f"   {item.url}", f"   {item.snippet}", ""]
+        return ToolOutput(content="\n".join(lines).rstrip(), summary=f"{len(results)} results")
