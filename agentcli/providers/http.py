@@ -49,6 +49,33 @@ def error_detail(body: bytes) -> str:
     return text[:300]
 
 
+def describe_status(
+    status: int, detail: str, *, label: str, key_env: str, key_sent: bool, base_url: str, model: str
+) -> str:
+    """One line for an HTTP error from a provider, naming what to check."""
+    if status in (401, 403):
+        sent = (
+            f"the key in {key_env} was refused"
+            if key_sent
+            else (f"no key was sent ({key_env} is not set)")
+        )
+        return (
+            f"{label}: authentication failed (HTTP {status}: {detail}); {sent}. "
+            f"Set {key_env} to a valid key."
+        )
+    if status == 404:
+        return (
+            f"{label}: not found (HTTP 404: {detail}) at {base_url}. "
+            f"Check the model name ({model!r}, --model) and the base URL."
+        )
+    kinds = {429: "rate limited", 529: "overloaded"}
+    if status in kinds:
+        return f"{label}: {kinds[status]} (HTTP {status}: {detail})"
+    if status >= 500:
+        return f"{label}: server error (HTTP {status}: {detail})"
+    return f"{label}: the server rejected the request (HTTP {status}: {detail})"
+
+
 def connect_failure(label: str, url: str, exc: Exception, base_url_hint: str) -> RetryableError:
     reason = str(exc) or type(exc).__name__
     if "refused" in reason.lower():

@@ -12,7 +12,13 @@ from agentcli import events as ev
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message
 from agentcli.providers.base import ModelRequest
-from agentcli.providers.http import RetryableError, new_client, open_sse, with_retries
+from agentcli.providers.http import (
+    RetryableError,
+    describe_status,
+    new_client,
+    open_sse,
+    with_retries,
+)
 from agentcli.providers.openai_stream import ChatStreamAccumulator
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -101,25 +107,10 @@ class OpenAIProvider:
         return body
 
     def describe_status(self, status: int, detail: str) -> str:
-        if status in (401, 403):
-            if self.api_key:
-                sent = f"the key in {self.api_key_env} was refused"
-            else:
-                sent = f"no key was sent ({self.api_key_env} is not set)"
-            return (
-                f"{self.name}: authentication failed (HTTP {status}: {detail}); {sent}. "
-                f"Set {self.api_key_env} to a valid key."
-            )
-        if status == 404:
-            return (
-                f"{self.name}: not found (HTTP 404: {detail}) at {self.base_url}. "
-                f"Check the model name ({self.model!r}, --model) and the base URL."
-            )
-        if status == 429:
-            return f"{self.name}: rate limited (HTTP 429: {detail})"
-        if status >= 500:
-            return f"{self.name}: server error (HTTP {status}: {detail})"
-        return f"{self.name}: the server rejected the request (HTTP {status}: {detail})"
+        return describe_status(
+            status, detail, label=self.name, key_env=self.api_key_env,
+            key_sent=bool(self.api_key), base_url=self.base_url, model=self.model,
+        )  # fmt: skip
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
         return with_retries(lambda: self._attempt(request), max_retries=self.max_retries)
