@@ -20,6 +20,22 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def _open_table(path: Path, key: str) -> tuple[Any, Any, str]:
+    """The file as a tomlkit document (comments and layout kept), the table that holds
+    `key` (created if missing), and the key's last part."""
+    import tomlkit
+
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    document = tomlkit.parse(text)
+    *tables, leaf = key.split(".")
+    node: Any = document
+    for part in tables:
+        if part not in node:
+            node[part] = tomlkit.table()
+        node = node[part]
+    return document, node, leaf
+
+
 def set_value(path: Path, key: str, text: str) -> Any:
     import tomlkit
 
@@ -29,15 +45,7 @@ def set_value(path: Path, key: str, text: str) -> Any:
     problem = check_type(key, value)
     if problem:
         raise UsageError(problem)
-    document = (
-        tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
-    )
-    *tables, leaf = key.split(".")
-    node: Any = document
-    for part in tables:
-        if part not in node:
-            node[part] = tomlkit.table()
-        node = node[part]
+    document, node, leaf = _open_table(path, key)
     node[leaf] = value
     _write(path, tomlkit.dumps(document))
     return value
@@ -47,15 +55,7 @@ def append_values(path: Path, key: str, values: list[str]) -> None:
     """Adds strings to a list setting (rules), keeping what is there and the comments."""
     import tomlkit
 
-    document = (
-        tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
-    )
-    *tables, leaf = key.split(".")
-    node: Any = document
-    for part in tables:
-        if part not in node:
-            node[part] = tomlkit.table()
-        node = node[part]
+    document, node, leaf = _open_table(path, key)
     current = node.get(leaf)
     if current is None:
         current = tomlkit.array()
