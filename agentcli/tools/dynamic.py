@@ -39,8 +39,9 @@ class DynamicTool(Tool):
         self.description = spec.description
         self.parameters = spec.parameters
         self.source = spec.source
-        self._risk = RISKS.get(str(spec.risk).lower(), Risk.HIGH)
-        self.risk_summary = self._risk.label + ("" if spec.risk in RISKS else " (unrated)")
+        rated = str(spec.risk).strip().lower() in RISKS
+        self._risk = RISKS[str(spec.risk).strip().lower()] if rated else Risk.HIGH
+        self.risk_summary = self._risk.label + ("" if rated else " (unrated)")
         self._run = spec.run
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
@@ -128,10 +129,11 @@ def command_tool_specs(table: dict[str, Any], source: str) -> list[DynamicSpec]:
         command = definition.get("command")
         if not isinstance(command, str) or not command.strip():
             raise DynamicToolError(f'tools.{name}: give the command to run: command = "..."')
+        names = list(dict.fromkeys(PLACEHOLDER.findall(command)))  # each once, in order
         parameters = definition.get("parameters") or {
             "type": "object",
-            "properties": {p: {"type": "string"} for p in PLACEHOLDER.findall(command)},
-            "required": PLACEHOLDER.findall(command),
+            "properties": {p: {"type": "string"} for p in names},
+            "required": names,
         }
         specs.append(
             DynamicSpec(

@@ -86,7 +86,9 @@ def build_registry(config: Any, provider: Any) -> ToolRegistry:
     from agentcli.tools.web import WebSearch
 
     registry = builtin_tools()
-    registry.add(WebSearch(config.table("web_search")))
+    if provider is None or not provider.options.get("web_search"):
+        # (when the provider runs its own web search, a second tool of that name would clash)
+        registry.add(WebSearch(config.table("web_search")))
     for tool in provider_tools(provider) if provider is not None else []:
         registry.add(tool)
     try:
