@@ -17,13 +17,7 @@ from agentcli import events as ev
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message, new_id
 from agentcli.providers.base import ModelRequest
-from agentcli.providers.http import (
-    RetryableError,
-    describe_status,
-    new_client,
-    open_sse,
-    with_retries,
-)
+from agentcli.providers.http import HttpProvider, RetryableError
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -202,7 +196,9 @@ class StreamState:
         return out
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpProvider):
+    base_url_hint = "ANTHROPIC_BASE_URL or providers.anthropic.base_url"
+
     def __init__(
         self,
         model: str,
@@ -215,13 +211,13 @@ class AnthropicProvider:
         server_tools: list[dict[str, Any]] | None = None,
         max_retries: int = 3,
     ) -> None:
-        self.name, self.model = name, model
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/").removesuffix("/v1")
-        self.api_key, self.api_key_env = api_key, api_key_env
+        super().__init__(
+            model, name=name,
+            base_url=(base_url or DEFAULT_BASE_URL).rstrip("/").removesuffix("/v1"),
+            api_key=api_key, api_key_env=api_key_env, max_retries=max_retries,
+        )  # fmt: skip
         self.max_tokens = max_tokens
         self.server_tools = server_tools or []
-        self.max_retries = max_retries
-        self._client = None
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream", "anthropic-version": API_VERSION}
@@ -252,27 +248,10 @@ class AnthropicProvider:
             body["tool_choice"] = {"type": "auto"}
         return body
 
-    def describe_status(self, status: int, detail: str) -> str:
-        return describe_status(
-            status, detail, label=self.name, key_env=self.api_key_env,
-            key_sent=bool(self.api_key), base_url=self.base_url, model=self.model,
-        )  # fmt: skip
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
-        return with_retries(lambda: self._attempt(request), max_retries=self.max_retries)
-
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
-        if self._client is None:
-            self._client = new_client()
         state = StreamState(self.name, self.model)
-        messages = open_sse(
-            self._client,
-            f"{self.base_url}/v1/messages",
-            headers=self._headers(),
-            body=self._body(request),
-            describe_status=self.describe_status,
-            label=self.name,
-            base_url_hint="ANTHROPIC_BASE_URL or providers.anthropic.base_url",
+        messages = self._open_stream(
+            "/v1/messages", headers=self._headers(), body=self._body(request)
         )
         async with contextlib.aclosing(messages):
             async for message in messages:
@@ -313,8 +292,3 @@ class AnthropicProvider:
         if kind in ("overloaded_error", "rate_limit_error", "api_error", "timeout_error"):
             return RetryableError(message)
         return ProviderError(message)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None

@@ -168,3 +168,59 @@ async def with_retries(
                 },
             )
             await asyncio.sleep(delay)
+
+
+class HttpProvider:
+    """What every HTTP provider shares: one client, retries around each attempt, the
+    errors described the same way. Subclasses build requests and read their wire format
+    in `_attempt`, opening the stream with `_open_stream`."""
+
+    base_url_hint = "--base-url"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        name: str,
+        base_url: str,
+        api_key: str | None,
+        api_key_env: str,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> None:
+        self.name, self.model = name, model
+        self.base_url = base_url
+        self.api_key, self.api_key_env = api_key, api_key_env
+        self.max_retries = max_retries
+        self._client: httpx.AsyncClient | None = None
+
+    def stream(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        return with_retries(lambda: self._attempt(request), max_retries=self.max_retries)
+
+    def _attempt(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        raise NotImplementedError
+
+    def describe_status(self, status: int, detail: str) -> str:
+        return describe_status(
+            status, detail, label=self.name, key_env=self.api_key_env,
+            key_sent=bool(self.api_key), base_url=self.base_url, model=self.model,
+        )  # fmt: skip
+
+    def _open_stream(
+        self, path: str, *, headers: Mapping[str, str], body: dict[str, Any]
+    ) -> AsyncIterator[SSEMessage]:
+        if self._client is None:
+            self._client = new_client()
+        return open_sse(
+            self._client,
+            f"{self.base_url}{path}",
+            headers=headers,
+            body=body,
+            describe_status=self.describe_status,
+            label=self.name,
+            base_url_hint=self.base_url_hint,
+        )
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

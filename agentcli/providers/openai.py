@@ -12,13 +12,7 @@ from agentcli import events as ev
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message
 from agentcli.providers.base import ModelRequest
-from agentcli.providers.http import (
-    RetryableError,
-    describe_status,
-    new_client,
-    open_sse,
-    with_retries,
-)
+from agentcli.providers.http import HttpProvider, RetryableError
 from agentcli.providers.openai_stream import ChatStreamAccumulator
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -59,7 +53,9 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
     return wire
 
 
-class OpenAIProvider:
+class OpenAIProvider(HttpProvider):
+    base_url_hint = "--base-url or OPENAI_BASE_URL"
+
     def __init__(
         self,
         model: str,
@@ -70,13 +66,10 @@ class OpenAIProvider:
         api_key_env: str = "OPENAI_API_KEY",
         max_retries: int = 3,
     ) -> None:
-        self.name = name
-        self.model = model
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.api_key = api_key
-        self.api_key_env = api_key_env
-        self.max_retries = max_retries
-        self._client = None
+        super().__init__(
+            model, name=name, base_url=(base_url or DEFAULT_BASE_URL).rstrip("/"),
+            api_key=api_key, api_key_env=api_key_env, max_retries=max_retries,
+        )  # fmt: skip
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream"}
@@ -106,28 +99,11 @@ class OpenAIProvider:
             body["tool_choice"] = "auto"
         return body
 
-    def describe_status(self, status: int, detail: str) -> str:
-        return describe_status(
-            status, detail, label=self.name, key_env=self.api_key_env,
-            key_sent=bool(self.api_key), base_url=self.base_url, model=self.model,
-        )  # fmt: skip
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
-        return with_retries(lambda: self._attempt(request), max_retries=self.max_retries)
-
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
-        if self._client is None:
-            self._client = new_client()
         acc = ChatStreamAccumulator(self.name, self.model)
         done = False
-        messages = open_sse(
-            self._client,
-            f"{self.base_url}/chat/completions",
-            headers=self._headers(),
-            body=self._body(request),
-            describe_status=self.describe_status,
-            label=self.name,
-            base_url_hint="--base-url or OPENAI_BASE_URL",
+        messages = self._open_stream(
+            "/chat/completions", headers=self._headers(), body=self._body(request)
         )
         async with contextlib.aclosing(messages):
             async for message in messages:
@@ -156,11 +132,6 @@ class OpenAIProvider:
         if acc.usage is not None:
             yield ev.Custom(name="usage", value=acc.usage.to_wire(self.name, self.model))
         yield ev.StepEnd(finish_reason=acc.finish_reason or "stop", usage=acc.usage)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
 
 
 def _history_arguments(raw: str) -> str:
