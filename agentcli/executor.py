@@ -171,6 +171,8 @@ class Executor:
             self._emit_state(call, "running")
             try:
                 return await tool.execute(args, self._context_for(call))
+            except TurnCancelled:
+                raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval
             except ToolFailure as failure:
                 return ToolOutput.failure(str(failure))
             except Exception as exc:  # a tool bug is a result, not a crash

@@ -14,7 +14,10 @@ from typing import Any
 from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
 
 Number = int | Fraction | float
-MAX_RESULT_DIGITS = 10_000  # beyond this a result is refused, not computed for minutes
+# Beyond this a result is refused rather than computed for minutes (and Python will not
+# print integers of more than 4,300 digits).
+MAX_RESULT_DIGITS = 4_000
+_MAX_BITS = int(MAX_RESULT_DIGITS / 0.30103)
 
 CONSTANTS: dict[str, Number] = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf}
 
@@ -34,9 +37,22 @@ def _factorial(value: Number) -> int:
     whole = _exact_int("factorial")(value)
     if whole < 0:
         raise ToolFailure("factorial needs a number that is not negative")
-    if whole > 5_000:
-        raise ToolFailure("factorial of more than 5000 is too large to show")
+    if whole > 1_500:  # 1500! has 4,115 digits
+        raise ToolFailure(f"the result would have more than {MAX_RESULT_DIGITS:,} digits")
     return math.factorial(whole)
+
+
+def _bounded(value: Number) -> Number:
+    """Every intermediate result stays printable and quick to compute with."""
+    if isinstance(value, int):
+        bits = value.bit_length()
+    elif isinstance(value, Fraction):
+        bits = max(value.numerator.bit_length(), value.denominator.bit_length())
+    else:
+        return value
+    if bits > _MAX_BITS:
+        raise ToolFailure(f"the result would have more than {MAX_RESULT_DIGITS:,} digits")
+    return value
 
 
 FUNCTIONS: dict[str, Callable[..., Number]] = {
@@ -86,8 +102,9 @@ def _power(base: Number, exponent: Number) -> Number:
     if isinstance(exponent, Fraction) and exponent.denominator == 1:
         exponent = int(exponent)
     if isinstance(exponent, int) and not isinstance(base, float):
-        magnitude = abs(base) if base else 0
-        if magnitude > 1 and abs(exponent) * math.log10(magnitude) > MAX_RESULT_DIGITS:
+        exact = Fraction(base)
+        size_bits = max(abs(exact.numerator).bit_length(), exact.denominator.bit_length()) - 1
+        if size_bits > 0 and abs(exponent) * size_bits > _MAX_BITS:  # before computing it
             raise ToolFailure(f"the result would have more than {MAX_RESULT_DIGITS:,} digits")
         if exponent < 0:
             if base == 0:
@@ -143,7 +160,7 @@ def _evaluate(node: ast.AST) -> Number:
     if isinstance(node, ast.Constant):
         return _literal(node.value)
     if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
-        return BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+        return _bounded(BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right)))
     if isinstance(node, ast.UnaryOp) and type(node.op) in UNARY:
         return UNARY[type(node.op)](_evaluate(node.operand))
     if isinstance(node, ast.Name):
@@ -157,7 +174,7 @@ def _evaluate(node: ast.AST) -> Number:
                 f"unknown function {node.func.id!r}; functions: {', '.join(FUNCTIONS)}"
             )
         try:
-            return function(*(_evaluate(arg) for arg in node.args))
+            return _bounded(function(*(_evaluate(arg) for arg in node.args)))
         except (TypeError, ValueError, OverflowError) as exc:
             raise ToolFailure(f"{node.func.id}: {exc}") from None
     raise ToolFailure(f"{ast.unparse(node)!r} is not something the calculator evaluates")
@@ -171,10 +188,14 @@ def calculate(expression: str) -> Number:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ToolFailure(f"cannot read the expression: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ToolFailure("the expression is nested too deeply") from None
     try:
         return _evaluate(tree)
     except OverflowError:
         raise ToolFailure("the result is too large for floating point") from None
+    except RecursionError:
+        raise ToolFailure("the expression is nested too deeply") from None
 
 
 def _finite_decimal(value: Fraction) -> str | None:
@@ -184,9 +205,9 @@ def _finite_decimal(value: Fraction) -> str | None:
         denominator, twos = denominator // 2, twos + 1
     while denominator % 5 == 0:
         denominator, fives = denominator // 5, fives + 1
-    if denominator != 1:
-        return None
     places = max(twos, fives)
+    if denominator != 1 or places > MAX_RESULT_DIGITS:
+        return None
     scaled = abs(value.numerator) * 10**places // value.denominator
     digits = str(scaled).rjust(places + 1, "0")
     sign = "-" if value < 0 else ""
@@ -201,8 +222,11 @@ def describe(value: Number) -> str:
             exact = _finite_decimal(value)
             if exact is not None:
                 return exact
-            decimal = value.numerator / value.denominator
-            return f"{value.numerator}/{value.denominator} ≈ {decimal!r}"
+            try:
+                approximately = repr(float(value))
+            except OverflowError:
+                approximately = "(beyond floating point)"
+            return f"{value.numerator}/{value.denominator} ≈ {approximately}"
     if isinstance(value, int):
         text = str(value)
         return text if len(text) <= 60 else f"{text}\n({len(text):,} digits)"

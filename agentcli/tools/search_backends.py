@@ -55,9 +55,12 @@ async def _get_json(url: str, params: dict[str, str], headers: dict[str, str]) -
     if response.status_code != 200:
         raise ToolFailure(f"the search backend answered HTTP {response.status_code}")
     try:
-        return response.json()
+        data = response.json()
     except ValueError:
         raise ToolFailure("the search backend did not answer with JSON") from None
+    if not isinstance(data, dict):
+        raise ToolFailure("the search backend's answer is not a JSON object; check its URL")
+    return data
 
 
 async def _searxng(backend: dict[str, Any], query: str, limit: int) -> list[SearchResult]:
@@ -67,7 +70,7 @@ async def _searxng(backend: dict[str, Any], query: str, limit: int) -> list[Sear
     data = await _get_json(f"{str(base).rstrip('/')}/search", {"q": query, "format": "json"}, {})
     return [
         SearchResult(str(r.get("title", "")), str(r.get("url", "")), str(r.get("content", "")))
-        for r in (data.get("results") or [])[:limit]
+        for r in _items(data.get("results"))[:limit]
     ]
 
 
@@ -81,8 +84,14 @@ async def _brave(backend: dict[str, Any], query: str, limit: int) -> list[Search
         {"q": query, "count": str(limit)},
         {"X-Subscription-Token": key, "Accept": "application/json"},
     )
-    results = (data.get("web") or {}).get("results") or []
+    web = data.get("web")
+    results = _items(web.get("results") if isinstance(web, dict) else None)
     return [
         SearchResult(str(r.get("title", "")), str(r.get("url", "")), str(r.get("description", "")))
         for r in results[:limit]
     ]
+
+
+def _items(value: Any) -> list[dict[str, Any]]:
+    """The result objects of a backend's list, ignoring anything malformed."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

@@ -33,6 +33,7 @@ def local_reason(url: str) -> str | None:
     """Why fetching `url` reaches the user's own machine or network, or None."""
     parts = urlsplit(url)
     host = parts.hostname or ""
+    host = host.rstrip(".")  # `localhost.` is localhost
     if host in ("localhost",) or host.endswith((".localhost", ".local", ".internal")):
         return f"{host} is this machine or the local network"
     try:
@@ -75,6 +76,14 @@ def html_to_text(html: str) -> tuple[str, str]:
 async def fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
     """(final URL, content type, body). Redirects are followed one by one so that each hop
     is checked; a hop into the local network needs the call to have been approved as such."""
+    try:
+        async with asyncio.timeout(TIMEOUT_SECONDS):  # the whole fetch, however it trickles
+            return await _fetch(url, allow_local=allow_local)
+    except TimeoutError:
+        raise ToolFailure(f"timed out after {TIMEOUT_SECONDS:g}s fetching {url}") from None
+
+
+async def _fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
     import httpx
 
     timeout = httpx.Timeout(TIMEOUT_SECONDS, connect=10.0)
