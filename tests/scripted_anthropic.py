@@ -1,7 +1,8 @@
 """A scripted Anthropic Messages server for end-to-end tests (protocols.md §2).
 
-Stdlib only, the same shape as :mod:`tests.scripted_server`: each POST to ``/v1/messages`` is
-recorded, then answered with the next queued :class:`AReply` (FIFO). Streams are Anthropic SSE
+Stdlib only, the same shape as :mod:`tests.scripted_server` and on the same machinery
+(:mod:`tests.sse_server`): each POST to ``/v1/messages`` is recorded, then answered with the
+next queued :class:`AReply` (FIFO). Streams are Anthropic SSE
 (``event: NAME`` + ``data: {"type": NAME, ...}``) sent with HTTP/1.1 chunked transfer
 encoding, one chunk per event, so every event reaches the client as soon as it is written and
 an abrupt close (``AReply.cut``) is a protocol error for the client, not a clean end.
@@ -20,22 +21,23 @@ classmethods are shortcuts for the usual shapes.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
-import socket
-import socketserver
-import sys
-import threading
-import time
-import traceback
 import uuid
-from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal
+
+from tests.sse_server import (
+    Pause,
+    Raw,
+    RawReplies,
+    RecordedRequest,
+    SSEHandler,
+    SSEServer,
+    dumps,
+    header_items,
+)
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -153,20 +155,7 @@ class Event:
     data: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Raw:
-    """Exact text written as is (no framing added)."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Pause:
-    """Wait (interruptibly: server shutdown ends the wait and aborts the reply)."""
-
-    seconds: float
-
-
+# Raw and Pause come from tests.sse_server: the server writes/waits them itself.
 Step = Event | Raw | Pause
 
 
@@ -222,9 +211,10 @@ def _render_blocks(
 
 
 @dataclass(frozen=True)
-class AReply:
+class AReply(RawReplies):
     """One scripted answer. Build with the classmethods; the server plays it back."""
 
+    _raw_ending: ClassVar[str] = "none"  # what raw() replies end with
     kind: Literal["stream", "json"]
     status: int = 200
     headers: tuple[tuple[str, str], ...] = ()
@@ -382,8 +372,8 @@ class AReply:
                 "type": type_ or _error_type(status),
                 "message": message or f"scripted error (HTTP {status})",
             }
-            body = _dumps({"type": "error", "error": error})
-        return cls(kind="json", status=status, headers=_header_items(headers), body=body.encode())
+            body = dumps({"type": "error", "error": error})
+        return cls(kind="json", status=status, headers=header_items(headers), body=body.encode())
 
     @classmethod
     def stream_error(
@@ -422,27 +412,7 @@ class AReply:
             partial=partial,
         )
 
-    @classmethod
-    def hang(cls, seconds: float) -> AReply:
-        """Send 200 headers and nothing else for ``seconds``, then drop the connection."""
-        return cls(kind="stream", steps=(Pause(seconds),), ending="abort")
-
-    @classmethod
-    def raw(
-        cls,
-        lines: Sequence[str],
-        *,
-        status: int = 200,
-        headers: Mapping[str, str] | None = None,
-    ) -> AReply:
-        """Write these exact lines (each + ``\\n``) as the body, one chunk per line."""
-        return cls(
-            kind="stream",
-            status=status,
-            headers=_header_items(headers),
-            steps=tuple(Raw(line + "\n") for line in lines),
-            ending="none",
-        )
+    # hang() and raw() come from RawReplies.
 
     # -- rendering --
 
@@ -477,10 +447,6 @@ class AReply:
         return steps
 
 
-def _header_items(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
-    return tuple((headers or {}).items())
-
-
 def _error_type(status: int) -> str:
     types = {
         400: "invalid_request_error",
@@ -494,25 +460,7 @@ def _error_type(status: int) -> str:
     return types.get(status, "api_error" if status >= 500 else "invalid_request_error")
 
 
-# --- Recording ---
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]  # lower-cased names
-    body: bytes
-    json: Any  # parsed body (a dict for any sane client); None if it was not valid JSON
-    time: float = field(default_factory=time.monotonic)
-
-
 # --- Playback ---
-
-
-def _dumps(obj: Any) -> str:
-    # Compact and UTF-8, like the real API.
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -527,281 +475,51 @@ class _StreamContext:
         model = body.get("model") if isinstance(body, dict) else None
         return cls(model=model if isinstance(model, str) else DEFAULT_MODEL)
 
-    def render(self, step: Step) -> str:
-        if isinstance(step, Raw):
-            return step.text
-        assert isinstance(step, Event)
+    def render(self, step: Event) -> str:
+        # Raw and Pause never get here: the server plays them itself.
         data = step.data
         if step.name == "message_start":
             data = {**data, "message": {**data["message"], "id": self.id, "model": self.model}}
-        return f"event: {step.name}\ndata: {_dumps(data)}\n\n"
+        return f"event: {step.name}\ndata: {dumps(data)}\n\n"
 
 
-class _Aborted(Exception):
-    """The server is stopping: drop the reply in progress."""
+class _Handler(SSEHandler):
+    post_path = MESSAGES_PATH
+    label = "scripted anthropic"
+    not_found_type = "not_found_error"
+    bad_body_message = "request body is not JSON"
+    sse_content_type = "text/event-stream; charset=utf-8"
+    record_query = False
 
+    def accepts(self, body: Any) -> bool:
+        return isinstance(body, dict)  # the Messages API only takes a JSON object
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # needed for chunked transfer encoding
-    server: _HTTPServer
-    timeout = 10  # a stalled client must not pin a handler thread forever
+    def head_extras(self) -> Iterable[tuple[str, str]]:
+        # Every real API response carries one; clients log it with errors.
+        return [("request-id", f"req_scripted{uuid.uuid4().hex[:16]}")]
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep test output clean
-
-    @property
-    def owner(self) -> ScriptedAnthropic:
-        return self.server.owner
-
-    def do_GET(self) -> None:
-        self.close_connection = True
-        self._send_not_found()
-
-    def do_POST(self) -> None:
-        self.close_connection = True
-        arrived = time.monotonic()
-        raw = self._read_body()
-        path = self.path.split("?", 1)[0]
-        if path != MESSAGES_PATH:
-            self._send_not_found()
-            return
-        parsed = _parse_json(raw)
-        self.owner._record(
-            RecordedRequest(
-                method=self.command,
-                path=path,
-                headers={k.lower(): v for k, v in self.headers.items()},
-                body=raw,
-                json=parsed,
-                time=arrived,
-            )
-        )
-        if not isinstance(parsed, dict):
-            self._send_error_json(400, "invalid_request_error", "request body is not JSON")
-            return
-        reply = self.owner._next_reply()
-        if reply is None:
-            self._send_error_json(500, "api_error", NO_REPLY_MESSAGE)
-            return
-        self._play(reply, _StreamContext.of(parsed))
-
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
-
-    def _send_not_found(self) -> None:
-        message = f"scripted anthropic: no route for {self.command} {self.path}"
-        self._send_error_json(404, "not_found_error", message)
-
-    def _send_error_json(self, status: int, type_: str, message: str) -> None:
+    def send_error_json(self, status: int, type_: str, message: str) -> None:
         body = {"type": "error", "error": {"type": type_, "message": message}}
-        self._send_json(status, _dumps(body).encode())
+        self.send_json(status, dumps(body))
 
-    def _send_json(self, status: int, data: bytes, extra: Iterable[tuple[str, str]] = ()) -> None:
-        defaults = {"Content-Type": "application/json", "Connection": "close"}
-        length = ("Content-Length", str(len(data)))
-        self._send_head(status, [*_merge_headers(defaults, extra), length])
-        self.wfile.write(data)
+    def send_no_reply(self) -> None:
+        self.send_error_json(500, "api_error", NO_REPLY_MESSAGE)
 
-    def _send_head(self, status: int, headers: list[tuple[str, str]]) -> None:
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("request-id", f"req_scripted{uuid.uuid4().hex[:16]}")
-        self.end_headers()  # flushes the status line and headers to the socket
-
-    def _play(self, reply: AReply, ctx: _StreamContext) -> None:
-        if reply.kind == "json":
-            self._send_json(reply.status, reply.body, reply.headers)
-            return
-        defaults = {
-            "Content-Type": "text/event-stream; charset=utf-8",
-            "Cache-Control": "no-cache",
-            "Connection": "close",
-            "Transfer-Encoding": "chunked",
-        }
-        self._send_head(reply.status, _merge_headers(defaults, reply.headers))
-        try:
-            for text in self._rendered(reply.render(), ctx):
-                self._write_chunk(text.encode())
-        except _Aborted:
-            self._abort()
-            return
-        if reply.ending == "abort":
-            self._abort()
-        else:
-            self.wfile.write(b"0\r\n\r\n")
-
-    def _rendered(self, steps: Iterable[Step], ctx: _StreamContext) -> Iterator[str]:
-        for step in steps:
-            if isinstance(step, Pause):
-                if self.owner._stopping.wait(step.seconds):
-                    raise _Aborted
-                continue
-            if self.owner._stopping.is_set():
-                raise _Aborted
-            text = ctx.render(step)
-            if text:
-                yield text
-
-    def _write_chunk(self, data: bytes) -> None:
-        # One HTTP chunk per event, written straight to the (unbuffered) socket.
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
-
-    def _abort(self) -> None:
-        """Shut the socket down mid-body: the client sees an incomplete chunked body."""
-        _shutdown_socket(self.connection)
-
-
-def _merge_headers(
-    defaults: Mapping[str, str], extra: Iterable[tuple[str, str]]
-) -> list[tuple[str, str]]:
-    """Defaults, each replaced by a same-named (case-insensitive) extra header."""
-    extra = list(extra)
-    overridden = {name.lower() for name, _ in extra}
-    kept = [(n, v) for n, v in defaults.items() if n.lower() not in overridden]
-    return [*kept, *extra]
-
-
-def _shutdown_socket(sock: socket.socket) -> None:
-    # shutdown() rather than close(): it also unblocks a thread stuck in recv/send on it.
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-def _parse_json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
-
-
-# Client hang-ups are normal in tests (cancelled streams, timeouts): not worth reporting.
-_QUIET_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, owner: ScriptedAnthropic) -> None:
-        self.owner = owner
-        self.connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def server_bind(self) -> None:
-        # Skip HTTPServer's getfqdn() lookup, which can stall on a misconfigured resolver.
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.connections_lock:
-            self.connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.connections_lock:
-            self.connections.discard(request)
-        super().shutdown_request(request)
-
-    def close_connections(self) -> None:
-        with self.connections_lock:
-            open_now = list(self.connections)
-        for sock in open_now:
-            _shutdown_socket(sock)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Never print into (or raise at) the test; keep unexpected errors for inspection.
-        exc = sys.exc_info()[1]
-        if not isinstance(exc, _QUIET_ERRORS) and not self.owner._stopping.is_set():
-            self.owner.errors.append(traceback.format_exc())
+    def respond(self, reply: AReply, body: Any) -> None:
+        self.play(reply, reply.render(), _StreamContext.of(body).render)
 
 
 # --- The server ---
 
 
-class ScriptedAnthropic:
+class ScriptedAnthropic(SSEServer[AReply]):
     """Context manager: starts on enter, stops on exit (dropping every open connection)."""
 
-    def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
-        self.errors: list[str] = []  # unexpected handler exceptions (tracebacks)
-        self._replies: deque[AReply] = deque()
-        self._cond = threading.Condition()
-        self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def start(self) -> Self:
-        self._httpd = _HTTPServer(self)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.01},  # so shutdown() returns quickly
-            name="scripted-anthropic",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        self._stopping.set()  # wakes hanging/delayed replies
-        httpd.shutdown()
-        httpd.server_close()
-        httpd.close_connections()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("scripted anthropic server is not running")
-        return self._httpd.server_address[1]
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    _handler_class = _Handler
+    _label = "scripted anthropic server"
+    _thread_name = "scripted-anthropic"
 
     @property
     def base_url(self) -> str:
         """What ANTHROPIC_BASE_URL takes: the client appends /v1/messages."""
         return self.url
-
-    @property
-    def pending(self) -> int:
-        """Replies queued but not yet consumed."""
-        with self._cond:
-            return len(self._replies)
-
-    def enqueue(self, *replies: AReply) -> None:
-        with self._cond:
-            self._replies.extend(replies)
-
-    def wait_for_requests(self, n: int, timeout: float = 5.0) -> bool:
-        """True once at least ``n`` message requests have arrived; False on timeout."""
-        with self._cond:
-            return self._cond.wait_for(lambda: len(self.requests) >= n, timeout)
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._cond:
-            self.requests.append(request)
-            self._cond.notify_all()
-
-    def _next_reply(self) -> AReply | None:
-        with self._cond:
-            return self._replies.popleft() if self._replies else None

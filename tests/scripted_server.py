@@ -4,7 +4,9 @@ Stdlib only. Each POST to ``/v1/chat/completions`` is recorded, then answered wi
 queued :class:`Reply` (FIFO). Streaming replies use HTTP/1.1 chunked transfer encoding with one
 chunk per SSE event: every event reaches the client as soon as it is written, and an abrupt
 close (``Reply.cut``) is a protocol error for the client ("incomplete chunked read") instead of
-looking like a clean end of stream, as it would with a close-delimited body.
+looking like a clean end of stream, as it would with a close-delimited body. The server
+machinery (shared with :mod:`tests.scripted_anthropic`) lives in :mod:`tests.sse_server`; this
+module is the Chat Completions protocol: the replies, their chunks and the error shapes.
 
     with ScriptedServer() as server:
         server.enqueue(Reply.text(["Hel", "lo"]))
@@ -14,23 +16,25 @@ looking like a clean end of stream, as it would with a close-delimited body.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
-import socket
-import socketserver
-import sys
-import threading
 import time
-import traceback
 import uuid
-from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import zip_longest
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal
+
+from tests.sse_server import (
+    Pause,
+    Raw,
+    RawReplies,
+    RecordedRequest,
+    SSEHandler,
+    SSEServer,
+    dumps,
+    header_items,
+)
 
 __all__ = ["DEFAULT_MODEL", "NO_REPLY_MESSAGE", "RecordedRequest", "Reply", "ScriptedServer"]
 
@@ -91,20 +95,7 @@ class Comment:
     text: str
 
 
-@dataclass(frozen=True)
-class Raw:
-    """Exact text written as is (no framing added)."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Pause:
-    """Wait (interruptibly: server shutdown ends the wait and aborts the reply)."""
-
-    seconds: float
-
-
+# Raw and Pause come from tests.sse_server: the server writes/waits them itself.
 Step = Chunk | Usage | Data | Done | Comment | Raw | Pause
 
 
@@ -142,9 +133,10 @@ class _Call:
 
 
 @dataclass(frozen=True)
-class Reply:
+class Reply(RawReplies):
     """One scripted answer. Build with the classmethods; the server plays it back."""
 
+    _raw_ending: ClassVar[str] = "clean"  # what raw() replies end with
     kind: Literal["stream", "json"]
     status: int = 200
     headers: tuple[tuple[str, str], ...] = ()
@@ -212,11 +204,11 @@ class Reply:
                 "param": None,
                 "code": None,
             }
-            body = _dumps({"error": error})
+            body = dumps({"error": error})
         return cls(
             kind="json",
             status=status,
-            headers=_header_items(headers),
+            headers=header_items(headers),
             body=body.encode(),
         )
 
@@ -251,26 +243,7 @@ class Reply:
         steps: list[Step] = [*_with_role(_content_chunks(pieces)), Data({"error": error})]
         return cls(kind="stream", steps=tuple(steps))
 
-    @classmethod
-    def hang(cls, seconds: float) -> Reply:
-        """Send 200 headers and nothing else for ``seconds``, then drop the connection."""
-        return cls(kind="stream", steps=(Pause(seconds),), ending="abort")
-
-    @classmethod
-    def raw(
-        cls,
-        lines: Sequence[str],
-        *,
-        status: int = 200,
-        headers: Mapping[str, str] | None = None,
-    ) -> Reply:
-        """Write these exact lines (each + ``\\n``) as the body, one chunk per line."""
-        return cls(
-            kind="stream",
-            status=status,
-            headers=_header_items(headers),
-            steps=tuple(Raw(line + "\n") for line in lines),
-        )
+    # hang() and raw() come from RawReplies.
 
 
 def _content_chunks(pieces: Iterable[str]) -> list[Chunk]:
@@ -301,10 +274,6 @@ def _pace(steps: list[Step], delay: float, keepalive: bool) -> list[Step]:
 def _tail(usage: tuple[int, int] | None, done: bool) -> list[Step]:
     tail: list[Step] = [Usage(*usage)] if usage is not None else []
     return [*tail, Done()] if done else tail
-
-
-def _header_items(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
-    return tuple((headers or {}).items())
 
 
 def _error_type(status: int) -> str:
@@ -387,25 +356,7 @@ _TOOL_STYLES = {
 }
 
 
-# --- Recording ---
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]  # lower-cased names
-    body: bytes
-    json: Any  # parsed body (a dict for any sane client); None if it was not valid JSON
-    time: float = field(default_factory=time.monotonic)
-
-
 # --- Playback ---
-
-
-def _dumps(obj: Any) -> str:
-    # Compact and UTF-8, like real servers.
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -450,282 +401,51 @@ class _StreamContext:
                 return "data: [DONE]\n\n"
             case Comment(text):
                 return f": {text}\n\n"
-            case Raw(text):
-                return text
-        return None
+        return None  # Raw and Pause are played by the server itself
 
 
 def _event(obj: Any) -> str:
-    return f"data: {_dumps(obj)}\n\n"
+    return f"data: {dumps(obj)}\n\n"
 
 
-def _merge_headers(
-    defaults: dict[str, str], extra: Iterable[tuple[str, str]]
-) -> list[tuple[str, str]]:
-    """Defaults overridden case-insensitively by the reply's own headers."""
-    merged = {name.lower(): (name, value) for name, value in defaults.items()}
-    for name, value in extra:
-        merged[name.lower()] = (name, value)
-    return list(merged.values())
-
-
-class _Aborted(Exception):
-    """The server is stopping: drop the reply in progress."""
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # needed for chunked transfer encoding
-    server: _HTTPServer
-    timeout = 10  # a stalled client must not pin a handler thread forever
-
-    @property
-    def owner(self) -> ScriptedServer:
-        return self.server.owner
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep test output clean
+class _Handler(SSEHandler):
+    post_path = CHAT_PATH
+    label = "scripted server"
+    not_found_type = "invalid_request_error"
+    bad_body_message = "scripted server: request body is not JSON"
 
     def do_GET(self) -> None:
+        # The model listing is the one GET route (clients probe it); everything else is a 404.
         self.close_connection = True
-        if self._route() == MODELS_PATH:
+        if self.route() == MODELS_PATH:
             listing = {"object": "list", "data": [{"id": DEFAULT_MODEL, "object": "model"}]}
-            self._send_json(200, _dumps(listing))
+            self.send_json(200, dumps(listing))
         else:
-            self._send_not_found()
+            self.send_not_found()
 
-    def do_POST(self) -> None:
-        self.close_connection = True
-        arrived = time.monotonic()
-        raw = self._read_body()
-        if self._route() != CHAT_PATH:
-            self._send_not_found()
-            return
-        parsed = _parse_json(raw)
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        self.owner._record(RecordedRequest("POST", self.path, headers, raw, parsed, arrived))
-        if parsed is None:
-            self._send_error_json(
-                400, "scripted server: request body is not JSON", "invalid_request_error"
-            )
-            return
-        reply = self.owner._next_reply()
-        if reply is None:
-            body = {"error": {"message": NO_REPLY_MESSAGE, "type": "server_error"}}
-            self._send_json(500, _dumps(body))
-            return
-        self._play(reply, _StreamContext.of(parsed))
-
-    def _route(self) -> str:
-        return self.path.split("?", 1)[0]
-
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
-
-    def _send_not_found(self) -> None:
-        message = f"scripted server: no route for {self.command} {self.path}"
-        self._send_error_json(404, message, "invalid_request_error")
-
-    def _send_error_json(self, status: int, message: str, type_: str) -> None:
+    def send_error_json(self, status: int, type_: str, message: str) -> None:
         error = {"message": message, "type": type_, "param": None, "code": None}
-        self._send_json(status, _dumps({"error": error}))
+        self.send_json(status, dumps({"error": error}))
 
-    def _send_json(
-        self, status: int, body: str | bytes, extra: Iterable[tuple[str, str]] = ()
-    ) -> None:
-        data = body.encode() if isinstance(body, str) else body
-        defaults = {"Content-Type": "application/json", "Connection": "close"}
-        length = ("Content-Length", str(len(data)))
-        self._send_head(status, [*_merge_headers(defaults, extra), length])
-        self.wfile.write(data)
+    def send_no_reply(self) -> None:
+        # Deliberately without param/code, unlike send_error_json: tests match it as is.
+        body = {"error": {"message": NO_REPLY_MESSAGE, "type": "server_error"}}
+        self.send_json(500, dumps(body))
 
-    def _send_head(self, status: int, headers: list[tuple[str, str]]) -> None:
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()  # flushes the status line and headers to the socket
-
-    def _play(self, reply: Reply, ctx: _StreamContext) -> None:
-        if reply.kind == "json":
-            self._send_json(reply.status, reply.body, reply.headers)
-            return
-        defaults = {
-            "Content-Type": "text/event-stream",
-            "Cache-Control": "no-cache",
-            "Connection": "close",
-            "Transfer-Encoding": "chunked",
-        }
-        self._send_head(reply.status, _merge_headers(defaults, reply.headers))
-        try:
-            for text in self._rendered(reply.steps, ctx):
-                self._write_chunk(text.encode())
-        except _Aborted:
-            self._abort()
-            return
-        if reply.ending == "abort":
-            self._abort()
-        else:
-            self.wfile.write(b"0\r\n\r\n")
-
-    def _rendered(self, steps: Iterable[Step], ctx: _StreamContext) -> Iterator[str]:
-        for step in steps:
-            if isinstance(step, Pause):
-                if self.owner._stopping.wait(step.seconds):
-                    raise _Aborted
-                continue
-            if self.owner._stopping.is_set():
-                raise _Aborted
-            text = ctx.render(step)
-            if text:
-                yield text
-
-    def _write_chunk(self, data: bytes) -> None:
-        # One HTTP chunk per event, written straight to the (unbuffered) socket.
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
-
-    def _abort(self) -> None:
-        """Shut the socket down mid-body: the client sees an incomplete chunked body."""
-        _shutdown_socket(self.connection)
-
-
-def _shutdown_socket(sock: socket.socket) -> None:
-    # shutdown() rather than close(): it also unblocks a thread stuck in recv/send on it.
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-def _parse_json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
-
-
-# Client hang-ups are normal in tests (cancelled streams, timeouts): not worth reporting.
-_QUIET_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def __init__(self, owner: ScriptedServer) -> None:
-        self.owner = owner
-        self.connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def server_bind(self) -> None:
-        # Skip HTTPServer's getfqdn() lookup, which can stall on a misconfigured resolver.
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.connections_lock:
-            self.connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.connections_lock:
-            self.connections.discard(request)
-        super().shutdown_request(request)
-
-    def close_connections(self) -> None:
-        with self.connections_lock:
-            open_now = list(self.connections)
-        for sock in open_now:
-            _shutdown_socket(sock)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Never print into (or raise at) the test; keep unexpected errors for inspection.
-        exc = sys.exc_info()[1]
-        if not isinstance(exc, _QUIET_ERRORS) and not self.owner._stopping.is_set():
-            self.owner.errors.append(traceback.format_exc())
+    def respond(self, reply: Reply, body: Any) -> None:
+        self.play(reply, reply.steps, _StreamContext.of(body).render)
 
 
 # --- The server ---
 
 
-class ScriptedServer:
+class ScriptedServer(SSEServer[Reply]):
     """Context manager: starts on enter, stops on exit (dropping every open connection)."""
 
-    def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
-        self.errors: list[str] = []  # unexpected handler exceptions (tracebacks)
-        self._replies: deque[Reply] = deque()
-        self._cond = threading.Condition()
-        self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def start(self) -> Self:
-        self._httpd = _HTTPServer(self)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.01},  # so shutdown() returns quickly
-            name="scripted-server",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
-            return
-        self._stopping.set()  # wakes hanging/delayed replies
-        httpd.shutdown()
-        httpd.server_close()
-        httpd.close_connections()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("scripted server is not running")
-        return self._httpd.server_address[1]
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    _handler_class = _Handler
+    _label = "scripted server"
+    _thread_name = "scripted-server"
 
     @property
     def base_url(self) -> str:
         return f"{self.url}/v1"
-
-    @property
-    def pending(self) -> int:
-        """Replies queued but not yet consumed."""
-        with self._cond:
-            return len(self._replies)
-
-    def enqueue(self, *replies: Reply) -> None:
-        with self._cond:
-            self._replies.extend(replies)
-
-    def wait_for_requests(self, n: int, timeout: float = 5.0) -> bool:
-        """True once at least ``n`` chat requests have arrived; False on timeout."""
-        with self._cond:
-            return self._cond.wait_for(lambda: len(self.requests) >= n, timeout)
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._cond:
-            self.requests.append(request)
-            self._cond.notify_all()
-
-    def _next_reply(self) -> Reply | None:
-        with self._cond:
-            return self._replies.popleft() if self._replies else None
