@@ -13,12 +13,13 @@ from agentcli.config import Config, load_config
 from agentcli.errors import ConfigError, UsageError
 
 OutputFormat = Literal["text", "json", "jsonl"]
-PROVIDER_TYPES = ("openai", "anthropic")
-DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}
+PROVIDER_TYPES = ("openai", "anthropic", "local")
+DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5", "local": ""}
 OFFICIAL_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
     "openai": {"type": "openai", "api_key_env": "OPENAI_API_KEY"},
     "anthropic": {"type": "anthropic", "api_key_env": "ANTHROPIC_API_KEY"},
+    "local": {"type": "local", "api_key_env": "AGENTCLI_LOCAL_NO_KEY"},  # in-process: no key
 }
 
 
@@ -98,6 +99,14 @@ def providers_of(config: Config) -> dict[str, ProviderConfig]:
     return providers
 
 
+def _default_model_name(kind: str) -> str:
+    if kind == "local":
+        from agentcli.providers.local import DEFAULT_MODEL
+
+        return DEFAULT_MODEL
+    return DEFAULT_MODELS[kind]
+
+
 def parse_model(text: str, providers: Mapping[str, ProviderConfig]) -> ModelSpec:
     """`PROVIDER:MODEL` (the model part may hold colons: `openai:llama3.1:8b`), where MODEL
     may be an alias of that provider; a bare provider name means its default model; any
@@ -106,7 +115,7 @@ def parse_model(text: str, providers: Mapping[str, ProviderConfig]) -> ModelSpec
     if not sep:
         if text in providers:
             config = providers[text]
-            return ModelSpec(text, config.default_model or DEFAULT_MODELS[config.type])
+            return ModelSpec(text, config.default_model or _default_model_name(config.type))
         return ModelSpec("openai", text)
     if provider not in providers:
         raise UsageError(
@@ -127,10 +136,14 @@ def _default_model(config: Config, env: Mapping[str, str], base_url: str | None)
         return "openai"
     if env.get("ANTHROPIC_API_KEY") or config.get("providers.anthropic.base_url"):
         return "anthropic"
+    from agentcli.providers.local import install_hint, local_available
+
+    if config.get("providers.local.auto") is not False and local_available():
+        return "local"  # the embedded model, when installed (`[providers.local] auto = false`)
     raise ConfigError(
-        "no model is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or point --base-url "
-        "(OPENAI_BASE_URL) at an OpenAI-compatible server such as Ollama, or pass --model "
-        "PROVIDER:MODEL, or set `model` in the configuration (agentcli config set model ...)"
+        "no model is configured; the three ways to get one: set OPENAI_API_KEY (or point "
+        "--base-url at an OpenAI-compatible server such as Ollama), set ANTHROPIC_API_KEY, or "
+        f"{install_hint()}"
     )
 
 

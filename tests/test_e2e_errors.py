@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -316,7 +317,11 @@ def test_usage_errors(
     assert server.requests == []
 
 
-def test_no_model_configured(run_cli: RunCli) -> None:
+def test_no_model_configured(run_cli: RunCli, cli_home: Path) -> None:
+    # The embedded local model, when installed, would be picked: rule it out here.
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[providers.local]\nauto = false\n")
     result = run_cli(["run", "hi"])
 
     assert result.returncode == 2

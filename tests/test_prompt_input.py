@@ -14,6 +14,7 @@ from agentcli.settings import parse_model as parse_with
 PROVIDERS = {
     "openai": ProviderConfig("openai", "openai", None, "OPENAI_API_KEY"),
     "anthropic": ProviderConfig("anthropic", "anthropic", None, "ANTHROPIC_API_KEY"),
+    "local": ProviderConfig("local", "local", None, "AGENTCLI_LOCAL_NO_KEY"),
     "work": ProviderConfig("work", "openai", None, "WORK_KEY", "small", {"big": "gpt-4.1"}),
 }
 assert set(BUILTIN_PROVIDERS) <= set(PROVIDERS)
@@ -113,8 +114,9 @@ def test_model_resolution_order():
     assert local.base_url == "http://127.0.0.1:9/v1" and local.api_key is None
 
 
-def test_configuration_errors():
-    with pytest.raises(ConfigError, match="no model is configured"):
+def test_configuration_errors(isolated_agentcli_home):
+    (isolated_agentcli_home / "config.toml").write_text("[providers.local]\nauto = false\n")
+    with pytest.raises(ConfigError, match="no model is configured; the three ways"):
         settings({})
     with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set"):
         settings({}, model="openai:gpt-4o")
@@ -124,3 +126,12 @@ def test_configuration_errors():
         settings({"OPENAI_API_KEY": "k"}, max_steps=0)
     with pytest.raises(UsageError, match="not a directory"):
         settings({"OPENAI_API_KEY": "k"}, cwd="/nonexistent/dir")
+
+
+def test_the_embedded_model_is_the_last_resort():
+    from agentcli.providers.local import local_available
+
+    if not local_available():
+        pytest.skip("the embedded local model is not installed (agentcli[local])")
+    assert settings({}).model.provider == "local"
+    assert settings({"ANTHROPIC_API_KEY": "k"}).model.provider == "anthropic"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError, UsageError
 from agentcli.providers.base import Provider
 from agentcli.settings import RunSettings
 
@@ -38,4 +38,12 @@ def make_provider(settings: RunSettings) -> Provider:
             max_tokens=int(options.get("max_tokens", DEFAULT_MAX_TOKENS)),
             server_tools=server_tools,
         )
+    if config.type == "local":
+        from agentcli.providers.local import install_hint, runtime_installed
+
+        if not runtime_installed():
+            raise ConfigError(f"the local model is not installed: {install_hint()}")
+        from agentcli.providers.local import LocalProvider
+
+        return LocalProvider(settings.model.name, name=config.name, options=dict(config.options))
     raise UsageError(f"provider type {config.type!r} is not available")

