@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,3 +206,28 @@ def isolated_agentcli_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     home = tmp_path_factory.mktemp("agentcli-home")
     monkeypatch.setenv("AGENTCLI_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def pty_cli(
+    server: ScriptedServer, workspace: Path, cli_home: Path
+) -> Iterator[Callable[..., Any]]:
+    """pty_cli(args, *, width=200, timeout=10) -> a pexpect child running the installed
+    agentcli on a real pseudo-terminal in the workspace; every child is closed at teardown."""
+    import pexpect
+
+    children: list[Any] = []
+
+    def spawn(args: Sequence[str], *, width: int = 200, timeout: float = 10.0) -> Any:
+        env = build_env(cli_home, server, {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"})
+        child = pexpect.spawn(
+            str(AGENTCLI), list(args), env=env, cwd=str(workspace), encoding="utf-8",
+            codec_errors="replace", timeout=timeout, dimensions=(50, width),
+        )  # fmt: skip
+        children.append(child)
+        return child
+
+    yield spawn
+    for child in children:
+        if child.isalive():
+            child.close(force=True)

@@ -7,7 +7,6 @@ import json
 import re
 import time
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,10 @@ import pexpect
 import pytest
 
 from tests.conftest import (
-    AGENTCLI,
     NOTES_LINES,
     OUTSIDE_LINES,
     README_LINES,
     RunCli,
-    build_env,
     numbered,
 )
 from tests.scripted_server import Reply, ScriptedServer
@@ -214,28 +211,11 @@ class Terminal:
 
 
 @pytest.fixture
-def terminal(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[Any]:
-    children: list[pexpect.spawn] = []
-
+def terminal(pty_cli: Any) -> Any:
     def start(*args: str) -> Terminal:
-        env = build_env(cli_home, server, {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"})
-        child = pexpect.spawn(
-            str(AGENTCLI),
-            ["run", *args],
-            env=env,
-            cwd=str(workspace),
-            encoding="utf-8",
-            codec_errors="replace",
-            timeout=TIMEOUT,
-            dimensions=(50, 220),
-        )
-        children.append(child)
-        return Terminal(child)
+        return Terminal(pty_cli(["run", *args], width=220, timeout=TIMEOUT))
 
-    yield start
-    for child in children:
-        if child.isalive():
-            child.close(force=True)
+    return start
 
 
 def session_events(cli_home: Path) -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ import platform
 import re
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from agentcli.tools.ask_user import AskUser
 from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.system_info import SystemInfo
 from agentcli.workspace import Workspace
-from tests.conftest import AGENTCLI, RunCli, build_env
+from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 
 ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])")
@@ -188,28 +187,11 @@ class Terminal:
 
 
 @pytest.fixture
-def terminal(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[Any]:
-    children: list[pexpect.spawn] = []
-
+def terminal(pty_cli: Any) -> Any:
     def start(*args: str) -> Terminal:
-        env = build_env(cli_home, server, {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"})
-        child = pexpect.spawn(
-            str(AGENTCLI),
-            ["run", *args],
-            env=env,
-            cwd=str(workspace),
-            encoding="utf-8",
-            codec_errors="replace",
-            timeout=TIMEOUT,
-            dimensions=(50, 200),
-        )
-        children.append(child)
-        return Terminal(child)
+        return Terminal(pty_cli(["run", *args], width=200, timeout=TIMEOUT))
 
-    yield start
-    for child in children:
-        if child.isalive():
-            child.close(force=True)
+    return start
 
 
 def test_e2e_terminal_choice_by_number(terminal: Any, server: ScriptedServer) -> None:
