@@ -434,6 +434,82 @@ def test_the_grammars_are_compact_and_name_every_tool():
 
 
 # The real model runs in a subprocess here: one process, one model, nothing shared.
+PROBE = r"""
+import asyncio, json, sys
+from agentcli import events as ev
+from agentcli.messages import Message
+from agentcli.providers.base import ModelRequest
+from agentcli.providers.local import LocalProvider
+from agentcli.providers.local import prompting as pr
+from agentcli.tools.registry import builtin_tools
+
+tools = [t.spec() for t in builtin_tools()]
+provider = LocalProvider(progress=lambda text: None)
+engine = provider.load()
+report = {}
+prompt = engine.format_chat([pr.Turn("user", "Write a very long story about a cat.")])
+short = engine.generate(prompt, max_tokens=5, max_seconds=60)
+quick = engine.generate(prompt, max_tokens=100000, max_seconds=0.5)
+report["bounds"] = [short.completion_tokens, short.finish_reason, quick.finish_reason,
+                    quick.seconds]
+
+async def step(text):
+    request = ModelRequest(system="", messages=[Message.user(text)], tools=tools)
+    return [item async for item in provider.stream(request)]
+
+for key, text in (("answer", "hello, who are you?"), ("call", "show me README.md")):
+    items = asyncio.run(step(text))
+    report[key] = [
+        {"type": type(i).__name__, "delta": getattr(i, "delta", None),
+         "name": getattr(i, "tool_call_name", None),
+         "finish": getattr(i, "finish_reason", None)}
+        for i in items
+    ]
+print(json.dumps(report))
+"""
+
+
+@pytest.fixture(scope="module")
+def probe() -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.local_model
+@needs_model
+def test_generation_never_passes_its_token_and_time_bounds(probe: dict[str, Any]):
+    tokens, finish, quick_finish, quick_seconds = probe["bounds"]
+    assert tokens <= 6 and finish == "length"
+    assert quick_finish in ("time", "stop") and quick_seconds < 10
+
+
+@pytest.mark.local_model
+@needs_model
+def test_the_real_model_streams_text(probe: dict[str, Any]):
+    items = probe["answer"]
+    assert items[-1]["type"] == "StepEnd" and items[-1]["finish"] in ("stop", "length")
+    text = "".join(i["delta"] or "" for i in items if i["type"] == "TextMessageContent")
+    assert text.strip() and items[0]["type"] == "TextMessageStart"
+    assert len([i for i in items if i["type"] == "TextMessageContent"]) > 1  # streamed
+
+
+@pytest.mark.local_model
+@needs_model
+def test_the_real_model_calls_a_tool_with_arguments_that_match_its_schema(
+    probe: dict[str, Any],
+):
+    items = probe["call"]
+    assert [i["type"] for i in items[:3]] == ["ToolCallStart", "ToolCallArgs", "ToolCallEnd"]
+    name = items[0]["name"]
+    arguments = json.loads(items[1]["delta"])
+    Draft202012Validator(tool(name)["parameters"]).validate(arguments)
+    assert name == "read_file" and arguments["path"] == "README.md"
+    assert items[-1]["type"] == "StepEnd" and items[-1]["finish"] == "tool_calls"
+
+
 @pytest.mark.local_model
 @needs_model
 def test_run_with_the_local_model_calls_a_tool_and_answers(tmp_path: Path):

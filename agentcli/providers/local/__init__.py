@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentcli.providers.local.models import (
-    DEFAULT_MODEL,
     INSTALL_COMMAND,
     MODELS,
+    default_model,
     install_hint,
     local_available,
     model_installed,
@@ -27,6 +27,7 @@ __all__ = [
     "MODELS",
     "LocalOptions",
     "LocalProvider",
+    "default_model",
     "install_hint",
     "local_available",
     "model_installed",
@@ -35,6 +36,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "DEFAULT_MODEL":  # the best installed model, looked up when asked
+        return default_model()
     if name in ("LocalProvider", "LocalOptions"):
         from agentcli.providers.local import provider
 

@@ -24,7 +24,12 @@ from agentcli.messages import Message, new_id
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import prompting as pr
 from agentcli.providers.local.engine import Engine, Generation, default_threads, get_engine
-from agentcli.providers.local.models import DEFAULT_MODEL, known_model, resolve_model_file
+from agentcli.providers.local.models import (
+    default_model,
+    known_model,
+    local_available,
+    resolve_model_file,
+)
 
 
 @dataclass(slots=True)
@@ -49,6 +54,7 @@ class LocalOptions:
     prior_weight: float = 4.0
     answer_bias: float = 1.0
     prompt_style: str = "auto"  # auto | chat | plain
+    answer_model: str = "auto"  # auto | same | a model name: who writes free-text answers
     result_chars: int = 6000  # a tool result's characters shown to the model
     repeat_penalty: float = 1.15  # free text only
 
@@ -71,14 +77,14 @@ NO_ANSWER = "(The local model wrote no answer.)"
 class LocalProvider:
     def __init__(
         self,
-        model: str = DEFAULT_MODEL,
+        model: str | None = None,
         *,
         name: str = "local",
         options: dict[str, Any] | LocalOptions | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> None:
         self.name = name
-        self.model = model or DEFAULT_MODEL
+        self.model = model or default_model()
         self.options = (
             options if isinstance(options, LocalOptions) else LocalOptions.from_mapping(options)
         )
@@ -88,6 +94,7 @@ class LocalProvider:
             progress = stderr_progress
         self.progress = progress
         self._engine: Engine | None = None
+        self._answer_engine: Engine | None = None
         self._workers: set[threading.Thread] = set()
         self.last_decision: pr.Decision | None = None  # for the benchmark and tests
         self.last_generations: list[Generation] = []
@@ -96,24 +103,46 @@ class LocalProvider:
     # --- the model ---------------------------------------------------------------------
 
     def load(self) -> Engine:
-        """Blocking: find (or assemble) the file and load it, once per process."""
+        """Blocking: find (or assemble) the file and load it, once per process; and the
+        model that writes the answers, when it is another one."""
         if self._engine is None:
-            path, info = resolve_model_file(self.model, progress=self.progress)
-            label = info.title if info is not None else Path(path).name
-            self._engine = get_engine(
-                Path(path),
-                n_ctx=self.options.n_ctx,
-                n_threads=self.options.n_threads,
-                label=label,
-                progress=self.progress,
-            )
+            self._engine = self._load(self.model)
+            answer_model = self.answer_model_name()
+            if answer_model is not None:
+                self._answer_engine = self._load(answer_model)
         return self._engine
 
-    def prompt_style(self, engine: Engine) -> str:
-        style = self.options.prompt_style
-        if style in ("chat", "plain"):
-            return style
+    def _load(self, name: str) -> Engine:
+        path, info = resolve_model_file(name, progress=self.progress)
+        return get_engine(
+            Path(path),
+            n_ctx=self.options.n_ctx,
+            n_threads=self.options.n_threads,
+            label=info.title if info is not None else Path(path).name,
+            progress=self.progress,
+        )
+
+    def answer_model_name(self) -> str | None:
+        """The model that writes free-text answers when it is not `self.model`: a base
+        model chooses tools well but writes poor prose, so its catalog entry may name an
+        instruct model to answer (`answer_model = "auto"`, when that one is installed);
+        `"same"` never uses another; a name always does."""
+        choice = self.options.answer_model
+        if choice == "same" or choice == self.model:
+            return None
+        if choice != "auto":
+            return choice
         info = known_model(self.model)
+        partner = info.answer_model if info is not None else None
+        if partner and local_available(partner):
+            return partner
+        return None
+
+    def prompt_style(self, engine: Engine, model: str | None = None) -> str:
+        style = self.options.prompt_style
+        if style in ("chat", "plain") and (model is None or model == self.model):
+            return style
+        info = known_model(model or self.model)
         if info is not None:
             return "chat" if info.instruct else "plain"
         return "chat" if engine.template_source == "gguf" else "plain"
@@ -296,7 +325,12 @@ class LocalProvider:
         self, engine: Engine, request: ModelRequest
     ) -> AsyncIterator[tuple[str, Any]]:
         options = self.options
-        if self.prompt_style(engine) == "plain":
+        if self._answer_engine is not None:
+            engine = self._answer_engine
+            style = self.prompt_style(engine, self.answer_model_name())
+        else:
+            style = self.prompt_style(engine)
+        if style == "plain":
             prompt = pr.plain_answer_prompt(request.messages, result_chars=options.result_chars)
             stop: tuple[str, ...] = pr.PLAIN_STOP
         else:
