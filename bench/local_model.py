@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -191,6 +192,24 @@ class Outcome:
         return isinstance(self.arguments, dict) and bool(self.case.check(self.arguments))
 
 
+# The project the prompts are asked in: the files and folders they name exist, as they
+# would when a user asks about their own project.
+WORKSPACE_ENTRIES = (
+    "README.md", "notes.txt", "src/app.py", "config.toml", "CHANGELOG.md", "docs/index.md",
+    "requirements.txt", "Makefile", "docs/guide.md", "pyproject.toml", "tests/test_app.py",
+)  # fmt: skip
+
+
+def make_workspace() -> Path:
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
+    for entry in WORKSPACE_ENTRIES:
+        (root / entry).parent.mkdir(parents=True, exist_ok=True)
+        (root / entry).write_text("example\n", encoding="utf-8")
+    return root
+
+
 def registry_tools() -> list[dict[str, Any]]:
     from agentcli.config import load_config
     from agentcli.tools.registry import build_registry
@@ -207,7 +226,9 @@ async def run_provider(
     from agentcli.providers.base import ModelRequest
     from agentcli.providers.local import LocalProvider
 
-    provider = LocalProvider(model, options=options, progress=lambda text: None)
+    provider = LocalProvider(
+        model, options=options, progress=lambda text: None, workspace=make_workspace()
+    )
     outcomes = []
     for case in cases:
         request = ModelRequest(system="", messages=[Message.user(case.prompt)], tools=tools)
@@ -229,6 +250,7 @@ async def run_provider(
             arguments = None
         outcomes.append(Outcome(case, name, arguments, seconds, runaway, error))
     await provider.aclose()
+    shutil.rmtree(provider.workspace, ignore_errors=True)
     return outcomes
 
 
@@ -289,55 +311,48 @@ def run_baseline(model: str, tools: list[dict], cases: list[Case]) -> list[Outco
     return outcomes
 
 
-def calibrate(model: str, tools: list[dict], style: str = "chat") -> None:
-    """Chooses `answer_bias` honestly: leave-one-out over the provider's own example bank
-    (each example's request, with the other examples to choose from), never over CASES.
-    Prints the share of right names for each bias."""
+def calibrate(model: str, tools: list[dict]) -> None:
+    """Chooses the scored choice's weights honestly: leave-one-out over the provider's own
+    example bank (each example's request, with the other examples shown and in the
+    prior), never over the benchmark's prompts. Prints the best weights."""
+    import itertools
+
     from agentcli.messages import Message
     from agentcli.providers.local import LocalProvider
     from agentcli.providers.local import prompting as pr
 
-    provider = LocalProvider(model, options={"prompt_style": style}, progress=lambda t: None)
+    provider = LocalProvider(model, progress=lambda t: None)
     engine = provider.load()
     offered = pr.offered_tools(tools, "core")
-    candidates = [t["name"] for t in offered] + [pr.ANSWER]
-    rows = []
-    original = pr.select_examples
-    for example in pr.examples_for(offered):
-        pr.select_examples = lambda request, tools, k=8, exclude=None, ex=example: original(
-            request, tools, k, exclude=ex.request
-        )
-        try:
-            if style == "plain":
-                text = pr.plain_decision_prompt(offered, example.request)
-            else:
-                text = engine.format_chat(
-                    pr.decision_turns(offered, [Message.user(example.request)])
-                )
-        finally:
-            pr.select_examples = original
-        tokens = engine.tokenize(text + pr.decision_prefix())
-        scores = engine.score(tokens, [f'{name}"' for name in candidates])
-        prior = pr.tool_prior(example.request, offered, exclude=example.request)
-        rows.append((example.tool, scores, [prior[name] for name in candidates]))
-    results = []
-    for weight in (0, 2, 4, 6, 8, 10, 15, 1000):
-        for bias in (-3, -2, -1, 0, 1):
-            right = 0
-            for expected, scores, prior in rows:
-                final = [s + weight * p for s, p in zip(scores, prior, strict=False)]
-                final[-1] += bias
-                right += candidates[max(range(len(final)), key=final.__getitem__)] == expected
-            results.append((right, weight, bias))
-            print(
-                f"calibrate {model} {style}: prior_weight {weight} answer_bias {bias:+d}: "
-                f"{right}/{len(rows)} right (leave-one-out)"
+
+    async def collect() -> list[tuple[str, Any]]:
+        rows = []
+        for example in pr.examples_for(offered):
+            messages = [Message.user(example.request)]
+            shown = pr.select_examples(example.request, offered, exclude=example.request)
+            text = provider.decision_text(engine, offered, messages, shown)
+            scores = await provider.choice_scores(
+                engine, offered, messages, shown, text, exclude=example.request
             )
-    best = max(results)
-    print(
-        f"calibrate {model} {style}: BEST prior_weight {best[1]} answer_bias {best[2]}: "
-        f"{best[0]}/{len(rows)}"
-    )
+            rows.append((example.tool, scores))
+        return rows
+
+    rows = asyncio.run(collect())
+    grid = itertools.product((0, 0.5, 1), (0, 0.5, 1), (0, 2, 4, 8, 12), (-1, 0, 1, 2))
+    results = []
+    for calibration, channel, prior, bias in grid:
+        weights = pr.ChoiceWeights(calibration, channel, prior, bias)
+        right = 0
+        for expected, scores in rows:
+            final = pr.combine_scores(scores, weights)
+            right += scores.candidates[max(range(len(final)), key=final.__getitem__)] == expected
+        results.append((right, weights))
+    results.sort(key=lambda item: item[0], reverse=True)
+    for right, weights in results[:10]:
+        print(f"calibrate {model}: {right}/{len(rows)} right (leave-one-out) with {weights}")
+    defaults = provider.options.weights()
+    right = next(r for r, w in results if w == defaults)
+    print(f"calibrate {model}: the defaults {defaults}: {right}/{len(rows)}")
 
 
 def _threads() -> int:
@@ -381,7 +396,7 @@ def main() -> int:
     parser.add_argument(
         "--calibrate",
         action="store_true",
-        help="only print answer_bias calibration on the example bank",
+        help="only choose the scored choice's weights on the example bank (leave-one-out)",
     )
     args = parser.parse_args()
 
@@ -391,8 +406,7 @@ def main() -> int:
     cases = SETS[args.set]
     if args.calibrate:
         for model in args.models.split(","):
-            for style in ("chat", "plain"):
-                calibrate(model, tools, style)
+            calibrate(model, tools)
         return 0
     rows, dump = [], []
     for model in args.models.split(","):

@@ -135,12 +135,43 @@ def test_copied_arguments_are_limited_to_spans_of_the_request():
     assert "src/app.py" in spans and "now" in spans and "read src/app.py" in spans
     schema = pr.copy_constrained(tool("read_file"), pr.arguments_schema(tool("read_file")),
                                  "what is in README.md?")  # fmt: skip
-    assert "README.md" in schema["properties"]["path"]["enum"]
-    assert "." in schema["properties"]["path"]["enum"]
+    assert schema["properties"]["path"]["enum"] == ["README.md"]  # words are not paths
     assert schema["properties"]["offset"]["type"] == "integer"  # numbers are not copied
     glob = pr.copy_constrained(tool("search_files"), pr.arguments_schema(tool("search_files")),
                                "find all python files")  # fmt: skip
     assert "enum" not in glob["properties"]["pattern"]  # a glob is made, not copied
+
+
+def test_a_path_is_a_span_that_reads_as_one_or_names_an_entry(tmp_path: Path):
+    spans = pr.request_spans("list the files")
+    # nothing reads as a path: "." when the path may be left out, else any one word
+    assert pr.path_choices(spans, required=False) == ["."]
+    assert pr.path_choices(spans, required=True) == ["list", "the", "files", "."]
+    (tmp_path / "docs").mkdir()
+    spans = pr.request_spans("what files are in the docs directory?")
+    assert pr.path_choices(spans, required=False, workspace=tmp_path) == ["docs", "."]
+    assert pr.path_choices(spans, required=True, workspace=tmp_path) == ["docs"]
+    spans = pr.request_spans("open ../secret and src/app.py")
+    assert pr.path_choices(spans, required=True, workspace=tmp_path) == ["../secret", "src/app.py"]
+    # a created file need not exist: any one-word span remains possible
+    spans = pr.request_spans("create Makefile")
+    assert pr.path_choices(spans, required=True, workspace=tmp_path) == ["create", "Makefile", "."]
+    listing = tool("list_directory")
+    schema = pr.copy_constrained(listing, pr.arguments_schema(listing), "show the docs folder",
+                                 workspace=tmp_path)  # fmt: skip
+    assert schema["properties"]["path"]["enum"] == ["docs", "."]
+
+
+def test_arithmetic_and_plurals_make_requests_alike():
+    assert "<math>" in pr._features("what is 45/9?")  # arithmetic, not a path
+    assert "<math>" in pr._features("calculate sqrt(144)")
+    assert "<file>" in pr._features("read docs/intro.txt")
+    assert pr.similarity("what is 17*23?", "what is 45/9?") > pr.similarity(
+        "what is 17*23?", "what is the capital of Italy?"
+    )
+    assert "file" in pr._features("find the files") & pr._features("open that file")
+    # a word most examples share counts less than a rare one
+    assert pr.similarity("grep x", "grep y") > pr.similarity("show x", "show y") > 0
 
 
 def test_parsing_decisions():
@@ -189,17 +220,47 @@ def test_examples_most_alike_come_last_and_answering_stays_a_choice():
     assert max(prior, key=prior.get) == "run_shell"
 
 
+def choice(direct, *, free=None, channel=None, channel_free=None, prior=(0.0, 0.0, 0.0)):
+    return pr.ChoiceScores(["read_file", "calculator", pr.ANSWER], list(direct), free,
+                           channel, channel_free, list(prior))  # fmt: skip
+
+
+def best(scores: pr.ChoiceScores, **weights: float) -> str:
+    final = pr.combine_scores(scores, pr.ChoiceWeights(**weights))
+    return scores.candidates[max(range(len(final)), key=final.__getitem__)]
+
+
 def test_scores_combine_with_the_answer_bias():
-    direct, channel, prior = [0.0, -1.0, -0.5], [-2.0, -1.0, -3.0], [0.0, 0.0, 0.0]
-    final = pr.combine_scores(direct, channel, prior, channel_weight=0, prior_weight=0,
-                              answer_bias=0)  # fmt: skip
-    assert max(range(3), key=final.__getitem__) == 0
-    final = pr.combine_scores(direct, channel, prior, channel_weight=0, prior_weight=0,
-                              answer_bias=1)  # fmt: skip
-    assert max(range(3), key=final.__getitem__) == 2  # the last candidate is answering
-    final = pr.combine_scores(direct, channel, [0, 1, 0], channel_weight=1, prior_weight=4,
-                              answer_bias=0)  # fmt: skip
-    assert max(range(3), key=final.__getitem__) == 1
+    off = {"calibration": 0, "channel_weight": 0, "prior_weight": 0}
+    scores = choice([0.0, -1.0, -0.5])
+    assert best(scores, **off, answer_bias=0) == "read_file"
+    assert best(scores, **off, answer_bias=1) == pr.ANSWER  # answering is the last candidate
+    with_prior = choice([0.0, -1.0, -0.5], prior=[0, 1, 0])
+    assert best(with_prior, **{**off, "prior_weight": 4}, answer_bias=0) == "calculator"
+
+
+def test_the_prompts_own_bias_is_taken_off():
+    # the prompt favours read_file whatever the request: calibration takes that off
+    scores = choice([-1.0, -1.5, -4.0], free=[-0.1, -3.0, -4.0])
+    assert best(scores, calibration=0, channel_weight=0, prior_weight=0, answer_bias=0) == (
+        "read_file"
+    )
+    assert best(scores, calibration=1, channel_weight=0, prior_weight=0, answer_bias=0) == (
+        "calculator"
+    )
+    # the channel counts how much likelier the request is than a content-free one
+    channel = choice([0.0, 0.0, -9.0], channel=[-10.0, -12.0, -30.0],
+                     channel_free=[-2.0, -8.0, -5.0])  # fmt: skip
+    assert best(channel, calibration=0, channel_weight=1, prior_weight=0, answer_bias=0) == (
+        "calculator"
+    )
+
+
+def test_a_content_free_request_keeps_the_conversation():
+    messages = [*conversation_with_a_call(), Message.user("and now?")]
+    free = pr.with_request(messages, pr.CONTENT_FREE)
+    assert free[:-1] == messages[:-1] and free[-1].content == pr.CONTENT_FREE
+    assert messages[-1].content == "and now?"
 
 
 def conversation_with_a_call() -> list[Message]:

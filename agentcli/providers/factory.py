@@ -45,5 +45,10 @@ def make_provider(settings: RunSettings) -> Provider:
             raise ConfigError(f"the local model is not installed: {install_hint()}")
         from agentcli.providers.local import LocalProvider
 
-        return LocalProvider(settings.model.name, name=config.name, options=dict(config.options))
+        return LocalProvider(
+            settings.model.name,
+            name=config.name,
+            options=dict(config.options),
+            workspace=settings.workspace,
+        )
     raise UsageError(f"provider type {config.type!r} is not available")

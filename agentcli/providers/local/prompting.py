@@ -15,12 +15,14 @@ user turn), shown the result and the user's request again.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import json
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from agentcli.messages import Message
@@ -94,6 +96,58 @@ EXAMPLES: tuple[Example, ...] = (
         "create notes.md with the text TODO", "write_file", {"path": "notes.md", "content": "TODO"}
     ),
     Example("search the web for rust tutorials", "web_search", {"query": "rust tutorials"}),
+    Example("print the file setup.cfg", "read_file", {"path": "setup.cfg"}),
+    Example("view index.html", "read_file", {"path": "index.html"}),
+    Example("show me what is in .gitignore", "read_file", {"path": ".gitignore"}),
+    Example("read me Dockerfile", "read_file", {"path": "Dockerfile"}),
+    Example("open src/main.rs", "read_file", {"path": "src/main.rs"}),
+    Example("what's inside data.csv?", "read_file", {"path": "data.csv"}),
+    Example("list this directory", "list_directory", {}),
+    Example("which files are here?", "list_directory", {}),
+    Example("show me the folder structure", "list_directory", {}),
+    Example("list everything in src", "list_directory", {"path": "src"}),
+    Example("what is in the build directory?", "list_directory", {"path": "build"}),
+    Example("find where load_config is used", "search_content", {"pattern": "load_config"}),
+    Example("search for XXX comments", "search_content", {"pattern": "XXX"}),
+    Example(
+        "look for the string localhost in the code", "search_content", {"pattern": "localhost"}
+    ),
+    Example("which files import requests?", "search_content", {"pattern": "import requests"}),
+    Example("find occurrences of deprecated", "search_content", {"pattern": "deprecated"}),
+    Example("find all the css files", "search_files", {"pattern": "**/*.css"}),
+    Example("locate files ending in .log", "search_files", {"pattern": "**/*.log"}),
+    Example("are there any shell scripts?", "search_files", {"pattern": "**/*.sh"}),
+    Example("find the rust source files", "search_files", {"pattern": "**/*.rs"}),
+    Example("list every test file", "search_files", {"pattern": "**/*test*"}),
+    Example("compute 100 - 37", "calculator", {"expression": "100 - 37"}),
+    Example("how much is 250 / 5?", "calculator", {"expression": "250 / 5"}),
+    Example("evaluate (2+3)*4", "calculator", {"expression": "(2+3)*4"}),
+    Example("what is 15.5 * 3?", "calculator", {"expression": "15.5 * 3"}),
+    Example("run git log", "run_shell", {"command": "git log"}),
+    Example("execute ./build.sh", "run_shell", {"command": "./build.sh"}),
+    Example("run the tests with pytest", "run_shell", {"command": "pytest"}),
+    Example("please run cargo build", "run_shell", {"command": "cargo build"}),
+    Example("how much RAM is there?", "system_info", {}),
+    Example("what kind of processor is this?", "system_info", {}),
+    Example("how many CPUs are there?", "system_info", {}),
+    Example("which Python version is installed?", "system_info", {}),
+    Example("open https://docs.python.org/3/", "fetch_url", {"url": "https://docs.python.org/3/"}),
+    Example(
+        "what does https://news.ycombinator.com say?",
+        "fetch_url",
+        {"url": "https://news.ycombinator.com"},
+    ),
+    Example(
+        "save the word ready into state.txt",
+        "write_file",
+        {"path": "state.txt", "content": "ready"},
+    ),
+    Example("look up the weather in Paris online", "web_search", {"query": "weather in Paris"}),
+    Example("google how to install node", "web_search", {"query": "how to install node"}),
+    Example("what does HTTP stand for?", ANSWER),
+    Example("how are you?", ANSWER),
+    Example("summarize the plot of Romeo and Juliet", ANSWER),
+    Example("translate hello into French", ANSWER),
     Example("hello there!", ANSWER),
     Example("what is the capital of Italy?", ANSWER),
     Example("tell me a joke", ANSWER),
@@ -108,30 +162,66 @@ _STOP_WORDS = frozenset(
 )
 
 
+_MATH = re.compile(r"[0-9.()]*[0-9][0-9.()]*(?:(?:[-+*/^%]|\*\*)[0-9.()]+)+")
+# load_config, parseArgs, API_KEY: a name in code
+_IDENTIFIER = re.compile(r"[a-z]+(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z]+(?:_[A-Z0-9]+)+")
+_FUNCTION_CALL = re.compile(r"[a-z]{2,5}\([0-9.,+*/^% -]+\)")  # sqrt(144), log(2)
+
+
+def _stem(word: str) -> str:
+    """A crude stem: plural taken off, then the first five letters ("files" and "file",
+    "contents" and "content" alike)."""
+    if word.isalpha():
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        return word[:5]
+    return word
+
+
 def _features(text: str) -> set[str]:
     """Words, word pairs and shapes (a file name, a number, a URL, arithmetic) that make
     two requests alike."""
     features: set[str] = set()
     words: list[str] = []
     for raw in text.split():
-        word = raw.strip("?!,;:'\"()").lower()
+        word = raw.strip("?!,;:'\"").lower()
         if not word:
             continue
         if re.match(r"https?://", word):
             words.append("<url>")
+        elif _MATH.fullmatch(word) or _FUNCTION_CALL.fullmatch(word):  # 45/9: not a path
+            words.append("<math>")
+        elif re.fullmatch(r"[0-9.]+", word.strip("()")):
+            words.append("<number>")
+        elif re.fullmatch(r"\*?\.[a-z0-9]{1,5}", word):
+            words.append("<ext>")  # .log, *.py: a kind of file
         elif re.fullmatch(r"[\w.-]*\w\.[a-z0-9]{1,5}", word) or "/" in word.strip("/"):
             words.append("<file>")
-        elif re.fullmatch(r"[0-9.]+", word):
-            words.append("<number>")
-        elif re.search(r"[0-9]", word) and re.search(r"[-+*/^]", word):
-            words.append("<math>")
-        elif re.fullmatch(r"[-+*/^x]|\*\*", word):
+        elif re.fullmatch(_IDENTIFIER, raw.strip("?!,;:'\"")):
+            words.append("<ident>")  # load_config, parseArgs: a name in code
+        elif re.fullmatch(r"[-+*/^%x]|\*\*", word):
             words.append("<op>")
         elif word not in _STOP_WORDS:
-            words.append(word[:5] if word.isalpha() else word)  # a crude stem
+            words.append(_stem(word.strip("()")))
     features.update(words)
     features.update(f"{a} {b}" for a, b in itertools.pairwise(words))
     return features
+
+
+@functools.cache
+def _feature_weights() -> dict[str, float]:
+    """Inverse document frequency over the example bank: a feature most examples share
+    ("what", "show") tells less about the tool than a rare one ("<math>", "grep")."""
+    counts: dict[str, int] = {}
+    for example in EXAMPLES:
+        for feature in _features(example.request):
+            counts[feature] = counts.get(feature, 0) + 1
+    total = len(EXAMPLES)
+    return {feature: math.log((total + 1) / (n + 1)) + 1 for feature, n in counts.items()}
+
+
+def _weight(feature: str) -> float:
+    return _feature_weights().get(feature, math.log(len(EXAMPLES) + 1) + 1)
 
 
 def select_examples(
@@ -158,11 +248,15 @@ def select_examples(
 
 
 def similarity(a: str, b: str) -> float:
-    """0..1: how alike two requests are (cosine of their feature sets)."""
+    """0..1: how alike two requests are (cosine of their feature sets, each feature
+    weighted by its rarity among the examples)."""
     fa, fb = _features(a), _features(b)
     if not fa or not fb:
         return 0.0
-    return len(fa & fb) / (len(fa) * len(fb)) ** 0.5
+    shared = sum(_weight(f) ** 2 for f in fa & fb)
+    norm_a = sum(_weight(f) ** 2 for f in fa)
+    norm_b = sum(_weight(f) ** 2 for f in fb)
+    return shared / (norm_a * norm_b) ** 0.5
 
 
 def tool_prior(
@@ -397,25 +491,70 @@ def request_spans(request: str, *, max_words: int = 60) -> list[str]:
     return list(spans)
 
 
-def copy_constrained(tool: dict[str, Any], schema: dict[str, Any], request: str) -> dict[str, Any]:
+def _path_shaped(span: str) -> bool:
+    """One word that reads as a path: a name with an extension, or with a slash."""
+    return " " not in span and bool(re.search(r"/|\w\.\w|^\.{1,2}$|^~", span))
+
+
+def path_choices(
+    spans: Sequence[str], *, required: bool, workspace: Path | None = None
+) -> list[str]:
+    """The values a tiny model may give a path: the request's spans that read as a path
+    or name an entry of the workspace (so "list the files" cannot become `files`), and
+    `.` when the path may be left out. A required path with no such span may be any
+    one-word span (a file to be created need not exist, nor have an extension)."""
+    chosen = [
+        span
+        for span in spans
+        if _path_shaped(span) or (workspace is not None and _names_entry(workspace, span))
+    ]
+    if required:
+        return chosen or [*(span for span in spans if " " not in span), "."]
+    return [*chosen, "."]
+
+
+def _names_entry(workspace: Path, span: str) -> bool:
+    if span.startswith(("/", "~")) or ".." in span.split("/"):
+        return False
+    try:
+        return (workspace / span).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def copy_constrained(
+    tool: dict[str, Any],
+    schema: dict[str, Any],
+    request: str,
+    *,
+    workspace: Path | None = None,
+) -> dict[str, Any]:
     """The arguments schema with the copied fields limited to spans of the request (a
-    path may also be `.`)."""
+    path to the spans that can be one, see `path_choices`)."""
     spans = request_spans(request)
     if not spans:
         return schema
     properties = dict(schema.get("properties") or {})
+    required = set(schema.get("required") or ())
     for name, sub in properties.items():
         if name not in COPY_FIELDS or (tool["name"], name) in NOT_COPIED:
             continue
         if not isinstance(sub, dict) or sub.get("type") != "string" or "enum" in sub:
             continue
-        choices = [*spans, "."] if name == "path" else spans
+        if name == "path":
+            choices = path_choices(spans, required=name in required, workspace=workspace)
+        else:
+            choices = spans
         properties[name] = {"type": "string", "enum": choices}
     return {**schema, "properties": properties}
 
 
 def arguments_grammar(
-    tool: dict[str, Any], *, arguments: str = "all", copy_from: str | None = None
+    tool: dict[str, Any],
+    *,
+    arguments: str = "all",
+    copy_from: str | None = None,
+    workspace: Path | None = None,
 ) -> str:
     """GBNF for a call's arguments object and the `}` that closes the decision, for when
     the tool was already chosen (`{"name":"TOOL","arguments":` is in the prompt)."""
@@ -423,7 +562,7 @@ def arguments_grammar(
 
     schema = arguments_schema(tool, arguments)
     if copy_from:
-        schema = copy_constrained(tool, schema, copy_from)
+        schema = copy_constrained(tool, schema, copy_from, workspace=workspace)
     gbnf = json_schema_to_gbnf(json.dumps(schema))
     gbnf = re.sub(r"^root ::=", "call-arguments ::=", gbnf, flags=re.MULTILINE)
     return compact_spacing(gbnf + '\nroot ::= call-arguments "}"')
@@ -590,16 +729,15 @@ def decision_turns(
     tools: Sequence[dict[str, Any]],
     messages: Sequence[Message],
     *,
-    few_shot: bool = True,
+    examples: Sequence[Example] = (),
     result_chars: int = 6000,
 ) -> list[Turn]:
-    """System prompt with the tool list, few-shot examples as earlier turns, then the
-    conversation, whose last turn is the user's."""
+    """System prompt with the tool list, few-shot examples (`select_examples`) as
+    earlier turns, then the conversation, whose last turn is the user's."""
     turns = [Turn("system", decision_system_prompt(tools))]
-    if few_shot:
-        for example in select_examples(last_user_request(messages), tools):
-            turns.append(Turn("user", example.request))
-            turns.append(Turn("assistant", render_decision(example.tool, example.arguments)))
+    for example in examples:
+        turns.append(Turn("user", example.request))
+        turns.append(Turn("assistant", render_decision(example.tool, example.arguments)))
     turns.extend(to_turns(messages, result_chars=result_chars))
     return turns
 
@@ -627,37 +765,74 @@ def argument_turns(
     return turns
 
 
-def combine_scores(
-    direct: Sequence[float],
-    channel: Sequence[float] | None,
-    prior: Sequence[float],
-    *,
-    channel_weight: float,
-    prior_weight: float,
-    answer_bias: float,
-) -> list[float]:
-    """One score per candidate (the last is `answer`): the model's log-probability of
-    writing the name after the few-shot prompt, plus that of the request given the
-    tool's intent (each normalized over the candidates), plus the examples' likeness."""
+# What stands in for the request when the prompt's own bias is measured ("contextual
+# calibration"): a tiny model shown a few-shot prompt favours some names whatever the
+# request says, and that bias is taken off.
+CONTENT_FREE = "N/A"
 
-    def normalized(values: Sequence[float]) -> list[float]:
-        top = max(values)
-        total = math.log(sum(math.exp(v - top) for v in values)) + top
-        return [v - total for v in values]
 
-    final = normalized(direct)
-    if channel is not None and channel_weight:
-        final = [f + channel_weight * c for f, c in zip(final, normalized(channel), strict=False)]
-    final = [f + prior_weight * p for f, p in zip(final, prior, strict=False)]
-    final[-1] += answer_bias
+@dataclass(frozen=True, slots=True)
+class ChoiceScores:
+    """What the scored choice weighs, one value per candidate (answering last)."""
+
+    candidates: list[str]
+    direct: list[float]  # log P(name | few-shot prompt and the request)
+    content_free: list[float] | None  # log P(name | the same prompt, request CONTENT_FREE)
+    channel: list[float] | None  # log P(request | "the user wants to INTENT")
+    channel_free: list[float] | None  # log P(CONTENT_FREE | the same intent)
+    prior: list[float]  # likeness of the request to each tool's examples
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceWeights:
+    """The defaults were chosen by `bench/local_model.py --calibrate` (leave-one-out over
+    EXAMPLES) for SmolLM2-135M."""
+
+    calibration: float = 0.5
+    channel_weight: float = 1.0
+    prior_weight: float = 12.0
+    answer_bias: float = 2.0
+
+
+def _normalized(values: Sequence[float]) -> list[float]:
+    top = max(values)
+    total = math.log(sum(math.exp(v - top) for v in values)) + top
+    return [v - total for v in values]
+
+
+def combine_scores(scores: ChoiceScores, weights: ChoiceWeights) -> list[float]:
+    """One score per candidate: the model's log-probability of writing the name after
+    the few-shot prompt, less `calibration` times the prompt's own bias, plus how much
+    likelier the request is under the tool's intent than a content-free one (each
+    normalized over the candidates), plus the examples' likeness."""
+    final = _normalized(scores.direct)
+    if scores.content_free is not None and weights.calibration:
+        bias = _normalized(scores.content_free)
+        final = [f - weights.calibration * b for f, b in zip(final, bias, strict=True)]
+    if scores.channel is not None and weights.channel_weight:
+        free = scores.channel_free or [0.0] * len(scores.channel)
+        channel = _normalized([c - f for c, f in zip(scores.channel, free, strict=True)])
+        final = [f + weights.channel_weight * c for f, c in zip(final, channel, strict=True)]
+    final = [f + weights.prior_weight * p for f, p in zip(final, scores.prior, strict=True)]
+    final[-1] += weights.answer_bias
     return final
+
+
+def with_request(messages: Sequence[Message], request: str) -> list[Message]:
+    """The conversation with its last user message replaced by `request`."""
+    out = list(messages)
+    for index in range(len(out) - 1, -1, -1):
+        if out[index].role == "user":
+            out[index] = Message.user(request)
+            break
+    return out
 
 
 # --- completion-style prompts (for base models, which know no chat template) ------------
 
 
 def plain_decision_prompt(
-    tools: Sequence[dict[str, Any]], request: str, *, few_shot: bool = True
+    tools: Sequence[dict[str, Any]], request: str, *, examples: Sequence[Example] = ()
 ) -> str:
     lines = [
         "Each request is followed by the one tool call that serves it, as JSON, or by "
@@ -665,10 +840,9 @@ def plain_decision_prompt(
         f"Tools:\n{tool_catalog(tools)}",
         "",
     ]
-    if few_shot:
-        for example in select_examples(request, tools):
-            lines.append(f"Request: {example.request}")
-            lines.append(f"Call: {render_decision(example.tool, example.arguments)}")
+    for example in examples:
+        lines.append(f"Request: {example.request}")
+        lines.append(f"Call: {render_decision(example.tool, example.arguments)}")
     lines.append(f"Request: {' '.join(request.split())}")
     lines.append("Call:")
     return "\n".join(lines) + " "

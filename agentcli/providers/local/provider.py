@@ -31,6 +31,10 @@ from agentcli.providers.local.models import (
     resolve_model_file,
 )
 
+# The scored choice's weights, chosen on the example bank (bench/local_model.py
+# --calibrate, leave-one-out), not on the benchmark's prompts.
+_WEIGHTS = pr.ChoiceWeights()
+
 
 @dataclass(slots=True)
 class LocalOptions:
@@ -47,16 +51,23 @@ class LocalOptions:
     few_shot: bool = True
     tool_rounds: int = 1  # tool calls per user turn before the model must answer
     choice: str = "scored"  # scored | greedy: how the tool (or answering) is chosen
-    # The scored choice's weights, chosen on the example bank (bench/local_model.py
-    # --calibrate, leave-one-out), not on the benchmark's prompts:
     copy_arguments: bool = True  # a path, URL, command... only as written in the request
-    channel_weight: float = 1.0
-    prior_weight: float = 4.0
-    answer_bias: float = 1.0
+    calibration: float = _WEIGHTS.calibration
+    channel_weight: float = _WEIGHTS.channel_weight
+    prior_weight: float = _WEIGHTS.prior_weight
+    answer_bias: float = _WEIGHTS.answer_bias
     prompt_style: str = "auto"  # auto | chat | plain
     answer_model: str = "auto"  # auto | same | a model name: who writes free-text answers
     result_chars: int = 6000  # a tool result's characters shown to the model
     repeat_penalty: float = 1.15  # free text only
+
+    def weights(self) -> pr.ChoiceWeights:
+        return pr.ChoiceWeights(
+            calibration=self.calibration,
+            channel_weight=self.channel_weight,
+            prior_weight=self.prior_weight,
+            answer_bias=self.answer_bias,
+        )
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any] | None) -> LocalOptions:
@@ -82,8 +93,10 @@ class LocalProvider:
         name: str = "local",
         options: dict[str, Any] | LocalOptions | None = None,
         progress: Callable[[str], None] | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.name = name
+        self.workspace = workspace  # where a path the request names may exist
         self.model = model or default_model()
         self.options = (
             options if isinstance(options, LocalOptions) else LocalOptions.from_mapping(options)
@@ -225,40 +238,15 @@ class LocalProvider:
         options = self.options
         names = [tool["name"] for tool in offered]
         prefix = pr.decision_prefix()
-        if self.prompt_style(engine) == "plain":
-            text = pr.plain_decision_prompt(
-                offered, pr.last_user_request(messages), few_shot=options.few_shot
-            )
-        else:
-            turns = self._fit_turns(
-                engine,
-                lambda msgs, chars: pr.decision_turns(
-                    offered, msgs, few_shot=options.few_shot, result_chars=chars
-                ),
-                messages,
-                options.call_tokens,
-            )
-            text = engine.format_chat(turns)
+        request = pr.last_user_request(messages)
+        examples = pr.select_examples(request, offered) if options.few_shot else []
+        text = self.decision_text(engine, offered, messages, examples)
         if options.choice == "scored":
-            candidates = [*names, pr.ANSWER]
-            tokens = engine.tokenize(text + prefix)
-            direct = await self._blocking(engine.score, tokens, [f'{name}"' for name in candidates])
-            request = pr.clip(pr.last_user_request(messages), 400)
-            channel = None
-            if options.channel_weight:
-                channel = []
-                for name in candidates:
-                    intent = engine.tokenize(pr.intent_prompt(name, offered))
-                    channel += await self._blocking(engine.score, intent, [" " + request])
-            prior_map = pr.tool_prior(request, offered)
-            scores = pr.combine_scores(
-                direct, channel, [prior_map[name] for name in candidates],
-                channel_weight=options.channel_weight, prior_weight=options.prior_weight,
-                answer_bias=options.answer_bias,
-            )  # fmt: skip
-            usage.add(ev.Usage(len(tokens), 0))
-            name = candidates[max(range(len(candidates)), key=scores.__getitem__)]
-            self.last_scores = dict(zip(candidates, scores, strict=False))
+            scores = await self.choice_scores(engine, offered, messages, examples, text)
+            final = pr.combine_scores(scores, options.weights())
+            usage.add(ev.Usage(len(engine.tokenize(text)), 0))
+            name = scores.candidates[max(range(len(final)), key=final.__getitem__)]
+            self.last_scores = dict(zip(scores.candidates, final, strict=True))
             if name == pr.ANSWER:
                 self.last_decision = pr.Decision(pr.ANSWER)
                 yield self.last_decision
@@ -269,7 +257,9 @@ class LocalProvider:
                 if options.copy_arguments and messages[-1].role == "user"
                 else None
             )
-            gbnf = pr.arguments_grammar(tool, arguments=options.arguments, copy_from=copy_from)
+            gbnf = pr.arguments_grammar(
+                tool, arguments=options.arguments, copy_from=copy_from, workspace=self.workspace
+            )
             head = f'{prefix}{name}","arguments":'
             if self.prompt_style(engine) == "plain":
                 prompt: str | list[int] = engine.tokenize(text + head)
@@ -312,6 +302,73 @@ class LocalProvider:
                 decision = pr.Decision(pr.ANSWER)  # the same call again: a tiny model's loop
         self.last_decision = decision
         yield decision
+
+    def decision_text(
+        self,
+        engine: Engine,
+        offered: list[dict],
+        messages: list[Message],
+        examples: list[pr.Example],
+    ) -> str:
+        """The prompt a decision is made after (without `{"name":"`)."""
+        if self.prompt_style(engine) == "plain":
+            return pr.plain_decision_prompt(
+                offered, pr.last_user_request(messages), examples=examples
+            )
+        turns = self._fit_turns(
+            engine,
+            lambda msgs, chars: pr.decision_turns(
+                offered, msgs, examples=examples, result_chars=chars
+            ),
+            messages,
+            self.options.call_tokens,
+        )
+        return engine.format_chat(turns)
+
+    async def choice_scores(
+        self,
+        engine: Engine,
+        offered: list[dict],
+        messages: list[Message],
+        examples: list[pr.Example],
+        text: str,
+        *,
+        exclude: str | None = None,
+    ) -> pr.ChoiceScores:
+        """Everything the scored choice weighs (see `pr.combine_scores`); `exclude`
+        leaves one example out of the prior (the benchmark's calibration)."""
+        options = self.options
+        candidates = [*(tool["name"] for tool in offered), pr.ANSWER]
+        continuations = [f'{name}"' for name in candidates]
+        prefix = pr.decision_prefix()
+        direct = await self._blocking(engine.score, engine.tokenize(text + prefix), continuations)
+        content_free = None
+        if options.calibration:
+            free_messages = pr.with_request(messages, pr.CONTENT_FREE)
+            free_text = self.decision_text(engine, offered, free_messages, examples)
+            content_free = await self._blocking(
+                engine.score, engine.tokenize(free_text + prefix), continuations
+            )
+        request = pr.clip(pr.last_user_request(messages), 400)
+        channel = channel_free = None
+        if options.channel_weight:
+            channel, channel_free = [], []
+            for name in candidates:
+                intent = engine.tokenize(pr.intent_prompt(name, offered))
+                pair = await self._blocking(
+                    engine.score, intent, [" " + request, " " + pr.CONTENT_FREE]
+                )
+                channel.append(pair[0])
+                channel_free.append(pair[1])
+        prior_map = pr.tool_prior(request, offered, exclude=exclude)
+        return pr.ChoiceScores(
+            candidates=candidates,
+            direct=direct,
+            content_free=content_free,
+            channel=channel,
+            channel_free=channel_free,
+            prior=[prior_map[name] for name in candidates],
+        )
 
     async def _blocking(self, function: Callable[..., Any], *args: Any) -> Any:
         """A blocking engine call in a worker thread; leaving early cancels it."""
