@@ -8,6 +8,7 @@ import glob
 import os
 from pathlib import Path
 
+from agentcli.policy.git_config import repository_problem
 from agentcli.policy.readonly import path_operands, read_only_problem
 from agentcli.policy.shell_parse import SimpleCommand, parse_command
 from agentcli.tools.base import Assessment, Risk
@@ -40,7 +41,11 @@ def simple_command_problem(
     command: SimpleCommand, workspace: Workspace, cwd: Path | None = None
 ) -> str | None:
     """Why one parsed command is not read-only inside this workspace, or None."""
-    return read_only_problem(command) or operand_problem(command, workspace, cwd or workspace.root)
+    cwd = cwd or workspace.root
+    problem = read_only_problem(command) or operand_problem(command, workspace, cwd)
+    if problem is None and command.program == "git":
+        problem = repository_problem(cwd)
+    return problem
 
 
 def classify_shell(command: str, workspace: Workspace, cwd: Path | None = None) -> Assessment:
