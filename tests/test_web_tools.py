@@ -397,6 +397,7 @@ def test_redirect_from_a_public_host_into_the_local_network_is_refused(
         return None if urlsplit(url).path.startswith("/public/") else "pretend-private network"
 
     monkeypatch.setattr(web, "local_reason", fake_local_reason)
+    monkeypatch.setattr(web, "_address_is_local", lambda address: False)  # connecting too
     tool = FetchUrl()
     assert tool.assess({"url": site.url("/public/start")}, ctx).risk is Risk.MEDIUM
 
@@ -412,10 +413,30 @@ def test_redirect_between_public_urls_is_followed_when_not_local(
     site: Site, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(web, "local_reason", lambda url: None)
+    monkeypatch.setattr(web, "_address_is_local", lambda address: False)
     out = fetch(ctx, site.url("/public/hop"))
     fields, text = header_and_text(out.content)
     assert fields["URL"] == site.url("/public/page.html")
     assert text == "public page text"
+
+
+def test_a_name_that_changes_its_address_after_the_check_is_refused_when_connecting(
+    site: Site, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: the name looked public when the call was assessed (medium, so no
+    local access approved), and resolves to this machine when the connection is made.
+    The connection is checked and refused; the server never sees a request."""
+    monkeypatch.setattr(web, "local_reason", lambda url: None)  # what the first lookup saw
+    url = site.url("/public/page.html").replace("127.0.0.1", "localhost")
+    assert FetchUrl().assess({"url": url}, ctx).risk is Risk.MEDIUM
+
+    message = fetch_error(ctx, url)
+
+    assert "refused: localhost resolves to" in message
+    assert "on this machine or the local network" in message
+    assert site.paths() == []
+    # approved as local, the same fetch connects
+    assert asyncio.run(web.fetch(url, allow_local=True))[2] == b"public page text"
 
 
 # --- fetch_url: size, time, refusals ------------------------------------------------------

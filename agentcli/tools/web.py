@@ -83,12 +83,71 @@ async def fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
         raise ToolFailure(f"timed out after {TIMEOUT_SECONDS:g}s fetching {url}") from None
 
 
+def checked_transport(*, allow_local: bool) -> Any:
+    """An httpx transport that resolves each host itself when it connects and connects
+    only to the addresses it checked: a name that resolved to a public address when the
+    call was assessed cannot answer with a local one a moment later (DNS rebinding)."""
+    import httpcore
+    import httpx
+
+    class CheckedBackend(httpcore.AsyncNetworkBackend):
+        def __init__(self) -> None:
+            self.inner = httpcore.AnyIOBackend()
+
+        async def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Any = None,
+        ) -> httpcore.AsyncNetworkStream:
+            loop = asyncio.get_running_loop()
+            try:
+                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except (OSError, UnicodeError) as exc:
+                raise httpcore.ConnectError(f"{host} does not resolve: {exc}") from None
+            addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+            local = next((a for a in addresses if _address_is_local(a)), None)
+            if local is not None and not allow_local:
+                raise httpcore.ConnectError(
+                    f"refused: {host} resolves to {local}, on this machine or the local network"
+                )
+            failure: Exception = httpcore.ConnectError(f"{host} has no address")
+            for address in addresses:
+                try:
+                    return await self.inner.connect_tcp(
+                        address, port, timeout, local_address, socket_options
+                    )
+                except httpcore.ConnectError as exc:
+                    failure = exc
+            raise failure
+
+        async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
+            raise httpcore.ConnectError("fetch_url does not use Unix sockets")
+
+        async def sleep(self, seconds: float) -> None:
+            await self.inner.sleep(seconds)
+
+    ssl_context = httpx.create_ssl_context(trust_env=False)
+    transport = httpx.AsyncHTTPTransport(verify=ssl_context, trust_env=False)
+    # httpx takes no network backend; its connection pool does (TLS still verifies the
+    # URL's host name: httpcore passes it to the handshake, not the address).
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=ssl_context, network_backend=CheckedBackend()
+    )
+    return transport
+
+
 async def _fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
     import httpx
 
     timeout = httpx.Timeout(TIMEOUT_SECONDS, connect=10.0)
     async with httpx.AsyncClient(
-        timeout=timeout, follow_redirects=False, trust_env=False
+        timeout=timeout,
+        follow_redirects=False,
+        trust_env=False,
+        transport=checked_transport(allow_local=allow_local),
     ) as client:
         for _ in range(MAX_REDIRECTS + 1):
             check_url(url)
