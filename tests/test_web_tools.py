@@ -10,6 +10,8 @@ import gzip
 import json
 import threading
 import time
+import tracemalloc
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -215,9 +217,15 @@ def _trickle(handler: _Handler) -> None:
         transfer.done.set()
 
 
+BOMB = gzip.compress(b"\0" * (64 * SMALL_CAP))  # about 64 KB that inflate to 64 MB
+
+
 def _gzip_bomb(handler: _Handler) -> None:
-    body = gzip.compress(b"\0" * (16 * SMALL_CAP))  # a few KB that inflate to 16 MB
-    send(handler, 200, "text/plain", body, {"Content-Encoding": "gzip"})
+    send(handler, 200, "text/plain", BOMB, {"Content-Encoding": "gzip"})
+
+
+def _encoded(encoding: str, body: bytes) -> Callable[[_Handler], None]:
+    return lambda h: send(h, 200, "text/plain", body, {"Content-Encoding": encoding})
 
 
 def _searx(handler: _Handler) -> None:
@@ -261,6 +269,10 @@ ROUTES: dict[str, Callable[[_Handler], None]] = {
     "/stalled": _stalled_body,
     "/trickle": _trickle,
     "/bomb": _gzip_bomb,
+    "/gzip": _encoded("gzip", gzip.compress(b"hello from gzip")),
+    "/deflate": _encoded("deflate", zlib.compress(b"hello from deflate")),
+    "/brotli": _encoded("br", b"\x0b\x02\x80hi\x03"),
+    "/corrupt": _encoded("gzip", b"\x1f\x8b not really gzip"),
     "/search": _searx,
     "/brave": _brave,
     "/search-500": lambda h: send(h, 500, "application/json", b'{"error": "boom"}'),
@@ -477,8 +489,24 @@ def test_a_compressed_body_is_capped_by_its_inflated_size(
     site: Site, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(web, "MAX_BODY_BYTES", SMALL_CAP)
-    message = fetch_error(ctx, site.url("/bomb"))
+    tracemalloc.start()
+    try:
+        message = fetch_error(ctx, site.url("/bomb"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
     assert "is larger than 1 MB" in message
+    # inflated a bounded piece at a time: never near the 64 MB the body inflates to
+    assert peak < 8 * SMALL_CAP, f"peak {peak:,} bytes"
+
+
+def test_compressed_bodies_are_decoded_and_unknown_encodings_refused(
+    site: Site, ctx: ToolContext
+) -> None:
+    assert header_and_text(fetch(ctx, site.url("/gzip")).content)[1] == "hello from gzip"
+    assert header_and_text(fetch(ctx, site.url("/deflate")).content)[1] == "hello from deflate"
+    assert "content encoding 'br'" in fetch_error(ctx, site.url("/brotli"))
+    assert "could not decode the body" in fetch_error(ctx, site.url("/corrupt"))
 
 
 def test_a_server_that_does_not_answer_times_out(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import zlib
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -159,7 +160,8 @@ async def _fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
                         "directly if you need it (it will ask for approval)"
                     )
             try:
-                async with client.stream("GET", url, headers={"accept": "*/*"}) as response:
+                headers = {"accept": "*/*", "accept-encoding": "gzip, deflate"}
+                async with client.stream("GET", url, headers=headers) as response:
                     if response.is_redirect and "location" in response.headers:
                         url = urljoin(url, response.headers["location"])
                         continue
@@ -168,17 +170,59 @@ async def _fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
                     length = int(response.headers.get("content-length") or 0)
                     if length > MAX_BODY_BYTES:
                         raise ToolFailure(_too_large(url, length))
-                    body = bytearray()
-                    async for chunk in response.aiter_bytes():
-                        body += chunk
-                        if len(body) > MAX_BODY_BYTES:
-                            raise ToolFailure(_too_large(url, len(body)))
-                    return str(response.url), response.headers.get("content-type", ""), bytes(body)
+                    body = BoundedBody(url, response.headers.get("content-encoding", ""))
+                    async for chunk in response.aiter_raw():
+                        body.feed(chunk)
+                    content = body.finish()
+                    return str(response.url), response.headers.get("content-type", ""), content
             except httpx.TimeoutException:
                 raise ToolFailure(f"timed out after {TIMEOUT_SECONDS:g}s fetching {url}") from None
             except httpx.HTTPError as exc:
                 raise ToolFailure(f"could not fetch {url}: {exc}") from None
     raise ToolFailure(f"more than {MAX_REDIRECTS} redirects, stopped at {url}")
+
+
+class BoundedBody:
+    """A response body as it arrives, decoded (gzip, deflate) a bounded piece at a time:
+    a few compressed kilobytes that inflate to gigabytes are refused at the cap, never
+    inflated whole (httpx would inflate each network chunk at once)."""
+
+    def __init__(self, url: str, content_encoding: str) -> None:
+        self.url = url
+        self.body = bytearray()
+        encodings = [e.strip().lower() for e in content_encoding.split(",") if e.strip()]
+        encodings = [e for e in encodings if e != "identity"]
+        self.decoder: Any = None
+        if encodings in (["gzip"], ["x-gzip"], ["deflate"]):
+            self.decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # gzip or zlib header
+        elif encodings:
+            raise ToolFailure(
+                f"{url} is sent with the content encoding {content_encoding!r}, which "
+                "fetch_url does not decode"
+            )
+
+    def feed(self, raw: bytes) -> None:
+        if self.decoder is None:
+            self._add(raw)
+            return
+        data = raw
+        while data:
+            room = MAX_BODY_BYTES + 1 - len(self.body)
+            try:
+                self._add(self.decoder.decompress(data, room))
+            except zlib.error as exc:
+                raise ToolFailure(f"could not decode the body of {self.url}: {exc}") from None
+            data = self.decoder.unconsumed_tail
+
+    def finish(self) -> bytes:
+        if self.decoder is not None:
+            self._add(self.decoder.flush(MAX_BODY_BYTES + 1 - len(self.body)))
+        return bytes(self.body)
+
+    def _add(self, piece: bytes) -> None:
+        self.body += piece
+        if len(self.body) > MAX_BODY_BYTES:
+            raise ToolFailure(_too_large(self.url, len(self.body)))
 
 
 def _too_large(url: str, size: int) -> str:
