@@ -622,6 +622,33 @@ def _tool_result_text(name: str, message: Message, limit: int) -> str:
     return f"Result of {name}:\n{body}" if body else f"The tool {name} returned nothing."
 
 
+def quote_results(messages: Sequence[Message], *, limit: int = 6000) -> str:
+    """The results of the last step's calls, shown as they are: what a tiny model's
+    answer after a tool becomes, since it misquotes what it was given (it answered
+    17*23 with 409 right after the calculator said 391)."""
+    calls: dict[str, Any] = {}
+    results: list[Message] = []
+    for message in reversed(messages):
+        if message.role != "tool":
+            if message.role == "assistant":
+                calls = {call.id: call for call in message.tool_calls}
+            break
+        results.insert(0, message)
+    parts = []
+    for message in results:
+        call = calls.get(message.tool_call_id or "")
+        shown = _call_text(call) if call is not None else "the tool"
+        body = clip(plain_lines(message.content.strip()), limit)
+        if message.error:
+            parts.append(f"{shown} failed: {body or message.error}")
+        elif not body:
+            parts.append(f"{shown} returned nothing.")
+        else:
+            fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", body)), default=0))
+            parts.append(f"{shown}:\n\n{fence}\n{body}\n{fence}")
+    return "\n\n".join(parts)
+
+
 def to_turns(
     messages: Sequence[Message], *, result_chars: int = 6000, calls: str = "json"
 ) -> list[Turn]:

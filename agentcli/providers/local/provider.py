@@ -58,6 +58,7 @@ class LocalOptions:
     answer_bias: float = _WEIGHTS.answer_bias
     prompt_style: str = "auto"  # auto | chat | plain
     answer_model: str = "auto"  # auto | same | a model name: who writes free-text answers
+    after_tool: str = "auto"  # auto | quote | model: the answer after a tool result
     result_chars: int = 6000  # a tool result's characters shown to the model
     repeat_penalty: float = 1.15  # free text only
 
@@ -151,6 +152,16 @@ class LocalProvider:
             return partner
         return None
 
+    def quotes_results(self) -> bool:
+        """Whether the answer after a tool call shows the results as they are (`quote`)
+        rather than a text the model writes (`model`); `auto`: quote for the catalogue's
+        tiny models, let any other model write."""
+        choice = self.options.after_tool
+        if choice in ("quote", "model"):
+            return choice == "quote"
+        info = known_model(self.answer_model_name() or self.model)
+        return info is not None and info.tiny
+
     def prompt_style(self, engine: Engine, model: str | None = None) -> str:
         style = self.options.prompt_style
         if style in ("chat", "plain") and (model is None or model == self.model):
@@ -196,6 +207,15 @@ class LocalProvider:
             yield ev.ToolCallEnd(tool_call_id=call_id)
             yield ev.Custom(name="usage", value=usage.to_wire(self.name, self.model))
             yield ev.StepEnd(finish_reason="tool_calls", usage=usage)
+            return
+        if messages and messages[-1].role == "tool" and self.quotes_results():
+            quoted = pr.quote_results(messages, limit=self.options.result_chars)
+            yield ev.TextMessageStart(message_id=message_id)
+            for line in quoted.splitlines(keepends=True):
+                yield ev.TextMessageContent(message_id=message_id, delta=line)
+            yield ev.TextMessageEnd(message_id=message_id)
+            yield ev.Custom(name="usage", value=usage.to_wire(self.name, self.model))
+            yield ev.StepEnd(finish_reason="stop", usage=usage)
             return
         finish = "stop"
         text_open = False
