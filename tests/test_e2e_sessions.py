@@ -654,3 +654,42 @@ def test_compaction_near_the_context_window(
         prompts[2],
         answers[2],
     ]
+
+
+def test_sessions_list_keeps_summaries_and_reads_only_changed_files(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    server.enqueue(Reply.text(["One."]), Reply.text(["Two."]), Reply.text(["Three."]))
+    assert run_cli(["run", "first prompt"], server=server).returncode == 0
+    assert run_cli(["run", "second prompt"], server=server).returncode == 0
+    listed = run_cli(["sessions", "list", "--json"])
+    assert listed.returncode == 0, listed.stderr
+    cache_path = session_files(cli_home)[0].parent / "summaries.json"
+    cache = json.loads(cache_path.read_text())
+    assert len(cache["sessions"]) == 2
+
+    # an unchanged file is not read again: a doctored summary shows through
+    [name] = [
+        n for n, e in cache["sessions"].items() if e["summary"]["first_prompt"] == "first prompt"
+    ]
+    cache["sessions"][name]["summary"]["first_prompt"] = "from the cache"
+    cache_path.write_text(json.dumps(cache))
+    prompts = {
+        row["first_prompt"] for row in json.loads(run_cli(["sessions", "list", "--json"]).stdout)
+    }
+    assert prompts == {"from the cache", "second prompt"}
+
+    # a file that changed is read again; a damaged cache is rebuilt; a removed one dropped
+    session = cache_path.parent / name
+    os.utime(session, ns=(time.time_ns(), time.time_ns() + 10**9))
+    prompts = {
+        row["first_prompt"] for row in json.loads(run_cli(["sessions", "list", "--json"]).stdout)
+    }
+    assert prompts == {"first prompt", "second prompt"}
+    cache_path.write_text("{not json")
+    session.unlink()
+    rows = json.loads(run_cli(["sessions", "list", "--json"]).stdout)
+    assert [row["first_prompt"] for row in rows] == ["second prompt"]
+    assert list(json.loads(cache_path.read_text())["sessions"]) == [
+        p.name for p in session_files(cli_home)
+    ]

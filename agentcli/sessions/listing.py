@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,74 @@ def summarise(path: Path) -> SessionSummary | None:
     )
 
 
+# One line per session file, kept beside them: (size, mtime) → its summary, so that
+# listing hundreds of sessions reads only the files that changed since the last listing.
+SUMMARY_CACHE = "summaries.json"
+_CACHE_VERSION = 1
+
+
 def all_summaries() -> list[SessionSummary]:
     directory = sessions_dir()
-    paths = sorted(directory.glob("*.jsonl"), reverse=True) if directory.exists() else []
-    return [s for s in map(summarise, paths) if s is not None]
+    if not directory.exists():
+        return []
+    paths = sorted(directory.glob("*.jsonl"), reverse=True)
+    cache = _read_cache(directory / SUMMARY_CACHE)
+    fresh: dict[str, Any] = {}
+    summaries = []
+    for path in paths:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # removed meanwhile
+        key = [stat.st_size, stat.st_mtime_ns]
+        entry = cache.get(path.name)
+        if isinstance(entry, dict) and entry.get("key") == key and _cached(entry):
+            summary = _from_cache(entry["summary"])
+        else:
+            summary = summarise(path)
+        fresh[path.name] = {"key": key, "summary": asdict(summary) if summary else None}
+        if summary is not None:
+            summaries.append(summary)
+    if fresh != cache:
+        _write_cache(directory / SUMMARY_CACHE, fresh)
+    return summaries
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # none yet, or damaged: rebuilt from the files
+    if not isinstance(data, dict) or data.get("version") != _CACHE_VERSION:
+        return {}
+    entries = data.get("sessions")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _cached(entry: dict[str, Any]) -> bool:
+    """Whether the entry holds a usable summary (None: the file is not a session)."""
+    value = entry.get("summary", False)
+    return value is None or (isinstance(value, dict) and _from_cache(value) is not None)
+
+
+def _from_cache(value: dict[str, Any] | None) -> SessionSummary | None:
+    if value is None:
+        return None
+    try:
+        return SessionSummary(**value)
+    except TypeError:
+        return None
+
+
+def _write_cache(path: Path, entries: dict[str, Any]) -> None:
+    """Atomically, and best effort: a listing never fails for want of its cache."""
+    text = json.dumps({"version": _CACHE_VERSION, "sessions": entries}, ensure_ascii=False)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
 
 
 def summaries_json(summaries: list[SessionSummary]) -> str:
