@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from agentcli import events as ev
 from agentcli.output.base import RunSummary
+from agentcli.ui.screen import SCREEN, progress_key
 
 _MAX_ARGS_SHOWN = 160
 
@@ -65,6 +66,7 @@ class TextOutput:
         self._ends_with_newline = True
         self._calls: dict[str, tuple[str, list[str]]] = {}
         self._live_line = False  # a command's latest output line is on the screen
+        SCREEN.on_hold(self._clear_live_line)
 
     # stdout: the answer
     def _text(self, delta: str) -> None:
@@ -115,6 +117,8 @@ class TextOutput:
         self._live_line = True
 
     def handle(self, event: ev.Event) -> None:
+        if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
+            return  # a prompt owns the terminal: drawn once it is answered
         if isinstance(event, ev.TextMessageContent):
             self._text(event.delta)
         elif isinstance(event, ev.TextMessageEnd):

@@ -74,21 +74,18 @@ class TerminalApprover:
 
     async def __call__(self, prompt: Prompt) -> UserChoice:
         async with self._one_at_a_time:
-            if self.keys is not None:
-                self.keys.pause()
+            self._take_terminal()
             try:
                 return await self._ask(prompt)
             finally:
-                if self.keys is not None:
-                    self.keys.resume()
+                self._give_back_terminal()
 
     async def question(self, text: str, choices: list[str] | None) -> str:
         """ask_user: the model's question, answered here. Ctrl-C cancels the turn."""
         from prompt_toolkit import PromptSession
 
         async with self._one_at_a_time:
-            if self.keys is not None:
-                self.keys.pause()
+            self._take_terminal()
             try:
                 self.stream.write(_style(self.color, "1;36", f"? {text}") + "\n")
                 for number, choice in enumerate(choices or [], start=1):
@@ -108,8 +105,22 @@ class TerminalApprover:
                         return answer
                     self.stream.write(f"  choose 1-{len(choices)} or type one of the choices\n")
             finally:
-                if self.keys is not None:
-                    self.keys.resume()
+                self._give_back_terminal()
+
+    def _take_terminal(self) -> None:
+        """The prompt owns the terminal: no Esc watching, no live lines drawn over it."""
+        from agentcli.ui.screen import SCREEN
+
+        SCREEN.hold()
+        if self.keys is not None:
+            self.keys.pause()
+
+    def _give_back_terminal(self) -> None:
+        from agentcli.ui.screen import SCREEN
+
+        if self.keys is not None:
+            self.keys.resume()
+        SCREEN.release()
 
     async def _ask(self, prompt: Prompt) -> UserChoice:
         self.stream.write(render_prompt(prompt, self.color))

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from agentcli import events as ev
 from agentcli.output.base import RunSummary
 from agentcli.output.text import Styler, format_arguments
+from agentcli.ui.screen import SCREEN, progress_key
 
 RESULT_PREVIEW_LINES = 4
 
@@ -28,6 +29,7 @@ class ReplRenderer:
         self._calls: dict[str, tuple[str, list[str]]] = {}
         self._started = time.monotonic()
         self._live_line = False
+        SCREEN.on_hold(self._clear_live_line)
 
     # --- the spinner, until something arrives
 
@@ -73,6 +75,8 @@ class ReplRenderer:
     # --- events
 
     def handle(self, event: ev.Event) -> None:
+        if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
+            return  # a prompt owns the terminal: drawn once it is answered
         if isinstance(event, ev.RunStarted):
             self._started = time.monotonic()
             self._spin()

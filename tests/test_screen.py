@@ -1,0 +1,88 @@
+"""While an approval prompt owns the terminal, a running command's live line and other
+calls' results wait for it to be answered (the renderers and the gate, real; the terminal
+is a StringIO that says it is one)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import pytest
+
+from agentcli import events as ev
+from agentcli.output.text import TextOutput
+from agentcli.ui.render import ReplRenderer
+from agentcli.ui.screen import SCREEN, TerminalGate
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def released(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("NO_COLOR", "1")
+    yield
+    while SCREEN.held:
+        SCREEN.release()
+
+
+def progress(call: str, line: str) -> ev.Custom:
+    return ev.Custom(name="progress", value={"toolCallId": call, "lines": [line]})
+
+
+def result(call: str) -> ev.ToolCallResult:
+    return ev.ToolCallResult(
+        message_id="m", tool_call_id=call, content="done", metadata={"summary": "finished"}
+    )
+
+
+def start(call: str, name: str) -> list[ev.Event]:
+    return [
+        ev.ToolCallStart(tool_call_id=call, tool_call_name=name),
+        ev.ToolCallArgs(tool_call_id=call, delta="{}"),
+        ev.ToolCallEnd(tool_call_id=call),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["repl", "run"])
+def test_nothing_is_drawn_over_a_prompt_and_all_of_it_after(kind: str):
+    terminal = Terminal()
+    renderer = ReplRenderer(terminal) if kind == "repl" else TextOutput(Terminal(), terminal)
+    for event in start("c1", "run_shell"):
+        renderer.handle(event)
+    renderer.handle(progress("c1", "step 1"))
+    assert terminal.getvalue().endswith("step 1")  # the live line, no newline after it
+
+    SCREEN.hold()  # the approval prompt of another call takes the terminal
+    assert terminal.getvalue().endswith("\r\x1b[2K")  # the live line was taken off
+    terminal.write("PROMPT")
+    before = terminal.getvalue()
+    for n in range(2, 200):
+        renderer.handle(progress("c1", f"step {n}"))
+    renderer.handle(result("c1"))
+    assert terminal.getvalue() == before  # nothing drawn over the prompt
+
+    SCREEN.release()
+    after = terminal.getvalue()[len(before) :]
+    assert "step 199" in after and "step 2 " not in after  # progress coalesced
+    assert after.index("step 199") < after.index("finished")  # in order
+
+
+def test_holds_nest_and_a_gate_forgets_dead_renderers():
+    gate = TerminalGate()
+    drawn: list[int] = []
+    gate.hold()
+    gate.hold()
+    assert gate.defer(lambda: drawn.append(1))
+    gate.release()
+    assert drawn == [] and gate.held
+    gate.release()
+    assert drawn == [1] and not gate.defer(lambda: drawn.append(2))
+
+    renderer = ReplRenderer(Terminal())
+    gate.on_hold(renderer._clear_live_line)
+    del renderer
+    gate.hold()  # the renderer is gone: nothing to clear, no error
+    gate.release()
