@@ -69,6 +69,15 @@ def test_found_from_a_subdirectory_and_through_a_linked_worktree(tmp_path: Path)
     assert repository_problem(tmp_path) is None  # in no repository
 
 
+def test_a_submodules_own_configuration_counts(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    module_config = repo / ".git" / "modules" / "lib" / "config"
+    module_config.parent.mkdir(parents=True)
+    module_config.write_text("[core]\n\tfsmonitor = ./run-me\n")
+    assessment = classify_shell("git status", Workspace(repo))
+    assert assessment.risk is Risk.HIGH and "core.fsmonitor" in assessment.reason
+
+
 def test_a_bare_repository_is_its_own_git_dir(tmp_path: Path):
     bare = tmp_path / "bare.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
@@ -86,11 +95,12 @@ def test_a_bare_repository_is_its_own_git_dir(tmp_path: Path):
         ("[include]\n\tpath = ../elsewhere.cfg\n", "include.path"),
         ('[includeIf "gitdir:~/"]\n\tpath = x.cfg\n', "includeif.gitdir:~/.path"),
         ('[CORE]\n  FSMonitor = "./watch.sh"\n', "core.fsmonitor"),
-        ("[core] sshCommand = ssh -i key\n", "core.sshcommand"),
-        ('[credential "https://example.com"]\n\thelper = store\n', "credential.https://example.com.helper"),
+        # used only by commands that are never read-only: no reason to ask for git status
+        ("[core] sshCommand = ssh -i key\n\thooksPath = .husky\n", None),
+        ('[credential "https://example.com"]\n\thelper = store\n', None),
         ("[pager]\n\tlog = less\n", "pager.log"),
         ("[diff.old]\n\tcommand = x\n", "diff.old.command"),
-        ('[merge "ours"]\n\tdriver = true\n', "merge.ours.driver"),
+        ('[gpg "ssh"]\n\tprogram = ./sign\n', "gpg.ssh.program"),
         ("[core]\n\tbare = false\n\tfsmonitor\n\tfilemode = true\n", None),
         ("# [diff]\n; external = x\n[user]\n\tname = Dev\n", None),
         ('[remote "origin"]\n\turl = ../up.git\n\tfetch = +refs/heads/*\n', None),

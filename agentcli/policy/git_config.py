@@ -14,38 +14,25 @@ import os
 import re
 from pathlib import Path
 
-# Keys (lower-case; `*` is one subsection) whose value is a program git may run, or a
-# file of further configuration.
+# Keys (lower-case; `*` is one subsection) whose value is a program that git's read-only
+# subcommands (status, log, diff, show, ...) may run, or a file of further configuration.
+# Keys used only by commands that are never read-only here (credential helpers, hooks,
+# editors, ssh, merge drivers, difftool) are left out: they would only make every
+# `git status` ask in repositories that set them for good reasons (husky's hooksPath).
 _PROGRAM_KEYS = tuple(
     re.compile(pattern.replace(".", r"\.").replace("*", r"[^\n]*") + "$")
     for pattern in (
         "core.fsmonitor",
         "core.pager",
-        "core.sshcommand",
-        "core.editor",
-        "core.askpass",
-        "core.hookspath",
-        "core.alternaterefscommand",
-        "core.gitproxy",
+        "pager.*",
         "diff.external",
         "diff.*.textconv",
         "diff.*.command",
-        "difftool.*.cmd",
-        "mergetool.*.cmd",
-        "merge.*.driver",
         "filter.*.clean",
         "filter.*.smudge",
         "filter.*.process",
-        "credential.helper",
-        "credential.*.helper",
         "gpg.program",
         "gpg.*.program",
-        "sequence.editor",
-        "interactive.difffilter",
-        "uploadpack.packobjectshook",
-        "remote.*.uploadpack",
-        "remote.*.receivepack",
-        "pager.*",
         "include.path",
         "includeif.*.path",
     )
@@ -65,7 +52,8 @@ def repository_problem(cwd: Path) -> str | None:
     for config in config_files(git_dir):
         key = program_key(config)
         if key is not None:
-            return f"the repository's configuration ({config.name}) sets {key}: git would run it"
+            where = config.relative_to(git_dir) if config.is_relative_to(git_dir) else config
+            return f"the repository's configuration ({where}) sets {key}: git would run it"
     return None
 
 
@@ -96,16 +84,19 @@ def _pointed_dir(dot_git_file: Path) -> Path | None:
 
 
 def config_files(git_dir: Path) -> list[Path]:
-    """The repository's configuration files: its own, a worktree's, and the common
-    directory's of a linked worktree."""
+    """The repository's configuration files: its own, a worktree's, the common
+    directory's of a linked worktree, and its submodules'."""
     files = [git_dir / "config", git_dir / "config.worktree"]
     try:
         common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
     except OSError:
         common = ""
-    if common:
-        common_dir = (git_dir / common).resolve()
-        files += [common_dir / "config", common_dir / "config.worktree"]
+    common_dir = (git_dir / common).resolve() if common else git_dir
+    files += [common_dir / "config", common_dir / "config.worktree"]
+    # `git status` and `git diff` look into submodules, each run with its own config
+    modules = common_dir / "modules"
+    if modules.is_dir():
+        files += sorted(modules.glob("**/config"))[:200]
     return [path for path in dict.fromkeys(files) if path.is_file()]
 
 
