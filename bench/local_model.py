@@ -331,8 +331,9 @@ def calibrate(model: str, tools: list[dict]) -> None:
             messages = [Message.user(example.request)]
             shown = pr.select_examples(example.request, offered, exclude=example.request)
             text = provider.decision_text(engine, offered, messages, shown)
+            prompt = engine.tokenize(text + pr.decision_prefix())
             scores = await provider.choice_scores(
-                engine, offered, messages, shown, text, exclude=example.request
+                engine, offered, messages, shown, prompt, exclude=example.request
             )
             rows.append((example.tool, scores))
         return rows

@@ -5,6 +5,7 @@ is a StringIO that says it is one)."""
 from __future__ import annotations
 
 import io
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -81,8 +82,14 @@ def test_holds_nest_and_a_gate_forgets_dead_renderers():
     gate.release()
     assert drawn == [1] and not gate.defer(lambda: drawn.append(2))
 
-    renderer = ReplRenderer(Terminal())
-    gate.on_hold(renderer._clear_live_line)
-    del renderer
-    gate.hold()  # the renderer is gone: nothing to clear, no error
+    gone, alive = ReplRenderer(Terminal()), ReplRenderer(Terminal())
+    gate.on_hold(gone._clear_live_line)
+    gate.on_hold(alive._clear_live_line)
+    alive._show_live_line("running")
+    gone_ref = weakref.ref(gone)
+    del gone
+    assert gone_ref() is None  # held weakly: the gate keeps no finished run's renderer
+    gate.hold()
+    assert alive.stream.getvalue().endswith("\r\x1b[2K")  # the live one was cleared
+    assert not alive._live_line
     gate.release()

@@ -69,10 +69,8 @@ def all_summaries() -> list[SessionSummary]:
         except OSError:
             continue  # removed meanwhile
         key = [stat.st_size, stat.st_mtime_ns]
-        entry = cache.get(path.name)
-        if isinstance(entry, dict) and entry.get("key") == key and _cached(entry):
-            summary = _from_cache(entry["summary"])
-        else:
+        hit, summary = _cached(cache.get(path.name), key)
+        if not hit:
             summary = summarise(path)
         fresh[path.name] = {"key": key, "summary": asdict(summary) if summary else None}
         if summary is not None:
@@ -93,19 +91,20 @@ def _read_cache(path: Path) -> dict[str, Any]:
     return entries if isinstance(entries, dict) else {}
 
 
-def _cached(entry: dict[str, Any]) -> bool:
-    """Whether the entry holds a usable summary (None: the file is not a session)."""
+def _cached(entry: Any, key: list[int]) -> tuple[bool, SessionSummary | None]:
+    """(True, summary) when the cache holds a usable summary of the file as it is now
+    (None: the file is not a session); (False, None) when it must be read."""
+    if not isinstance(entry, dict) or entry.get("key") != key:
+        return False, None
     value = entry.get("summary", False)
-    return value is None or (isinstance(value, dict) and _from_cache(value) is not None)
-
-
-def _from_cache(value: dict[str, Any] | None) -> SessionSummary | None:
     if value is None:
-        return None
-    try:
-        return SessionSummary(**value)
-    except TypeError:
-        return None
+        return True, None
+    if isinstance(value, dict):
+        try:
+            return True, SessionSummary(**value)
+        except TypeError:
+            pass
+    return False, None
 
 
 def _write_cache(path: Path, entries: dict[str, Any]) -> None:

@@ -615,8 +615,12 @@ def plain_lines(text: str) -> str:
     return text
 
 
+def _result_body(message: Message, limit: int) -> str:
+    return clip(plain_lines(message.content.strip()), limit)
+
+
 def _tool_result_text(name: str, message: Message, limit: int) -> str:
-    body = clip(plain_lines(message.content.strip()), limit)
+    body = _result_body(message, limit)
     if message.error:
         return f"The tool {name} failed: {body or message.error}"
     return f"Result of {name}:\n{body}" if body else f"The tool {name} returned nothing."
@@ -638,7 +642,7 @@ def quote_results(messages: Sequence[Message], *, limit: int = 6000) -> str:
     for message in results:
         call = calls.get(message.tool_call_id or "")
         shown = _call_text(call) if call is not None else "the tool"
-        body = clip(plain_lines(message.content.strip()), limit)
+        body = _result_body(message, limit)
         if message.error:
             parts.append(f"{shown} failed: {body or message.error}")
         elif not body:

@@ -113,6 +113,7 @@ class LocalProvider:
         self.last_decision: pr.Decision | None = None  # for the benchmark and tests
         self.last_generations: list[Generation] = []
         self.last_scores: dict[str, float] = {}
+        self._channel_free: dict[str, float] = {}  # intent prompt → log P(CONTENT_FREE | it)
 
     # --- the model ---------------------------------------------------------------------
 
@@ -262,9 +263,10 @@ class LocalProvider:
         examples = pr.select_examples(request, offered) if options.few_shot else []
         text = self.decision_text(engine, offered, messages, examples)
         if options.choice == "scored":
-            scores = await self.choice_scores(engine, offered, messages, examples, text)
+            prompt_tokens = engine.tokenize(text + prefix)
+            scores = await self.choice_scores(engine, offered, messages, examples, prompt_tokens)
             final = pr.combine_scores(scores, options.weights())
-            usage.add(ev.Usage(len(engine.tokenize(text)), 0))
+            usage.add(ev.Usage(len(prompt_tokens), 0))
             name = scores.candidates[max(range(len(final)), key=final.__getitem__)]
             self.last_scores = dict(zip(scores.candidates, final, strict=True))
             if name == pr.ANSWER:
@@ -351,17 +353,18 @@ class LocalProvider:
         offered: list[dict],
         messages: list[Message],
         examples: list[pr.Example],
-        text: str,
+        prompt: list[int],
         *,
         exclude: str | None = None,
     ) -> pr.ChoiceScores:
-        """Everything the scored choice weighs (see `pr.combine_scores`); `exclude`
-        leaves one example out of the prior (the benchmark's calibration)."""
+        """Everything the scored choice weighs (see `pr.combine_scores`) after `prompt`
+        (the decision text and `{"name":"`, tokenized); `exclude` leaves one example out
+        of the prior (the benchmark's calibration)."""
         options = self.options
         candidates = [*(tool["name"] for tool in offered), pr.ANSWER]
         continuations = [f'{name}"' for name in candidates]
         prefix = pr.decision_prefix()
-        direct = await self._blocking(engine.score, engine.tokenize(text + prefix), continuations)
+        direct = await self._blocking(engine.score, prompt, continuations)
         content_free = None
         if options.calibration:
             free_messages = pr.with_request(messages, pr.CONTENT_FREE)
@@ -374,12 +377,18 @@ class LocalProvider:
         if options.channel_weight:
             channel, channel_free = [], []
             for name in candidates:
-                intent = engine.tokenize(pr.intent_prompt(name, offered))
-                pair = await self._blocking(
-                    engine.score, intent, [" " + request, " " + pr.CONTENT_FREE]
-                )
-                channel.append(pair[0])
-                channel_free.append(pair[1])
+                intent_text = pr.intent_prompt(name, offered)
+                intent = engine.tokenize(intent_text)
+                free = self._channel_free.get(intent_text)
+                if free is None:  # the same for every request: scored once per process
+                    score, free = await self._blocking(
+                        engine.score, intent, [" " + request, " " + pr.CONTENT_FREE]
+                    )
+                    self._channel_free[intent_text] = free
+                else:
+                    [score] = await self._blocking(engine.score, intent, [" " + request])
+                channel.append(score)
+                channel_free.append(free)
         prior_map = pr.tool_prior(request, offered, exclude=exclude)
         return pr.ChoiceScores(
             candidates=candidates,
