@@ -60,6 +60,12 @@ class Agent:
         self.emit = FanOut([session, *outputs])
         config = settings.config
         self.workspace = Workspace(settings.workspace)
+        from agentcli.sandbox.confine import Sandbox, sandbox_settings
+
+        self.sandbox = Sandbox(
+            settings.workspace,
+            sandbox_settings(config, settings.sandbox, settings.allow_network),
+        )
         self.policy = build_policy(
             config,
             self.workspace,
@@ -68,7 +74,9 @@ class Agent:
             allow=list(settings.allow),
             forbid=list(settings.forbid),
             interactive=interactive,
+            allow_network=self.sandbox.settings.allow_network,
         )
+        self.policy.sandbox = self.sandbox
         if approver is not None:
             self.policy.approver = approver
         self.registry = build_registry(config, settings.provider)
@@ -84,6 +92,7 @@ class Agent:
             output_limit=limit,
             python=config.get("shell.python"),
             ask=getattr(self.policy.approver, "question", None),  # a person, if one is there
+            sandbox=self.sandbox,
         )
         self.executor = Executor(
             self.registry, self.policy, self.context, self.emit,
@@ -238,4 +247,5 @@ class Agent:
     async def aclose(self) -> None:
         await LIVE.stop_all()  # foreground commands and background jobs alike
         await self.provider.aclose()
+        self.sandbox.close()
         self.session.close()

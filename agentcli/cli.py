@@ -55,6 +55,18 @@ Forbid = Annotated[
     list[str] | None, typer.Option("--forbid", help="Deny calls matching RULE (beats --yes).")
 ]
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")]
+SandboxMode = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        metavar="MODE",
+        help="auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.",
+    ),
+]
+AllowNetwork = Annotated[
+    bool,
+    typer.Option("--allow-network", help="Let --yes grant sandboxed commands the network."),
+]
 Continue = Annotated[
     bool, typer.Option("--continue", "-c", help="Continue the latest session of this workspace.")
 ]
@@ -141,6 +153,8 @@ def run(
     continue_: Continue = False,
     resume: Resume = None,
     debug: Debug = False,
+    sandbox: SandboxMode = None,
+    allow_network: AllowNetwork = False,
 ) -> None:
     """Run one prompt to the end and exit. Piped stdin is the prompt, or context below it."""
     code = _one_shot(
@@ -159,6 +173,8 @@ def run(
         allow=allow,
         forbid=forbid,
         debug=debug,
+        sandbox=sandbox,
+        allow_network=allow_network,
     )
     raise typer.Exit(code)
 
@@ -178,12 +194,15 @@ def chat(
     continue_: Continue = False,
     resume: Resume = None,
     debug: Debug = False,
+    sandbox: SandboxMode = None,
+    allow_network: AllowNetwork = False,
 ) -> None:
     """Chat with the model in a REPL. With stdin not a terminal, runs stdin as one prompt."""
     if sys.stdin is not None and sys.stdin.isatty():
         flags = {"model": model, "base_url": base_url, "system": system, "max_steps": max_steps,
                  "timeout": timeout, "cwd": cwd, "yes": yes, "deny": deny, "allow": allow,
-                 "forbid": forbid, "debug": debug}  # fmt: skip
+                 "forbid": forbid, "debug": debug, "sandbox": sandbox,
+                 "allow_network": allow_network}  # fmt: skip
         raise typer.Exit(_interactive(continue_, resume, flags))
     code = _one_shot(
         None,
@@ -201,6 +220,8 @@ def chat(
         allow=allow,
         forbid=forbid,
         debug=debug,
+        sandbox=sandbox,
+        allow_network=allow_network,
     )
     raise typer.Exit(code)
 
@@ -351,6 +372,17 @@ def policy_explain(
             forbid=forbid or [],
         )
     )
+
+
+@app.command()
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    cwd: Workspace = None,
+) -> None:
+    """What protects the commands the model runs: the sandbox in force and its profiles."""
+    from agentcli.commands import doctor as doctor_command
+
+    _guarded(lambda: doctor_command.run(_workspace(cwd), as_json=as_json))
 
 
 @tools_app.command("list")

@@ -137,11 +137,21 @@ class Executor:
             f"invalid arguments for {tool.name}: " + "; ".join(problems) + ". " + _schema_hint(tool)
         )
 
-    def _context_for(self, call: ToolCall) -> ToolContext:
+    def _context_for(self, call: ToolCall, profile: str) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
             self.emit(ev.Custom(name="progress", value={"toolCallId": call.id, **value}))
 
-        return replace(self.context, call_id=call.id, progress=progress)
+        return replace(self.context, call_id=call.id, progress=progress, profile=profile)
+
+    def sandbox_profile(self, tool: Tool, args: dict[str, Any], assessment: Any) -> str | None:
+        """The sandbox profile a tool that runs commands gets for this call; None for
+        tools that run nothing."""
+        if not tool.runs_commands:
+            return None
+        sandbox = self.context.sandbox
+        if sandbox is None:
+            return "none"
+        return sandbox.profile_for(assessment.risk, args.get("sandbox")).value
 
     async def _decide_and_execute(self, call: ToolCall, prepared: Prepared) -> ToolOutput:
         tool, args = prepared.tool, prepared.args
@@ -151,11 +161,14 @@ class Executor:
             preview = tool.preview(args, self.context)
         except Exception as exc:  # a broken risk function must not crash the run
             return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}")
-        request = ApprovalRequest(tool.policy_tool(args), args, assessment, preview, subjects)
+        profile = self.sandbox_profile(tool, args, assessment)
+        request = ApprovalRequest(
+            tool.policy_tool(args), args, assessment, preview, subjects, profile
+        )
         if self.policy.approver is not None and self.policy.explain(request).decision == "ask":
             self._emit_state(call, "waiting for approval")
         decision = await self.policy.decide(request)
-        self._emit_approval(call, tool, assessment.risk.label, decision)
+        self._emit_approval(call, tool, assessment.risk.label, decision, profile)
         if not decision.allowed:
             self.denied += 1
             return ToolOutput.failure(f"denied: {decision.reason}")
@@ -170,7 +183,7 @@ class Executor:
                 )
             self._emit_state(call, "running")
             try:
-                return await tool.execute(args, self._context_for(call))
+                return await tool.execute(args, self._context_for(call, profile or "none"))
             except TurnCancelled:
                 raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval
             except ToolFailure as failure:
@@ -181,7 +194,9 @@ class Executor:
     def _emit_state(self, call: ToolCall, state: str) -> None:
         self.emit(ev.Custom(name="tool_state", value={"toolCallId": call.id, "state": state}))
 
-    def _emit_approval(self, call: ToolCall, tool: Tool, risk: str, decision: Decision) -> None:
+    def _emit_approval(
+        self, call: ToolCall, tool: Tool, risk: str, decision: Decision, profile: str | None
+    ) -> None:
         value: dict[str, Any] = {
             "toolCallId": call.id,
             "tool": tool.name,
@@ -190,6 +205,8 @@ class Executor:
             "by": decision.by,
             "reason": decision.reason,
         }
+        if profile is not None:
+            value["sandbox"] = profile
         if decision.rule:
             value["rule"] = decision.rule
         self.emit(ev.Custom(name="approval", value=value))

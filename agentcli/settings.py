@@ -59,6 +59,8 @@ class RunSettings:
     debug: bool = False
     allow: tuple[str, ...] = ()  # --allow rules
     forbid: tuple[str, ...] = ()  # --forbid rules
+    sandbox: str | None = None  # --sandbox: auto or none; None: the configuration decides
+    allow_network: bool = False  # --allow-network
 
     @property
     def base_url(self) -> str | None:
@@ -161,6 +163,8 @@ def resolve_settings(
     debug: bool,
     allow: list[str] | None = None,
     forbid: list[str] | None = None,
+    sandbox: str | None = None,
+    allow_network: bool = False,
     env: Mapping[str, str] = os.environ,
 ) -> RunSettings:
     if yes and deny:
@@ -171,6 +175,8 @@ def resolve_settings(
         raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     if output not in ("text", "json", "jsonl"):
         raise UsageError(f"--output must be text, json or jsonl, not {output!r}")
+    if sandbox is not None and sandbox not in ("auto", "none"):
+        raise UsageError(f"--sandbox must be auto or none, not {sandbox!r}")
     workspace = Path(cwd or os.getcwd()).expanduser()
     if not workspace.is_dir():
         raise UsageError(f"--cwd {str(workspace)!r} is not a directory")
@@ -209,6 +215,8 @@ def resolve_settings(
         debug=debug,
         allow=tuple(allow or ()),
         forbid=tuple(forbid or ()),
+        sandbox=sandbox,
+        allow_network=allow_network,
     )
 
 

@@ -9,6 +9,7 @@ complete -c agentcli -n __fish_use_subcommand -l version -s V -d 'Show the versi
 complete -c agentcli -n __fish_use_subcommand -l help -s h -d 'Show this message and exit.'
 complete -c agentcli -n __fish_use_subcommand -a run -d 'Run one prompt to the end and exit'
 complete -c agentcli -n __fish_use_subcommand -a chat -d 'Chat with the model in a REPL'
+complete -c agentcli -n __fish_use_subcommand -a doctor -d 'What protects the commands the model runs: the sandbox in force and its profiles'
 complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: its .agentcli/config.toml may then loosen the policy'
 complete -c agentcli -n __fish_use_subcommand -a completions -d 'Print the shell completion script (also shipped in the repository\'s completions/)'
 complete -c agentcli -n __fish_use_subcommand -a config -d 'Show and change the configuration'
@@ -31,6 +32,8 @@ complete -c agentcli -n '__fish_seen_subcommand_from run' -l forbid -x -d 'Deny 
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l continue -s c -d 'Continue the latest session of this workspace.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l resume -x -d 'Continue the session with this id.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l debug -d 'Show tracebacks for internal errors.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l sandbox -x -d 'auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l allow-network -d 'Let --yes grant sandboxed commands the network.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l help -s h -d 'Show this message and exit.'
 
 # agentcli chat
@@ -47,7 +50,14 @@ complete -c agentcli -n '__fish_seen_subcommand_from chat' -l forbid -x -d 'Deny
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l continue -s c -d 'Continue the latest session of this workspace.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l resume -x -d 'Continue the session with this id.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l debug -d 'Show tracebacks for internal errors.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l sandbox -x -d 'auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l allow-network -d 'Let --yes grant sandboxed commands the network.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l help -s h -d 'Show this message and exit.'
+
+# agentcli doctor
+complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l json -d 'Print JSON.'
+complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l cwd -x -a '(__fish_complete_directories)' -d 'The workspace [default: .]'
+complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l help -s h -d 'Show this message and exit.'
 
 # agentcli trust
 complete -c agentcli -n '__fish_seen_subcommand_from trust' -l revoke -d 'Stop trusting it.'

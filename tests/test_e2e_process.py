@@ -4,6 +4,7 @@ exits normally or on SIGTERM, and a timed-out command's whole tree is killed."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 from pathlib import Path
@@ -14,20 +15,27 @@ from tests.conftest import RunCli, StartCli
 from tests.scripted_server import Reply, ScriptedServer
 
 
-def background(pid_file: str) -> Reply:
-    command = f"sh -c 'echo $$ > {pid_file}; exec sleep 300'"
+def sleeper() -> str:
+    """A `sleep` argument no other process has: how a test finds its process on the host
+    (a PID written from inside the sandbox is a PID of the sandbox's own namespace)."""
+    return f"300.{os.getpid() % 1000}{time.time_ns() % 10**6}"
+
+
+def background(token: str) -> Reply:
+    command = f"sh -c 'exec sleep {token}'"
     return Reply.tool_calls(
         [{"name": "run_shell", "arguments": {"command": command, "background": True}}]
     )
 
 
-def wait_for_pid(path: Path) -> int:
+def wait_for_pid(token: str) -> int:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return int(path.read_text())
+        for proc in psutil.process_iter(["cmdline"]):
+            if proc.info["cmdline"] == ["sleep", token]:
+                return proc.pid
         time.sleep(0.05)
-    raise AssertionError(f"{path} never appeared")
+    raise AssertionError(f"no process `sleep {token}` appeared")
 
 
 def assert_dead(pid: int) -> None:
@@ -42,20 +50,23 @@ def assert_dead(pid: int) -> None:
 def test_background_job_is_killed_when_agentcli_finishes(
     run_cli: RunCli, server: ScriptedServer, workspace: Path
 ) -> None:
-    server.enqueue(background("job.pid"), Reply.text(["started it"]))
+    token = sleeper()
+    server.enqueue(background(token), Reply.text(["started it"]))
     result = run_cli(["run", "--yes", "start a server"], server=server)
     assert result.returncode == 0, result.stderr
     tool_message = server.requests[1].json["messages"][-1]
     assert tool_message["role"] == "tool" and "started job_1" in tool_message["content"]
-    assert_dead(wait_for_pid(workspace / "job.pid"))
+    assert not any(p.info["cmdline"] == ["sleep", token]
+                   for p in psutil.process_iter(["cmdline"]))  # fmt: skip
 
 
 def test_background_job_is_killed_when_agentcli_gets_sigterm(
     start_cli: StartCli, server: ScriptedServer, workspace: Path
 ) -> None:
-    server.enqueue(background("job.pid"), Reply.hang(30))
+    token = sleeper()
+    server.enqueue(background(token), Reply.hang(30))
     process = start_cli(["run", "--yes", "start a server"], server=server)
-    pid = wait_for_pid(workspace / "job.pid")
+    pid = wait_for_pid(token)
     assert server.wait_for_requests(2, timeout=10)
     process.send_signal(signal.SIGTERM)
     process.communicate(timeout=10)
@@ -66,7 +77,8 @@ def test_background_job_is_killed_when_agentcli_gets_sigterm(
 def test_timed_out_command_tree_is_killed_and_reported(
     run_cli: RunCli, server: ScriptedServer, workspace: Path
 ) -> None:
-    command = "setsid sh -c 'echo $$ > grandchild.pid; exec sleep 300' & sleep 300"
+    token = sleeper()
+    command = f"setsid sh -c 'exec sleep {token}' & sleep 300"
     server.enqueue(
         Reply.tool_calls([{"name": "run_shell", "arguments": {"command": command, "timeout": 1}}]),
         Reply.text(["it timed out"]),
@@ -78,7 +90,8 @@ def test_timed_out_command_tree_is_killed_and_reported(
     (call,) = json.loads(result.stdout)["toolCalls"]
     assert "exit code 124" in call["result"] and "timed out after 1s" in call["result"]
     assert call["error"]
-    assert_dead(wait_for_pid(workspace / "grandchild.pid"))
+    assert not any(p.info["cmdline"] == ["sleep", token]
+                   for p in psutil.process_iter(["cmdline"]))  # fmt: skip
 
 
 def test_shell_tool_is_denied_without_a_terminal_or_flag(

@@ -22,6 +22,12 @@ def _arguments(tool: str, text: str | None) -> str:
     if tool == "run_shell":
         if text is None:
             raise UsageError("give the command to explain: agentcli policy explain run_shell 'CMD'")
+        try:  # a whole call: {"command": ..., "sandbox": ..., "justification": ...}
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and "command" in parsed:
+            return text
         return json.dumps({"command": text})
     return text or "{}"
 
@@ -44,7 +50,11 @@ def explain(
     ws = Workspace(workspace)
     policy = build_policy(config, ws, yes=yes, deny=deny, allow=allow, forbid=forbid,
                           interactive=False)  # fmt: skip
-    context = ToolContext(workspace=ws)
+    from agentcli.sandbox.confine import Sandbox, sandbox_settings
+
+    sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
+    policy.sandbox = sandbox
+    context = ToolContext(workspace=ws, sandbox=sandbox)
     executor = Executor(registry, Policy(), context, lambda event: None)
     call = ToolCall(id="explain", name=tool_name, arguments=_arguments(tool_name, args_text))
     try:
@@ -53,7 +63,10 @@ def explain(
         raise UsageError(str(invalid)) from None
     tool, args = prepared.tool, prepared.args
     assessment = tool.assess(args, context)
-    request = ApprovalRequest(tool.name, args, assessment, None, tool.rule_subjects(args, context))
+    profile = executor.sandbox_profile(tool, args, assessment)
+    request = ApprovalRequest(
+        tool.name, args, assessment, None, tool.rule_subjects(args, context), profile
+    )
     verdict = policy.explain(request)
     result = {
         "tool": tool.name,
@@ -62,13 +75,15 @@ def explain(
         "by": verdict.by,
         "rule": verdict.rule,
         "reasons": verdict.reasons,
+        "sandbox": profile,
     }
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         return 0
     rule = f" (rule {verdict.rule})" if verdict.rule else ""
+    where = f", sandbox {profile}" if profile else ""
     sys.stdout.write(
-        f"{verdict.decision} — {tool.name}, {assessment.risk.label} risk, decided by "
+        f"{verdict.decision} — {tool.name}, {assessment.risk.label} risk{where}, decided by "
         f"{verdict.by}{rule}\n"
     )
     for reason in verdict.reasons:

@@ -72,6 +72,7 @@ class ApprovalRequest:
     assessment: Assessment
     preview: str | None = None
     subjects: Subjects = field(default_factory=Subjects)
+    sandbox: str | None = None  # the sandbox profile it would run in (tools that run commands)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,10 @@ class Policy:
     session_allow: list[Rule] = field(default_factory=list)
     session_deny: list[Rule] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # said to the user after a choice
+    # The CI contract: --yes approves inside the sandbox. The network takes --allow-network
+    # (or sandbox.network); leaving the sandbox takes --sandbox none, never --yes.
+    allow_network: bool = False
+    sandbox: Any = None  # agentcli.sandbox.Sandbox: are commands confined? (found when asked)
     _prompting: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     # --- without asking
@@ -143,6 +148,10 @@ class Policy:
             if matches_any(rule, tool, subjects, ws):
                 return Verdict("ask", "rule", [f"the rule {rule.text} asks", risk_reason],
                                rule.text)  # fmt: skip
+        if self._widens_sandbox(request):
+            # Asking to widen the sandbox is decided by a person or a flag, never by a rule
+            # written for the command itself.
+            return Verdict("ask", "auto", [risk_reason])
         allowed = self._allowed_by(request, [*self.rules.allow, *self.session_allow])
         if allowed is not None:
             by = "session" if allowed.source == "session" else "rule"
@@ -188,8 +197,32 @@ class Policy:
         if self.deny:
             return Verdict("deny", "flag", [*verdict.reasons, "--deny refuses it"], verdict.rule)
         if self.yes:
+            refusal = self._beyond_yes(request)
+            if refusal is not None:
+                return Verdict("deny", "flag", [*verdict.reasons, refusal], verdict.rule)
             return Verdict("allow", "flag", [*verdict.reasons, "--yes allows it"], verdict.rule)
         return verdict
+
+    @property
+    def _sandbox_active(self) -> bool:
+        return self.sandbox is not None and self.sandbox.active
+
+    def _widens_sandbox(self, request: ApprovalRequest) -> bool:
+        return (
+            self._sandbox_active
+            and request.sandbox in ("network", "none")
+            and bool(request.arguments.get("sandbox"))
+        )
+
+    def _beyond_yes(self, request: ApprovalRequest) -> str | None:
+        """What --yes may not grant: a sandbox it never leaves, a network it was not given."""
+        if not self._sandbox_active:
+            return None
+        if request.sandbox == "none":
+            return "--yes never leaves the sandbox (run with --sandbox none to allow that)"
+        if request.sandbox == "network" and not self.allow_network:
+            return "--yes does not grant the network (add --allow-network)"
+        return None
 
     # --- deciding, asking if someone can answer
 

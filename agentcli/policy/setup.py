@@ -57,6 +57,7 @@ def build_policy(
     allow: list[str],
     forbid: list[str],
     interactive: bool,
+    allow_network: bool = False,
 ) -> Policy:
     return Policy(
         rules=rule_set(config, allow, forbid),
@@ -65,4 +66,5 @@ def build_policy(
         approver=terminal_approver() if interactive else None,
         workspace=workspace,
         save_project_rules=project_rule_writer(workspace),
+        allow_network=allow_network,
     )

@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentcli.process.capture import OutputCapture
 from agentcli.process.run import LIVE
@@ -30,6 +31,7 @@ class Job:
     watcher: asyncio.Task[None] | None = None
     exit_code: int | None = None
     killed: bool = False
+    confined: Any = None  # its sandbox, finished (protected paths checked) when it ends
 
     def feed(self, chunk: bytes) -> None:
         self.log.feed(chunk)
@@ -56,10 +58,19 @@ class JobManager:
         self.jobs: dict[str, Job] = {}
 
     async def start(
-        self, command: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
+        self,
+        command: str,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        confined: Any = None,  # agentcli.sandbox.confine.Confined: run it in its sandbox
     ) -> Job:
         job_id = f"job_{len(self.jobs) + 1}"
-        tree = start(argv, cwd=cwd, env=env)
+        if confined is not None:
+            tree = start(confined.argv, cwd=cwd, env=confined.env, pass_fds=confined.pass_fds)
+        else:
+            tree = start(argv, cwd=cwd, env=env)
         LIVE.trees.add(tree)
         log_path = self.log_dir / f"{job_id}-{tree.pid}.log" if self.log_dir else None
         job = Job(
@@ -70,6 +81,7 @@ class JobManager:
             log=OutputCapture(self.limit, spill_path=log_path),
             unread=OutputCapture(self.limit),
             limit=self.limit,
+            confined=confined,
         )
         assert tree.popen.stdout is not None
         job.reader = PipeReader(tree.popen.stdout, job.feed)
@@ -86,6 +98,8 @@ class JobManager:
             except TimeoutError:
                 job.reader.close()
         job.tree.kill_leftovers()
+        if job.confined is not None:
+            job.confined.finish()
         LIVE.trees.discard(job.tree)
         job.log.close()
         job.changed.set()

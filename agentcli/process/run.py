@@ -7,10 +7,14 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agentcli.process.capture import OutputCapture
 from agentcli.process.tree import PipeReader, ProcessTree, start
+
+if TYPE_CHECKING:
+    from agentcli.sandbox.confine import Confined
 
 DRAIN_SECONDS = 0.3  # how long to keep reading after exit while orphans hold the pipe
 TIMEOUT_EXIT_CODE = 124  # what timeout(1) reports
@@ -23,6 +27,8 @@ class CommandResult:
     timed_out: bool
     leftovers_killed: int
     capture: OutputCapture
+    profile: str = "none"  # the sandbox profile it ran in
+    restored: list[str] = field(default_factory=list)  # protected paths it changed, put back
 
 
 class LiveTrees:
@@ -48,9 +54,14 @@ async def run_command(
     timeout: float,
     capture: OutputCapture,
     on_output: Callable[[OutputCapture], None] | None = None,
+    confined: Confined | None = None,
 ) -> CommandResult:
+    """With `confined`, its command line (the sandbox's, wrapping `argv`) is what starts."""
     started = time.monotonic()
-    tree = start(argv, cwd=cwd, env=env)
+    if confined is not None:
+        tree = start(confined.argv, cwd=cwd, env=confined.env, pass_fds=confined.pass_fds)
+    else:
+        tree = start(argv, cwd=cwd, env=env)
     LIVE.trees.add(tree)
 
     def on_chunk(chunk: bytes) -> None:
@@ -71,6 +82,8 @@ async def run_command(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reader.done), DRAIN_SECONDS)
         leftovers = tree.kill_leftovers()
+        if confined is not None:
+            leftovers += confined.leftovers() or 0
     except asyncio.CancelledError:
         await asyncio.shield(tree.stop())
         raise
@@ -78,6 +91,7 @@ async def run_command(
         reader.close()
         LIVE.trees.discard(tree)
         capture.close()
+        restored = confined.finish() if confined is not None else []
     code = TIMEOUT_EXIT_CODE if timed_out else tree.returncode
     return CommandResult(
         exit_code=code if code is not None else -1,
@@ -85,4 +99,6 @@ async def run_command(
         timed_out=timed_out,
         leftovers_killed=leftovers,
         capture=capture,
+        profile=confined.profile.value if confined is not None else "none",
+        restored=restored,
     )

@@ -171,18 +171,27 @@ class PipeReader:
         self.done.set_result(None)
 
 
-def start(argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> ProcessTree:
+def start(
+    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], pass_fds: Sequence[int] = ()
+) -> ProcessTree:
     """Starts `argv` in a new session, stdin from /dev/null, stdout and stderr combined
-    into one pipe (so their order is kept). Read it with PipeReader(tree.popen.stdout)."""
+    into one pipe (so their order is kept). Read it with PipeReader(tree.popen.stdout).
+    `pass_fds` are handed to the child and closed here."""
     marker = secrets.token_hex(8)
-    popen = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env={**env, MARKER_VARIABLE: marker},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        close_fds=True,
-    )
+    try:
+        popen = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env={**env, MARKER_VARIABLE: marker},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=tuple(pass_fds),
+        )
+    finally:
+        for fd in pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
     return ProcessTree(popen, marker)

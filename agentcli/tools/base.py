@@ -68,6 +68,13 @@ class ToolContext:
     output_limit: int = 30_000  # characters of command output the model gets
     python: str | None = None  # interpreter for run_python; None: the one on PATH
     ask: Callable[[str, list[str] | None], Awaitable[str]] | None = None  # a person, if any
+    sandbox: Any = None  # the session's agentcli.sandbox.Sandbox; None: commands run as they are
+    profile: str = "none"  # the sandbox profile this call runs in (set per call)
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether commands run confined by the OS (the classifier may then be less strict)."""
+        return self.sandbox is not None and self.sandbox.active
 
 
 class Tool:
@@ -79,6 +86,7 @@ class Tool:
     parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
     source: str = "builtin"
     risk_summary: str = "high"  # for `agentcli tools list`: how risk depends on arguments
+    runs_commands: bool = False  # True: it starts processes, which run in the sandbox
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
         return Assessment(Risk.HIGH, f"{self.name} has no risk rating")

@@ -19,6 +19,20 @@ DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 PROGRESS_INTERVAL = 0.25
 
+_SANDBOX_SCHEMA = {
+    "sandbox": {
+        "type": "string",
+        "enum": ["read-only", "workspace-write", "network", "none"],
+        "description": "Only when the default sandbox refused something the task needs: "
+        "workspace-write to change files in the workspace, network to reach the network, "
+        "none to run without a sandbox. Asking for more asks the user.",
+    },
+    "justification": {
+        "type": "string",
+        "description": "With sandbox: one sentence the user sees saying why it is needed.",
+    },
+}
+
 _TIMEOUT_SCHEMA = {
     "type": "number",
     "exclusiveMinimum": 0,
@@ -66,6 +80,49 @@ def _progress_reporter(ctx: ToolContext) -> Any:
     return report
 
 
+# How a refusal by the sandbox shows in a command's output, and what to say about it.
+_REFUSALS = (
+    (("Network is unreachable", "Could not resolve host", "Temporary failure in name resolution",
+      "Name or service not known", "socket: Permission denied", "/dev/tcp/",
+      "Connection refused"),
+     "the network is off in this profile"),
+    (("Read-only file system", "Permission denied", "Operation not permitted"),
+     "a file outside what this profile may write (or read) was refused"),
+)  # fmt: skip
+_SEES = {
+    "read-only": "it sees only the workspace and system files, writes only $TMPDIR, has no network",
+    "workspace-write": "it sees only the workspace and system files, writes the workspace, "
+    "has no network",
+    "network": "it sees only the workspace and system files, writes the workspace",
+}
+_NEXT_STEP = {
+    "read-only": "if the task needs to write in the workspace, call again with "
+    "sandbox='workspace-write' and a justification; for the network, sandbox='network'",
+    "workspace-write": "if the task needs the network, call again with sandbox='network' "
+    "and a justification; writing outside the workspace or to .git/hooks, .git/config "
+    "and .agentcli/ needs sandbox='none'",
+    "network": "writing outside the workspace needs sandbox='none' and a justification",
+}
+
+
+def sandbox_notes(result: CommandResult, output: str) -> list[str]:
+    """Plain words for what the sandbox did: the profile, a refusal it probably caused,
+    protected paths it had to put back."""
+    if result.profile == "none":
+        return []
+    notes = [f"sandbox: {result.profile} ({_SEES[result.profile]})"]
+    if result.restored:
+        shown = ", ".join(result.restored[:5])
+        notes.append(f"the command changed protected paths ({shown}); agentcli put them back")
+    if result.exit_code != 0 and not result.timed_out:
+        for needles, what in _REFUSALS:
+            if any(needle in output for needle in needles):
+                step = _NEXT_STEP.get(result.profile, "")
+                notes.append(f"note: this may be the sandbox: {what}; {step}".rstrip("; "))
+                break
+    return notes
+
+
 def format_result(label: str, result: CommandResult, timeout: float) -> ToolOutput:
     output = result.capture.text()
     lines = [f"{label}", f"exit code {result.exit_code} · {result.duration:.2f}s"]
@@ -79,17 +136,36 @@ def format_result(label: str, result: CommandResult, timeout: float) -> ToolOutp
             f"note: {result.leftovers_killed} process(es) the command left running were "
             "killed; start servers and watchers with background=true"
         )
+    lines += sandbox_notes(result, output)
     lines.append("output:" if output else "output: (none)")
     content = "\n".join(lines) + ("\n" + output if output else "")
     count = output.count("\n") + (1 if output and not output.endswith("\n") else 0)
     status = "timed out" if result.timed_out else f"exit {result.exit_code}"
     summary = f"{status}, {count} lines, {result.duration:.2f}s"
+    if result.profile != "none":
+        summary += f" · sandbox {result.profile}"
     failed = result.timed_out or result.exit_code != 0
     return ToolOutput(content=content, error=failed, summary=summary)
 
 
+def confine(ctx: ToolContext, argv: list[str], cwd: str, executables: list[str] | None = None):
+    """The call's command as its sandbox profile runs it (None: it runs as it is)."""
+    if not ctx.sandboxed or ctx.profile == "none":
+        return None
+    from agentcli.sandbox.profiles import Profile
+
+    return ctx.sandbox.confine(
+        argv, Profile(ctx.profile), cwd=cwd, env=ctx.child_env, executables=executables or []
+    )
+
+
 async def run_foreground(
-    ctx: ToolContext, argv: list[str], label: str, cwd: str, timeout: float
+    ctx: ToolContext,
+    argv: list[str],
+    label: str,
+    cwd: str,
+    timeout: float,
+    executables: list[str] | None = None,
 ) -> ToolOutput:
     capture = OutputCapture(ctx.output_limit, spill_path=_spill_path(ctx, "output"))
     result = await run_command(
@@ -99,12 +175,30 @@ async def run_foreground(
         timeout=timeout,
         capture=capture,
         on_output=_progress_reporter(ctx),
+        confined=confine(ctx, argv, cwd, executables),
     )
     return format_result(label, result, timeout)
 
 
+def requested_profile(args: dict[str, Any], ctx: ToolContext, base: Assessment) -> Assessment:
+    """A call that asks for a larger sandbox than its risk earns is as risky as what it asks
+    for, and the user sees why it asks (Codex's escalation)."""
+    asked = args.get("sandbox")
+    if not asked or not ctx.sandboxed:
+        return base
+    from agentcli.sandbox.profiles import EARNED, ESCALATION_RISK, Profile
+
+    profile = Profile(asked)
+    if profile.rank <= EARNED[base.risk].rank:
+        return base
+    risk = max(base.risk, ESCALATION_RISK[profile])
+    why = str(args.get("justification") or "no reason given").strip()
+    return Assessment(risk, f"{base.reason}; asks for the {asked} sandbox: {why}", base.protected)
+
+
 class RunShell(Tool):
     name = "run_shell"
+    runs_commands = True
     risk_summary = "low for read-only commands; high otherwise and for background jobs"
     description = (
         "Run a shell command (bash) in the workspace and return its exit code and output "
@@ -123,6 +217,7 @@ class RunShell(Tool):
                 "type": "boolean",
                 "description": "Start it as a background job and return its job_id at once.",
             },
+            **_SANDBOX_SCHEMA,
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -132,12 +227,13 @@ class RunShell(Tool):
         from agentcli.policy.shell_risk import classify_shell
 
         if args.get("background"):
-            return Assessment(Risk.HIGH, "starts a background job that keeps running")
+            base = Assessment(Risk.HIGH, "starts a background job that keeps running")
+            return requested_profile(args, ctx, base)
         try:
             cwd = Path(resolve_cwd(ctx, args.get("cwd")))
         except ToolFailure as failure:
             return Assessment(Risk.HIGH, str(failure))
-        return classify_shell(args["command"], ctx.workspace, cwd)
+        return requested_profile(args, ctx, classify_shell(args["command"], ctx.workspace, cwd))
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         from agentcli.policy.rules import Subjects
@@ -156,7 +252,10 @@ class RunShell(Tool):
         if args.get("background"):
             if ctx.jobs is None:
                 raise ToolFailure("background jobs are not available here")
-            job = await ctx.jobs.start(command, shell_argv(command), cwd=cwd, env=ctx.child_env)
+            argv = shell_argv(command)
+            job = await ctx.jobs.start(
+                command, argv, cwd=cwd, env=ctx.child_env, confined=confine(ctx, argv, cwd)
+            )
             return ToolOutput(
                 content=(
                     f"started {job.id} (pid {job.tree.pid}): {command}\n"
@@ -181,6 +280,7 @@ def find_python(ctx: ToolContext) -> str:
 
 class RunPython(Tool):
     name = "run_python"
+    runs_commands = True
     description = (
         "Run Python code with the python3 found on PATH (not agentcli's own environment), "
         "from a temporary file in the workspace directory; returns exit code and output."
@@ -190,23 +290,26 @@ class RunPython(Tool):
         "properties": {
             "code": {"type": "string", "description": "The Python source to run."},
             "timeout": _TIMEOUT_SCHEMA,
+            **_SANDBOX_SCHEMA,
         },
         "required": ["code"],
         "additionalProperties": False,
     }
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
-        return Assessment(Risk.HIGH, "runs Python code")
+        return requested_profile(args, ctx, Assessment(Risk.HIGH, "runs Python code"))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         python = find_python(ctx)
         timeout = args.get("timeout", DEFAULT_TIMEOUT)
-        with tempfile.TemporaryDirectory(prefix="agentcli-python-") as scratch:
+        # In a sandbox, the script lives in the sandbox's own temp dir, which it can read.
+        parent = ctx.sandbox.temp if ctx.sandboxed and ctx.profile != "none" else None
+        with tempfile.TemporaryDirectory(prefix="agentcli-python-", dir=parent) as scratch:
             script = Path(scratch) / "snippet.py"
             script.write_text(args["code"], encoding="utf-8")
             cwd = str(ctx.workspace.root)
             return await run_foreground(
-                ctx, [python, str(script)], "python snippet.py", cwd, timeout
+                ctx, [python, str(script)], "python snippet.py", cwd, timeout, [python]
             )
 
 

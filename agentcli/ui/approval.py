@@ -40,7 +40,10 @@ def render_prompt(prompt: Prompt, color: bool) -> str:
     request = prompt.request
     risk = request.assessment.risk
     colour = "31" if risk is Risk.HIGH else "33"
-    out = [_style(color, f"1;{colour}", f"● {request.tool} wants to run ({risk.label} risk)")]
+    where = f" · sandbox {request.sandbox}" if request.sandbox else ""
+    out = [
+        _style(color, f"1;{colour}", f"● {request.tool} wants to run ({risk.label} risk{where})")
+    ]
     out += [f"  {line}" for line in describe_call(request.tool, request.arguments)]
     if request.preview:
         preview = request.preview.splitlines()

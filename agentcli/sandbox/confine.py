@@ -1,0 +1,219 @@
+"""One session's sandbox: which mechanism confines commands on this host, the private
+temp directory they share, and the command line that runs one command in one profile.
+
+`Sandbox.confine` turns a command into the command that runs it confined, plus what to do
+after it ends (read how many processes the keeper had to kill, put protected paths back)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.sandbox import guard
+from agentcli.sandbox.layout import Layout, build_layout, interpreter_dirs, protected_paths
+from agentcli.sandbox.mechanisms import Mechanisms, detect
+from agentcli.sandbox.profiles import EARNED, Profile
+from agentcli.tools.base import Risk
+
+BACKENDS = ("auto", "bubblewrap", "landlock", "seatbelt")
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    enabled: bool = True  # False: `--sandbox none` or `sandbox.mode = "off"`
+    allow_network: bool = False  # what --yes may grant: --allow-network or sandbox.network
+    extra_read: tuple[str, ...] = ()
+    extra_write: tuple[str, ...] = ()
+    backend: str = "auto"
+
+
+def sandbox_settings(config, flag: str | None, allow_network: bool) -> SandboxSettings:
+    """From `--sandbox` / `--allow-network` and the `[sandbox]` table (which an untrusted
+    workspace's file cannot set: the keys are marked dangerous)."""
+    from agentcli.errors import ConfigError
+
+    mode = config.get("sandbox.mode")
+    if mode not in ("auto", "off"):
+        raise ConfigError(f'sandbox.mode must be "auto" or "off", not {mode!r}')
+    backend = config.get("sandbox.backend")
+    if backend not in BACKENDS:
+        raise ConfigError(f"sandbox.backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    enabled = flag != "none" if flag is not None else mode == "auto"
+    expand = os.path.expanduser
+    return SandboxSettings(
+        enabled=enabled,
+        allow_network=allow_network or bool(config.get("sandbox.network")),
+        extra_read=tuple(os.path.realpath(expand(p)) for p in config.get("sandbox.read")),
+        extra_write=tuple(os.path.realpath(expand(p)) for p in config.get("sandbox.write")),
+        backend=backend,
+    )
+
+
+@dataclass(slots=True)
+class Confined:
+    """A command ready to start confined, and its clean-up."""
+
+    argv: list[str]
+    env: dict[str, str]
+    profile: Profile
+    pass_fds: tuple[int, ...] = ()
+    status_fd: int | None = None  # read end: the keeper writes "EXIT LEFTOVERS"
+    watched: guard.Snapshot | None = None
+    restored: list[str] = field(default_factory=list)
+
+    def leftovers(self) -> int | None:
+        """How many processes the keeper killed after the command's main process ended."""
+        if self.status_fd is None:
+            return None
+        try:
+            data = os.read(self.status_fd, 128).split()
+        except OSError:
+            data = []
+        finally:
+            os.close(self.status_fd)
+            self.status_fd = None
+        return int(data[1]) if len(data) == 2 and data[1].isdigit() else None
+
+    def finish(self) -> list[str]:
+        """After the command: protected paths it changed, now put back."""
+        if self.status_fd is not None:
+            os.close(self.status_fd)
+            self.status_fd = None
+        if self.watched is not None:
+            self.restored = guard.restore(self.watched)
+            self.watched = None
+        return self.restored
+
+
+@functools.cache
+def launcher_source() -> str:
+    return (Path(__file__).parent / "launcher.py").read_text(encoding="utf-8")
+
+
+class Sandbox:
+    def __init__(
+        self, workspace: Path, settings: SandboxSettings, mechanisms: Mechanisms | None = None
+    ) -> None:
+        self.workspace = str(workspace)
+        self.settings = settings
+        self._mechanisms = mechanisms
+        self._temp: str | None = None
+
+    @property
+    def mechanisms(self) -> Mechanisms:
+        if self._mechanisms is None:
+            self._mechanisms = detect()
+        return self._mechanisms
+
+    @property
+    def backend(self) -> str | None:
+        """The mechanism commands run under, or None when they run unconfined."""
+        if not self.settings.enabled:
+            return None
+        found = self.mechanisms
+        wanted = self.settings.backend
+        if wanted == "auto":
+            return found.backend
+        available = {"bubblewrap": bool(found.bwrap), "landlock": bool(found.landlock_abi),
+                     "seatbelt": bool(found.seatbelt)}  # fmt: skip
+        return wanted if available.get(wanted) else None
+
+    @property
+    def active(self) -> bool:
+        return self.backend is not None
+
+    def profile_for(self, risk: Risk, requested: str | None = None) -> Profile:
+        """What a call runs in: what its risk earns, or what it asked for if that is
+        more (the asking was already part of its risk); none without a sandbox."""
+        if not self.active:
+            return Profile.NONE
+        earned = EARNED[risk]
+        if requested:
+            asked = Profile(requested)
+            if asked.rank > earned.rank or asked is Profile.READ_ONLY:
+                return asked
+        return earned
+
+    @property
+    def temp(self) -> str:
+        if self._temp is None:
+            self._temp = tempfile.mkdtemp(prefix="agentcli-sandbox-")
+        return self._temp
+
+    def layout(self, profile: Profile, env: dict[str, str], executables: Sequence[str] = ()):
+        return build_layout(
+            profile,
+            self.workspace,
+            self.temp,
+            path_variable=env.get("PATH", ""),
+            home=env.get("HOME", ""),
+            executables=[*executables, sys.executable],
+            extra_read=self.settings.extra_read,
+            extra_write=self.settings.extra_write,
+        )
+
+    def confine(
+        self,
+        argv: Sequence[str],
+        profile: Profile,
+        *,
+        cwd: str,
+        env: dict[str, str],
+        executables: Sequence[str] = (),
+    ) -> Confined:
+        backend = self.backend
+        if backend is None or profile is Profile.NONE:
+            return Confined(list(argv), dict(env), Profile.NONE)
+        layout = self.layout(profile, env, executables)
+        env = {**env, "TMPDIR": layout.temp}
+        watched = None
+        if layout.write != (layout.temp,):
+            watched = guard.take(protected_paths(self.workspace, existing_only=False))
+        if backend == "seatbelt":
+            from agentcli.sandbox.seatbelt import seatbelt_argv
+
+            assert self.mechanisms.seatbelt is not None
+            command = [*seatbelt_argv(self.mechanisms.seatbelt, layout), *argv]
+            return Confined(command, env, profile, watched=watched)
+        read_end, write_end = os.pipe()
+        os.set_inheritable(write_end, True)
+        os.set_blocking(read_end, False)  # read once the keeper is gone, whatever it wrote
+        words = self._launcher_words(layout, write_end, inside_bwrap=backend == "bubblewrap")
+        python = os.path.realpath(sys.executable)
+        keeper = [python, "-I", "-S", "-c", launcher_source(), *words, "--", *argv]
+        if backend == "bubblewrap":
+            from agentcli.sandbox.bubblewrap import bwrap_argv
+
+            assert self.mechanisms.bwrap is not None
+            keeper = [*bwrap_argv(self.mechanisms.bwrap, layout, cwd), *keeper]
+        return Confined(keeper, env, profile, (write_end,), read_end, watched)
+
+    def _launcher_words(self, layout: Layout, status_fd: int, *, inside_bwrap: bool) -> list[str]:
+        words = [f"status_fd={status_fd}"]
+        if not inside_bwrap:
+            words.append(f"parent={os.getpid()}")  # in bubblewrap, its init is the parent
+        if self.mechanisms.landlock_abi:
+            words += [f"read={p}" for p in layout.read]
+            words += [f"write={p}" for p in layout.write]
+            words += [f"device={p}" for p in layout.devices]
+        else:
+            words.append("landlock=0")
+        if layout.network:
+            words.append("network=1")
+        if not self.mechanisms.seccomp:
+            words.append("seccomp=0")
+        return words
+
+    def interpreter_paths(self, executable: str) -> list[str]:
+        return interpreter_dirs(executable)
+
+    def close(self) -> None:
+        if self._temp is not None:
+            shutil.rmtree(self._temp, ignore_errors=True)
+            self._temp = None

@@ -1,0 +1,96 @@
+"""What this host can enforce: Landlock (and which ABI), seccomp, bubblewrap (installed and
+able to create namespaces here), macOS Seatbelt. Found once per process, on first use."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+SECCOMP_ARCHES = ("x86_64", "aarch64")
+
+
+@dataclass(frozen=True, slots=True)
+class Mechanisms:
+    system: str  # Linux, Darwin, ...
+    landlock_abi: int  # 0: none
+    landlock_note: str
+    seccomp: bool
+    bwrap: str | None  # the path of a bubblewrap that works here
+    bwrap_version: str | None
+    bwrap_note: str
+    seatbelt: str | None  # the path of sandbox-exec
+
+    @property
+    def backend(self) -> str | None:
+        """The strongest combination available: bubblewrap with Landlock inside it,
+        Landlock alone, Seatbelt; None when nothing can confine a command here."""
+        if self.bwrap:
+            return "bubblewrap"
+        if self.landlock_abi:
+            return "landlock"
+        if self.seatbelt:
+            return "seatbelt"
+        return None
+
+
+def landlock_abi() -> tuple[int, str]:
+    if platform.system() != "Linux":
+        return 0, "Landlock is a Linux feature"
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        abi = int(libc.syscall(444, None, ctypes.c_size_t(0), 1))
+    except (OSError, AttributeError):
+        return 0, "could not ask the kernel"
+    if abi > 0:
+        return abi, f"ABI {abi}"
+    errno = ctypes.get_errno()
+    if errno == 38:  # ENOSYS
+        return 0, "the kernel has no Landlock (Linux 5.13 or newer, built with it)"
+    return 0, "Landlock is turned off (add landlock to the lsm= kernel parameter)"
+
+
+def find_bwrap() -> tuple[str | None, str | None, str]:
+    path = shutil.which("bwrap")
+    if path is None:
+        return None, None, "not installed (apt install bubblewrap / dnf install bubblewrap)"
+    try:
+        version = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=5
+        ).stdout.split()[-1]
+        probe = subprocess.run(
+            [path, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc",
+             "--dev", "/dev", "--die-with-parent", "true"],
+            capture_output=True, text=True, timeout=10,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError, IndexError) as error:
+        return None, None, f"does not run here: {error}"
+    if probe.returncode != 0:
+        why = (probe.stderr.strip().splitlines() or ["unknown error"])[-1]
+        return None, version, f"installed but cannot create namespaces here ({why})"
+    return path, version, f"version {version}"
+
+
+@functools.cache
+def detect() -> Mechanisms:
+    abi, note = landlock_abi()
+    bwrap, version, bwrap_note = (None, None, "Linux only")
+    if platform.system() == "Linux":
+        bwrap, version, bwrap_note = find_bwrap()
+    seatbelt = shutil.which("sandbox-exec") if sys.platform == "darwin" else None
+    return Mechanisms(
+        system=platform.system(),
+        landlock_abi=abi,
+        landlock_note=note,
+        seccomp=platform.system() == "Linux" and os.uname().machine in SECCOMP_ARCHES,
+        bwrap=bwrap,
+        bwrap_version=version,
+        bwrap_note=bwrap_note,
+        seatbelt=seatbelt,
+    )
