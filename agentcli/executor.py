@@ -151,7 +151,7 @@ class Executor:
         sandbox = self.context.sandbox
         if sandbox is None:
             return "none"
-        return sandbox.profile_for(assessment.risk, args.get("sandbox")).value
+        return sandbox.profile_for(assessment.risk, tool.requested_sandbox(args)).value
 
     async def _decide_and_execute(self, call: ToolCall, prepared: Prepared) -> ToolOutput:
         tool, args = prepared.tool, prepared.args

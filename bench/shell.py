@@ -1,7 +1,9 @@
-"""Shell tool costs: the time run_shell adds to `true` over a bare subprocess.run, and
-agentcli's memory growth while a command prints 1 GB.
+"""Shell tool costs: the time run_shell adds to `true` over a bare subprocess.run, the time
+the sandbox adds on top (per backend available here: Landlock alone, bubblewrap with
+Landlock), and agentcli's memory growth while a command prints 1 GB.
 
-Targets: under 20 ms added per command; under 50 MB of memory growth for 1 GB of output.
+Targets: under 20 ms added per command; the sandbox under 15 ms more; under 50 MB of memory
+growth for 1 GB of output.
 """
 
 from __future__ import annotations
@@ -41,6 +43,40 @@ async def tool(ctx: ToolContext, runs: int) -> list[float]:
         await RunShell().execute({"command": "true"}, ctx)
         times.append(time.perf_counter() - started)
     return times
+
+
+def sandboxed(scratch: str, backend: str, runs: int) -> list[float]:
+    from dataclasses import replace
+
+    from agentcli.sandbox.confine import Sandbox, SandboxSettings
+
+    sandbox = Sandbox(Path(scratch), SandboxSettings(backend=backend))
+    ctx = ToolContext(workspace=Workspace(scratch), child_env=child_environment(), sandbox=sandbox)
+    ctx = replace(ctx, profile="read-only")
+    try:
+        asyncio.run(tool(ctx, 3))
+        return asyncio.run(tool(ctx, runs))
+    finally:
+        sandbox.close()
+
+
+def sandbox_costs(scratch: str, runs: int, plain: float) -> None:
+    from agentcli.sandbox.mechanisms import detect
+
+    found = detect()
+    backends = [
+        b for b, ok in (("landlock", found.landlock_abi), ("bubblewrap", found.bwrap)) if ok
+    ]
+    if not backends:
+        print("sandbox: no backend on this host; nothing to measure")
+    for backend in backends:
+        median = statistics.median(sandboxed(scratch, backend, runs))
+        added = (median - plain) * 1000
+        print(
+            f"sandbox {backend}: run_shell `true` median {median * 1000:.1f} ms, "
+            f"{median / plain:.2f}x unsandboxed, added {added:.1f} ms (target < 15 ms): "
+            f"{'PASS' if added < 15 else 'FAIL'}"
+        )
 
 
 async def flood(ctx: ToolContext, gigabytes: float) -> tuple[int, str]:
@@ -91,6 +127,9 @@ def main() -> None:
             f"  ratio {statistics.median(tool_times) / statistics.median(bare_times):.2f}x, "
             f"added {added_ms:.1f} ms (target < 20 ms): {'PASS' if added_ms < 20 else 'FAIL'}"
         )
+        sandbox_costs(scratch, args.runs, statistics.median(tool_times))
+        if args.gigabytes <= 0:
+            return
         growth, summary = asyncio.run(flood(ctx, args.gigabytes))
         mb = growth / 1024 / 1024
         print(

@@ -184,3 +184,41 @@ def test_policy_explain_names_the_sandbox(run_cli: RunCli) -> None:
     call = json.dumps({"command": "ls", "sandbox": "network", "justification": "fetch"})
     net = json.loads(run_cli(["policy", "explain", "run_shell", call, "--json", "--yes"]).stdout)
     assert net["sandbox"] == "network" and net["decision"] == "deny"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_run_python_runs_in_the_same_sandbox(
+    backend: str, run_cli: RunCli, server: ScriptedServer, cli_home: Path, key_in_home: Path
+) -> None:
+    use_backend(cli_home, backend)
+    code = (
+        "import pathlib, sys\n"
+        "print('python', sys.version_info[0])\n"
+        f"try:\n    print(pathlib.Path({str(key_in_home)!r}).read_text())\n"
+        "except OSError as error:\n    print('refused', type(error).__name__)\n"
+    )
+    call = Reply.tool_calls([{"name": "run_python", "arguments": {"code": code}}])
+    server.enqueue(call, Reply.text(["done"]))
+    result = run_cli(["run", "--yes", "run it"], server=server)
+    content = tool_result(server)
+    assert "python 3" in content, result.stderr + content
+    assert "refused" in content and SECRET not in content
+
+
+def test_config_command_tools_run_sandboxed(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, key_in_home: Path, workspace: Path
+) -> None:
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        f'[tools.show_key]\ncommand = "cat {key_in_home}"\nrisk = "low"\n'
+        '[tools.touch_it]\ncommand = "touch made-by-tool"\nrisk = "medium"\n'
+    )
+    server.enqueue(Reply.tool_calls([{"name": "show_key", "arguments": {}}]), Reply.text(["done"]))
+    run_cli(["run", "--deny", "go"], server=server)
+    assert SECRET not in tool_result(server)
+    assert "sandbox: read-only" in tool_result(server)
+    server.enqueue(Reply.tool_calls([{"name": "touch_it", "arguments": {}}]), Reply.text(["done"]))
+    run_cli(["run", "--yes", "go"], server=server)
+    assert "sandbox: workspace-write" in tool_result(server, 3)
+    assert (workspace / "made-by-tool").exists()

@@ -216,8 +216,8 @@ class Policy:
 
     def _beyond_yes(self, request: ApprovalRequest) -> str | None:
         """What --yes may not grant: a sandbox it never leaves, a network it was not given."""
-        if not self._sandbox_active:
-            return None
+        if not self._widens_sandbox(request):
+            return None  # what the user's own configuration gives a tool is theirs to give
         if request.sandbox == "none":
             return "--yes never leaves the sandbox (run with --sandbox none to allow that)"
         if request.sandbox == "network" and not self.allow_network:

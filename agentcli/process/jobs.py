@@ -68,7 +68,13 @@ class JobManager:
     ) -> Job:
         job_id = f"job_{len(self.jobs) + 1}"
         if confined is not None:
-            tree = start(confined.argv, cwd=cwd, env=confined.env, pass_fds=confined.pass_fds)
+            tree = start(
+                confined.argv,
+                cwd=cwd,
+                env=confined.env,
+                pass_fds=confined.pass_fds,
+                kept=confined.kept,
+            )
         else:
             tree = start(argv, cwd=cwd, env=env)
         LIVE.trees.add(tree)

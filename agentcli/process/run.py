@@ -59,7 +59,13 @@ async def run_command(
     """With `confined`, its command line (the sandbox's, wrapping `argv`) is what starts."""
     started = time.monotonic()
     if confined is not None:
-        tree = start(confined.argv, cwd=cwd, env=confined.env, pass_fds=confined.pass_fds)
+        tree = start(
+            confined.argv,
+            cwd=cwd,
+            env=confined.env,
+            pass_fds=confined.pass_fds,
+            kept=confined.kept,
+        )
     else:
         tree = start(argv, cwd=cwd, env=env)
     LIVE.trees.add(tree)

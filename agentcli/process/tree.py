@@ -34,10 +34,13 @@ READ_CHUNK = 64 * 1024
 class ProcessTree:
     """One started command and everything it spawns."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], marker: str) -> None:
+    def __init__(self, popen: subprocess.Popen[bytes], marker: str, kept: bool = False) -> None:
         self.popen = popen
         self.pid = popen.pid
         self.marker = marker
+        # Kept: the root is the sandbox's keeper, a subreaper that owns every descendant, so
+        # the descendants of the root are the whole tree (no search by marker needed).
+        self.kept = kept
         self._exited: asyncio.Future[int] | None = None
 
     @property
@@ -59,6 +62,8 @@ class ProcessTree:
             root = psutil.Process(self.pid)
             for child in root.children(recursive=True):
                 found[child.pid] = child
+        if self.kept:
+            return list(found.values())
         uid = os.getuid()
         for proc in psutil.process_iter(["pid", "uids"]):
             if proc.pid in found or proc.pid == self.pid or proc.pid == os.getpid():
@@ -172,7 +177,12 @@ class PipeReader:
 
 
 def start(
-    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], pass_fds: Sequence[int] = ()
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    pass_fds: Sequence[int] = (),
+    kept: bool = False,
 ) -> ProcessTree:
     """Starts `argv` in a new session, stdin from /dev/null, stdout and stderr combined
     into one pipe (so their order is kept). Read it with PipeReader(tree.popen.stdout).
@@ -194,4 +204,4 @@ def start(
         for fd in pass_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-    return ProcessTree(popen, marker)
+    return ProcessTree(popen, marker, kept)

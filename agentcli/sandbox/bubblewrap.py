@@ -17,8 +17,11 @@ def bwrap_argv(bwrap: str, layout: Layout, cwd: str) -> list[str]:
         argv.append("--unshare-net")
     argv += ["--tmpfs", "/tmp"]  # first: the binds below may lie under /tmp
     writable = set(layout.write)
+    # /etc is bound whole (one mount, not two hundred); Landlock inside the namespace still
+    # keeps its secret files (shadow, SSH host keys) unreadable.
+    argv += ["--ro-bind", "/etc", "/etc"]
     for path in layout.read:
-        if path == "/proc" or path in writable:
+        if path == "/proc" or path in writable or path.startswith("/etc/"):
             continue
         argv += ["--ro-bind-try", path, path]
     # /dev comes from --dev (null, zero, full, random, urandom, tty, pts, shm)

@@ -67,6 +67,11 @@ class Confined:
     watched: guard.Snapshot | None = None
     restored: list[str] = field(default_factory=list)
 
+    @property
+    def kept(self) -> bool:
+        """A keeper (the launcher) owns the tree: it reports and kills what is left."""
+        return self.status_fd is not None
+
     def leftovers(self) -> int | None:
         """How many processes the keeper killed after the command's main process ended."""
         if self.status_fd is None:
@@ -170,6 +175,11 @@ class Sandbox:
         backend = self.backend
         if backend is None or profile is Profile.NONE:
             return Confined(list(argv), dict(env), Profile.NONE)
+        if "/" not in argv[0]:  # found on the child's PATH here, as an unconfined start would
+            found = shutil.which(argv[0], path=env.get("PATH", os.defpath))
+            if found is None:
+                raise FileNotFoundError(2, "No such file or directory", argv[0])
+            argv = [found, *argv[1:]]
         layout = self.layout(profile, env, executables)
         env = {**env, "TMPDIR": layout.temp}
         watched = None

@@ -94,6 +94,10 @@ class Tool:
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError
 
+    def requested_sandbox(self, args: dict[str, Any]) -> str | None:
+        """A larger sandbox profile the call asks for (run_shell's `sandbox` argument)."""
+        return args.get("sandbox") if self.runs_commands else None
+
     def policy_tool(self, args: dict[str, Any]) -> str:
         """The name rules and remembered choices use for this call (an adapter of a
         provider-defined tool answers with the agentcli tool it runs as)."""

@@ -31,6 +31,8 @@ class DynamicSpec:
     risk: str | None  # low | medium | high; anything else (or nothing) is high
     source: str  # e.g. "config", "mcp:github"
     run: Runner
+    runs_commands: bool = False  # True: it starts processes, which run in the sandbox
+    sandbox: str | None = None  # a profile beyond what the risk earns (the user's config)
 
 
 class DynamicTool(Tool):
@@ -43,6 +45,11 @@ class DynamicTool(Tool):
         self._risk = RISKS[str(spec.risk).strip().lower()] if rated else Risk.HIGH
         self.risk_summary = self._risk.label + ("" if rated else " (unrated)")
         self._run = spec.run
+        self.runs_commands = spec.runs_commands
+        self._sandbox = spec.sandbox
+
+    def requested_sandbox(self, args: dict[str, Any]) -> str | None:
+        return self._sandbox
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
         rated = "rated" if self.risk_summary == self._risk.label else "not rated, so treated as"
@@ -104,14 +111,15 @@ def command_runner(template: str, timeout: float) -> Runner:
     async def run(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         from agentcli.process.capture import OutputCapture
         from agentcli.process.run import run_command
-        from agentcli.tools.shell import format_result
+        from agentcli.tools.shell import confine, format_result
 
         argv = command_argv(template, args)
         capture = OutputCapture(ctx.output_limit)
+        cwd = str(ctx.workspace.root)
         try:
             result = await run_command(
-                argv, cwd=str(ctx.workspace.root), env=ctx.child_env, timeout=timeout,
-                capture=capture,
+                argv, cwd=cwd, env=ctx.child_env, timeout=timeout, capture=capture,
+                confined=confine(ctx, argv, cwd),
             )  # fmt: skip
         except FileNotFoundError:
             raise ToolFailure(f"program not found: {argv[0]}") from None
@@ -130,6 +138,16 @@ def command_tool_specs(table: dict[str, Any], source: str) -> list[DynamicSpec]:
         if not isinstance(command, str) or not command.strip():
             raise DynamicToolError(f'tools.{name}: give the command to run: command = "..."')
         names = list(dict.fromkeys(PLACEHOLDER.findall(command)))  # each once, in order
+        sandbox = definition.get("sandbox")
+        if sandbox is not None and sandbox not in (
+            "read-only",
+            "workspace-write",
+            "network",
+            "none",
+        ):
+            raise DynamicToolError(
+                f"tools.{name}.sandbox must be read-only, workspace-write, network or none"
+            )
         parameters = definition.get("parameters") or {
             "type": "object",
             "properties": {p: {"type": "string"} for p in names},
@@ -143,6 +161,8 @@ def command_tool_specs(table: dict[str, Any], source: str) -> list[DynamicSpec]:
                 risk=definition.get("risk"),
                 source=source,
                 run=command_runner(command, float(definition.get("timeout", 120))),
+                runs_commands=True,
+                sandbox=sandbox,
             )
         )
     return specs
