@@ -46,8 +46,10 @@ def place(tmp_path: Path) -> dict[str, Path]:
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)
     (ws / "src" / "main.py").write_text("print('hi')\n")
-    (ws / ".git" / "hooks").mkdir(parents=True)
-    (ws / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    git = ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "first"], check=True)
     (tmp_path / "beside.txt").write_text(SECRET)
     return {"home": home, "ws": ws, "beside": tmp_path / "beside.txt"}
 
@@ -256,3 +258,33 @@ def test_bwrap_is_found_when_installed() -> None:
     if subprocess.run(["sh", "-c", "command -v bwrap"], capture_output=True).returncode:
         pytest.skip("bubblewrap is not installed")
     assert FOUND.bwrap_version
+
+
+# Commands of each class a classifier has missed (security.md §14): the sandbox must make
+# every one harmless in the profile a low-risk call runs in, whatever a classifier said.
+# Each reads the key or plants a file; each does so without the sandbox.
+LEAKS = {
+    "option value attached to a short flag": "grep -f{key} -r . ; sort -o{beside_dir}/planted src/main.py",
+    "bundled short flags": "grep -rhf {key} . ; sort -uo {beside_dir}/planted src/main.py",
+    "GNU long-option abbreviation": "sort --outp={beside_dir}/planted src/main.py; grep --fil={key} -r .",
+    "bash glob forms": "cat {home}/.ss[h]/*[[:alnum:]]* {home}/.ss[!x]/id*",
+    "recursive flag following a symlink out": "ln -s {home} outlink 2>/dev/null; grep -rR '' outlink/ ; grep -R . {home}",
+    "helper-running option": "git -c alias.x='!cat {key}; touch {beside_dir}/planted' x",
+    "program-specific file read": "diff {key} /dev/null; tar cf - {home}/.ssh | cat",
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("leak", sorted(LEAKS))
+def test_every_class_of_classifier_miss_is_harmless(
+    backend: str, leak: str, place: dict[str, Path]
+) -> None:
+    key = place["home"] / ".ssh" / "id_ed25519"
+    values = {"key": key, "home": place["home"], "beside_dir": place["beside"].parent}
+    command = LEAKS[leak].format(**values)
+    planted = place["beside"].parent / "planted"
+    confined = run_in(backend, Profile.READ_ONLY, command, place)
+    assert SECRET not in confined.capture.text() and not planted.exists(), leak
+    if leak != "recursive flag following a symlink out":  # needs a write to set up freely
+        free = run_in(None, Profile.NONE, command, place)
+        assert SECRET in free.capture.text() or planted.exists(), f"{leak}: {free.capture.text()}"
