@@ -264,11 +264,14 @@ def test_bwrap_is_found_when_installed() -> None:
 # every one harmless in the profile a low-risk call runs in, whatever a classifier said.
 # Each reads the key or plants a file; each does so without the sandbox.
 LEAKS = {
-    "option value attached to a short flag": "grep -f{key} -r . ; sort -o{beside_dir}/planted src/main.py",
+    "option value attached to a short flag": "grep -f{key} -r . ; "
+    "sort -o{beside_dir}/planted src/main.py",
     "bundled short flags": "grep -rhf {key} . ; sort -uo {beside_dir}/planted src/main.py",
-    "GNU long-option abbreviation": "sort --outp={beside_dir}/planted src/main.py; grep --fil={key} -r .",
+    "GNU long-option abbreviation": "sort --outp={beside_dir}/planted src/main.py; "
+    "grep --fil={key} -r .",
     "bash glob forms": "cat {home}/.ss[h]/*[[:alnum:]]* {home}/.ss[!x]/id*",
-    "recursive flag following a symlink out": "ln -s {home} outlink 2>/dev/null; grep -rR '' outlink/ ; grep -R . {home}",
+    "recursive flag following a symlink out": "ln -s {home} outlink 2>/dev/null; "
+    "grep -rR '' outlink/ ; grep -R . {home}",
     "helper-running option": "git -c alias.x='!cat {key}; touch {beside_dir}/planted' x",
     "program-specific file read": "diff {key} /dev/null; tar cf - {home}/.ssh | cat",
 }
