@@ -14,12 +14,15 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentcli.sandbox import guard
 from agentcli.sandbox.layout import Layout, build_layout, interpreter_dirs, protected_paths
-from agentcli.sandbox.mechanisms import Mechanisms, detect
 from agentcli.sandbox.profiles import EARNED, Profile
 from agentcli.tools.base import Risk
+
+if TYPE_CHECKING:
+    from agentcli.sandbox.mechanisms import Mechanisms
 
 BACKENDS = ("auto", "bubblewrap", "landlock", "seatbelt")
 
@@ -113,6 +116,8 @@ class Sandbox:
     @property
     def mechanisms(self) -> Mechanisms:
         if self._mechanisms is None:
+            from agentcli.sandbox.mechanisms import detect  # ctypes and a probe: when needed
+
             self._mechanisms = detect()
         return self._mechanisms
 
