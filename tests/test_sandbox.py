@@ -291,3 +291,15 @@ def test_every_class_of_classifier_miss_is_harmless(
     if leak != "recursive flag following a symlink out":  # needs a write to set up freely
         free = run_in(None, Profile.NONE, command, place)
         assert SECRET in free.capture.text() or planted.exists(), f"{leak}: {free.capture.text()}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_git_works_and_reads_only_its_own_config_from_home(
+    backend: str, place: dict[str, Path]
+) -> None:
+    (place["home"] / ".gitconfig").write_text("[user]\n\tname = Sandboxed Tester\n")
+    command = "git status --short && git log --oneline -1 && git config user.name"
+    result = run_in(backend, Profile.READ_ONLY, command, place)
+    assert result.exit_code == 0, result.capture.text()
+    assert "first" in result.capture.text() and "Sandboxed Tester" in result.capture.text()
+    assert "warning" not in result.capture.text()

@@ -18,6 +18,9 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 # /etc is read entry by entry, leaving out what holds secrets (root could read them).
 ETC_SECRETS = frozenset({"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d",
                          "security", "ssh", "ssl", "credstore", "credstore.encrypted"})  # fmt: skip
+# The only files of the home directory a command may read: git's own configuration, without
+# which git refuses to run at all when its home is unreadable.
+HOME_CONFIG = (".gitconfig", ".config/git")
 ETC_PARTLY = {"ssh": lambda name: not name.endswith("_key"), "ssl": lambda name: name != "private"}
 
 
@@ -133,6 +136,8 @@ def build_layout(
     extra_write: Sequence[str] = (),
 ) -> Layout:
     read = [*SYSTEM_DIRS, *etc_entries(), *toolchain_dirs(path_variable, home), workspace]
+    if home:
+        read += [os.path.join(home, name) for name in HOME_CONFIG]
     for executable in executables:
         read += interpreter_dirs(executable)
     read += extra_read
