@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -222,6 +223,17 @@ def gone(pid: int) -> bool:
         return True
 
 
+def pid_of(argv: list[str], timeout: float = TIMEOUT) -> int:
+    """The process running exactly `argv`, once it appears."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for proc in psutil.process_iter(["cmdline"]):
+            if proc.info["cmdline"] == argv:
+                return proc.pid
+        time.sleep(0.02)
+    raise AssertionError(f"no process {' '.join(argv)} within {timeout}s")
+
+
 def wait_for_file(path: Path, timeout: float = TIMEOUT) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -357,14 +369,16 @@ def test_write_file_denied_with_n(chat: StartChat, server: ScriptedServer, works
 def test_ctrl_c_kills_a_running_command_and_the_next_message_works(
     chat: StartChat, server: ScriptedServer, workspace: Path
 ) -> None:
-    command = "echo live-output; sleep 300 & echo $! > bg.pid; echo $$ > sh.pid; exec sleep 301"
+    # Found by their arguments: a PID written from inside the sandbox is the sandbox's own.
+    token = f"{os.getpid() % 1000}{time.time_ns() % 10**6}"
+    command = f"echo live-output; sleep 300.{token} & exec sleep 301.{token}"
     server.enqueue(
         Reply.tool_calls([{"id": "s1", "name": "run_shell", "arguments": {"command": command}}])
     )
     session = chat("--yes")
     mark = session.submit("run the long thing")
-    shell_pid = int(wait_for_file(workspace / "sh.pid"))
-    background_pid = int(wait_for_file(workspace / "bg.pid"))
+    shell_pid = pid_of(["sleep", f"301.{token}"])
+    background_pid = pid_of(["sleep", f"300.{token}"])
     session.extra_pids += [shell_pid, background_pid]
     assert not gone(shell_pid) and not gone(background_pid)
     session.expect("live-output")  # the running command's output, live
@@ -587,7 +601,7 @@ def test_policy_remembers_a_session_choice_and_revokes_it(
 
 def test_unknown_command_and_bad_arguments(chat: StartChat, server: ScriptedServer) -> None:
     session = chat()
-    assert "nothing to compact" in session.command("/compact", "compact")  # nothing said yet
+    assert "nothing to compact" in session.command("/compact", "nothing to compact")  # nothing said
     assert "unknown command /frobnicate" in session.command("/frobnicate", "unknown command")
     assert "session id" in session.command("/resume", "session id")
     assert "/policy revoke N" in session.command("/policy revoke 9", "revoke N")
