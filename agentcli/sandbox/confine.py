@@ -99,9 +99,39 @@ class Confined:
         return self.restored
 
 
+LAUNCHER = Path(__file__).parent / "launcher.py"
+# What `python -c` runs: read the compiled launcher from a pipe and run it. Compiling the
+# launcher's source at every start would cost more than the rest of it, and a compiled file
+# on disk could be rewritten by a sandboxed command before the next launcher (which runs
+# before it confines itself) reads it; a pipe filled by agentcli cannot.
+BOOTSTRAP = (
+    "import marshal, os\n"
+    "code = b''\n"
+    "while chunk := os.read({fd}, 65536):\n"
+    "    code += chunk\n"
+    "os.close({fd})\n"
+    "exec(marshal.loads(code))\n"
+)
+
+
 @functools.cache
-def launcher_source() -> str:
-    return (Path(__file__).parent / "launcher.py").read_text(encoding="utf-8")
+def compiled_launcher() -> bytes:
+    import marshal
+
+    source = LAUNCHER.read_text(encoding="utf-8")
+    return marshal.dumps(compile(source, str(LAUNCHER), "exec"))
+
+
+def launcher_pipe() -> int:
+    """A pipe holding the compiled launcher, whole; returns its read end."""
+    code = compiled_launcher()
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, code)  # far below a pipe's capacity: never blocks
+    finally:
+        os.close(write_end)
+    os.set_inheritable(read_end, True)
+    return read_end
 
 
 class Sandbox:
@@ -156,7 +186,9 @@ class Sandbox:
             self._temp = tempfile.mkdtemp(prefix="agentcli-sandbox-")
         return self._temp
 
-    def layout(self, profile: Profile, env: dict[str, str], executables: Sequence[str] = ()):
+    def layout(
+        self, profile: Profile, env: dict[str, str], executables: Sequence[str] = ()
+    ) -> Layout:
         return build_layout(
             profile,
             self.workspace,
@@ -201,13 +233,15 @@ class Sandbox:
         os.set_blocking(read_end, False)  # read once the keeper is gone, whatever it wrote
         words = self._launcher_words(layout, write_end, inside_bwrap=backend == "bubblewrap")
         python = os.path.realpath(sys.executable)
-        keeper = [python, "-I", "-S", "-c", launcher_source(), *words, "--", *argv]
+        code = launcher_pipe()
+        bootstrap = BOOTSTRAP.format(fd=code)
+        keeper_argv = [python, "-I", "-S", "-c", bootstrap, *words, "--", *argv]
         if backend == "bubblewrap":
             from agentcli.sandbox.bubblewrap import bwrap_argv
 
             assert self.mechanisms.bwrap is not None
-            keeper = [*bwrap_argv(self.mechanisms.bwrap, layout, cwd), *keeper]
-        return Confined(keeper, env, profile, (write_end,), read_end, watched)
+            keeper_argv = [*bwrap_argv(self.mechanisms.bwrap, layout, cwd), *keeper_argv]
+        return Confined(keeper_argv, env, profile, (write_end, code), read_end, watched)
 
     def _launcher_words(self, layout: Layout, status_fd: int, *, inside_bwrap: bool) -> list[str]:
         words = [f"status_fd={status_fd}"]
@@ -232,3 +266,4 @@ class Sandbox:
         if self._temp is not None:
             shutil.rmtree(self._temp, ignore_errors=True)
             self._temp = None
+
