@@ -35,6 +35,10 @@ from agentcli.workspace import Workspace
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
+    return build_ws(tmp_path)
+
+
+def build_ws(tmp_path: Path) -> Workspace:
     """tmp/ws with a few files; tmp/outside.txt and tmp/outdir/secret.txt lie outside it.
     ws/link.txt and ws/outdir are symlinks out; ws/inlink.txt is a symlink inside."""
     root = tmp_path / "ws"

@@ -30,6 +30,7 @@ class Program:
     pattern_first: bool = False  # the first operand is a pattern or script, not a path
     file_options: frozenset[str] = frozenset()  # options whose value is a file it reads
     options_end_at_double_dash: bool = True  # false for find: its predicates follow paths
+    paths: bool = True  # false when no argument names a file (echo prints its arguments)
 
 
 def _sed_check(args: list[str]) -> str | None:
@@ -310,10 +311,12 @@ READ_ONLY: dict[str, Program] = {
     "pwd": Program("prints the directory"),
     "echo": Program(
         "prints its arguments",
-        low=('echo "hello world"',),
+        paths=False,
+        low=('echo "hello world"', "echo /etc/passwd"),
         high=("echo $(whoami)", "echo `id`", "echo hi > ~/.bashrc"),
     ),
-    "printf": Program("prints", deny=frozenset({"-v"})),
+    "printf": Program("prints", deny=frozenset({"-v"}), paths=False),
+    "sleep": Program("waits", paths=False, low=("sleep 1",)),
     "true": Program(),
     "false": Program(),
     "which": Program("finds programs"),
@@ -430,6 +433,8 @@ def path_operands(command: SimpleCommand) -> list[tuple[str, bool]]:
     (`grep -f FILE`) — but not the first operand of programs whose first operand is a
     pattern or script (unless the pattern came with -e)."""
     program = READ_ONLY.get(command.program) or Program()
+    if not program.paths:
+        return []
     argv, globs = command.argv, command.has_glob
     skip_pattern = program.pattern_first and not any(
         a == "-e" or a.startswith("--regexp") for a in argv[1:]

@@ -68,6 +68,9 @@ class ToolContext:
     output_limit: int = 30_000  # characters of command output the model gets
     python: str | None = None  # interpreter for run_python; None: the one on PATH
     ask: Callable[[str, list[str] | None], Awaitable[str]] | None = None  # a person, if any
+    # Commands run in an OS sandbox with the read-only profile: the shell classifier may
+    # then rate a few more shell forms low (agentcli.policy.shell_risk).
+    sandboxed: bool = False
 
 
 class Tool:

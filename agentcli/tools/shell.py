@@ -137,7 +137,7 @@ class RunShell(Tool):
             cwd = Path(resolve_cwd(ctx, args.get("cwd")))
         except ToolFailure as failure:
             return Assessment(Risk.HIGH, str(failure))
-        return classify_shell(args["command"], ctx.workspace, cwd)
+        return classify_shell(args["command"], ctx.workspace, cwd, contained=ctx.sandboxed)
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         from agentcli.policy.rules import Subjects

@@ -1,0 +1,128 @@
+"""`contained=True`: the command will run in an OS sandbox with the read-only profile, so a few
+shell forms whose effect stays local become low — never anything that could write, reach
+out or run a program that might leave the sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcli.policy.shell_risk import classify_shell
+from agentcli.tools.base import Risk, ToolContext
+from agentcli.tools.shell import RunShell
+from agentcli.workspace import Workspace
+from tests.test_policy_classify import HIGH, build_ws
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return build_ws(tmp_path)
+
+
+def risks(command: str, workspace: Workspace) -> tuple[Risk, Risk]:
+    plain = classify_shell(command, workspace)
+    contained = classify_shell(command, workspace, contained=True)
+    assert contained.reason.strip()
+    return plain.risk, contained.risk
+
+
+# High without a sandbox, low inside one.
+LOW_WHEN_CONTAINED = [
+    "cat <<EOF\nhello\nEOF",
+    "cat <<'EOF' | grep x\n$(not run) `either`\nEOF",
+    "wc -l <<-EOF\n\tx\n\tEOF",
+    "grep -c x <<< 'a x b'",
+    "echo $(git rev-parse HEAD)",
+    'echo "today: $(date +%F)"',
+    "echo `pwd`",
+    "cat $(ls src)",
+    "wc -l $(find src -name '*.py')",
+    "diff <(ls) <(ls src)",
+    "ls & cat a.txt",
+    "sleep 1 &",
+    "ls 2>/dev/null",
+    "ls &>/dev/null",
+    "grep -r x . 2>&1 | head",
+    "ls >&2",
+    "ls |& cat",
+    "cat < a.txt",
+    "wc -l < /dev/null",
+]
+
+
+@pytest.mark.parametrize("command", LOW_WHEN_CONTAINED)
+def test_local_shell_forms_are_low_in_a_sandbox(command: str, ws: Workspace) -> None:
+    assert risks(command, ws) == (Risk.HIGH, Risk.LOW)
+
+
+# Still high in a sandbox: they write, reach out, run something an option names, hide
+# words from the check, or read outside.
+HIGH_WHEN_CONTAINED = [
+    "ls > out.txt",
+    "ls >> out.txt",
+    "ls &> out.txt",
+    "ls 2> err.txt",
+    "cat a.txt >| out.txt",
+    "ls >&out.txt",
+    "cat >(ls)",
+    "ls >/dev/null /etc",  # bash passes /etc to ls; the grammar puts it in the redirect
+    "cat 2>/dev/null ../outside.txt",
+    "cat < ../outside.txt",
+    "cat < link.txt",
+    "cat < /etc/passwd",
+    "$(echo rm) -rf src",
+    "`echo rm` x",
+    "rg $(echo --pre=sh) x",
+    "sort $(echo --compress-program=sh) a.txt",
+    "find $(echo . -exec sh -c id ;)",
+    "git $(echo -c core.pager=sh) log",
+    "git log $(echo --output=x)",
+    "sed $(echo -n 1e) a.txt",
+    "echo $(rm -rf src)",
+    "cat <(curl example.invalid)",
+    "cat <<EOF\n$(rm x)\nEOF",
+    "cat <<EOF\n$HOME\nEOF",
+    "curl example.invalid &",
+    "nohup sleep 100 &",
+    "setsid sleep 100 &",
+    "ls & rm a.txt",
+    "echo $HOME",
+    "X=1 ls",
+    "cat ../outside.txt &",
+    "(ls)",
+    "{ ls; } 2>/dev/null",
+    "ls 2>/dev/null; rm a.txt",
+]
+
+
+@pytest.mark.parametrize("command", HIGH_WHEN_CONTAINED)
+def test_harm_a_sandbox_does_not_contain_is_never_low(command: str, ws: Workspace) -> None:
+    assert risks(command, ws) == (Risk.HIGH, Risk.HIGH)
+
+
+_LOCAL_FORMS = {
+    "ls &",
+    "ls & rm x",  # rm stays high, checked above in its own case
+    "ls 2>&1",
+    "ls |& cat",
+    "cat <<EOF\nx\nEOF",
+    "cat <<< x",
+    "echo $(whoami)",
+    "echo `id`",
+}
+
+
+@pytest.mark.parametrize("command", [c for c in HIGH if c not in _LOCAL_FORMS])
+def test_everything_high_without_a_sandbox_stays_high_unless_only_local(
+    command: str, ws: Workspace
+) -> None:
+    assert classify_shell(command, ws, contained=True).risk is Risk.HIGH
+
+
+def test_run_shell_reads_the_sandbox_from_its_context(ws: Workspace) -> None:
+    tool, args = RunShell(), {"command": "ls 2>/dev/null"}
+    assert tool.assess(args, ToolContext(ws)).risk is Risk.HIGH
+    assert tool.assess(args, ToolContext(ws, sandboxed=True)).risk is Risk.LOW
+    background = {"command": "ls", "background": True}
+    assert tool.assess(background, ToolContext(ws, sandboxed=True)).risk is Risk.HIGH
