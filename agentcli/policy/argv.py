@@ -67,8 +67,11 @@ def parse_options(
         elif arg.startswith("--") or not bundles:
             name, eq, attached = arg.partition("=")
             candidates = long_candidates(name, long_values)
-            takes_next = not eq and bundles and candidates != [] and all(
-                c in long_values for c in candidates
+            takes_next = (
+                not eq
+                and bundles
+                and candidates != []
+                and all(c in long_values for c in candidates)
             )
             if takes_next and index + 1 < len(args):
                 options.append(Option(name, args[index + 1], index, index + 1))

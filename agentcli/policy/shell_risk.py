@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from agentcli.policy.git_config import repository_problem
-from agentcli.policy.readonly import path_operands, read_only_problem
+from agentcli.policy.readonly import git_subcommand, path_operands, read_only_problem
 from agentcli.policy.shell_parse import UNKNOWN, SimpleCommand, parse_command
 from agentcli.tools.base import Assessment, Risk
 from agentcli.workspace import Workspace
@@ -91,8 +91,27 @@ def simple_command_problem(
         or operand_problem(command, workspace, cwd)
     )
     if problem is None and command.program == "git":
-        problem = repository_problem(cwd)
+        problem = git_problem(command, workspace, cwd)
     return problem
+
+
+def git_problem(command: SimpleCommand, workspace: Workspace, cwd: Path) -> str | None:
+    """What the repository git would run in (after `-C` and `--git-dir`) makes it do."""
+    git = git_subcommand(list(command.argv[1:]))
+    if isinstance(git, str):
+        return git
+    here, git_dir = cwd, None
+    for name, value, _ in git.dirs:
+        path = Path(os.path.realpath(here / os.path.expanduser(value)))
+        if not workspace.contains(path):
+            return f"`git {name}` names {value}, outside the workspace"
+        if name == "-C":
+            here = path
+        elif name == "--git-dir":
+            git_dir = path
+    return repository_problem(
+        here, git.name, git_dir=git_dir, contains=workspace.contains, args=git.args
+    )
 
 
 def classify_shell(
