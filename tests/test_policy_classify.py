@@ -93,6 +93,7 @@ LOW = [
     "sed -n 1,5p a.txt",
     "sed -n '/start/,/end/p' a.txt",
     "sed -n '$p' a.txt",
+    "sed s/a/b/ a.txt",  # prints the edited stream; only -i or a `w` would write
     "sort -u a.txt",
     "sort -r a.txt | uniq -c",
     "cut -f1 a.txt | sort | uniq",
@@ -282,7 +283,6 @@ HIGH = [
     "sed -n '1p;w x' f",
     "sed -n 1e f",
     "sed -ni p f",
-    "sed s/a/b/ f",
     "sed -n 's/a/b/w out' f",
     "sed -n -e 1p -e 'w x' f",
     "sed -n --in-place 1p f",

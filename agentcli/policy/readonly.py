@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from agentcli.policy.argv import Option, matches, parse_options
+from agentcli.policy.scripts import awk_program_problem, sed_script_problem
 from agentcli.policy.shell_parse import SimpleCommand
 
 Check = Callable[[list[str]], str | None]  # argv after the program -> why it is not read-only
@@ -34,37 +35,44 @@ class Program:
     short_values: str = ""  # short options known to take a value (besides file options)
     long_values: frozenset[str] = frozenset()  # long options known to take a value
     bundles: bool = True  # getopt-style short options; false for find's `-name` words
+    allowed: frozenset[str] = frozenset()  # for checks that allow only known options
     options_end_at_double_dash: bool = True  # false for find: its predicates follow paths
     paths: bool = True  # false when no argument names a file (echo prints its arguments)
 
 
+def _script_sources(program: Program, args: list[str], code: set[str]) -> list[str] | str:
+    """The program texts of sed or awk: the values of `code` options (-e), else the first
+    operand; or why they cannot be checked."""
+    options, operands = parse_args(program, args)
+    sources: list[str] = []
+    for option in options:
+        if matches(option, code):
+            sources.append(option.value or "")
+        elif matches(option, program.file_options):
+            return f"{option.name} reads the program from a file"
+        elif not matches(option, program.long_values) and option.name not in program.allowed:
+            return f"{option.name} is not known to be read-only"
+    if not sources:
+        if not operands:
+            return "no program"
+        sources.append(args[operands[0]])
+    return sources
+
+
 def _sed_check(args: list[str]) -> str | None:
-    """Only `sed -n` printing scripts: no w/W/e/r/R commands, no in-place editing."""
-    scripts = []
-    quiet = False
-    it = iter(args)
-    for arg in it:
-        if arg in ("-n", "--quiet", "--silent"):
-            quiet = True
-        elif arg in ("-e", "--expression"):
-            scripts.append(next(it, ""))
-        elif arg.startswith("--expression="):
-            scripts.append(arg.split("=", 1)[1])
-        elif arg.startswith("-") and arg != "-":
-            if set(arg[1:]) <= {"n", "E", "r", "s", "u", "z"} and not arg.startswith("--"):
-                quiet = quiet or "n" in arg
-                continue
-            return f"sed {arg} is not a read-only flag"
-        elif not scripts:
-            scripts.append(arg)
-    if not quiet:
-        return "sed without -n is used to edit; only `sed -n` printing is read-only"
-    printing = re.compile(r"^((\d+|\$|/[^/]*/)(,(\d+|\$|/[^/]*/))?)?p$")
-    for script in scripts:
-        for part in script.split(";"):
-            if not printing.match(part.strip()):
-                return f"the sed script {script!r} may write or run commands"
-    return None
+    """sed scripts that only print or edit the stream: no w/W/r/R/e, no in-place editing."""
+    sources = _script_sources(READ_ONLY["sed"], args, {"-e", "--expression"})
+    if isinstance(sources, str):
+        return f"sed: {sources}"
+    return sed_script_problem("\n".join(sources))
+
+
+def _awk_check(args: list[str]) -> str | None:
+    """awk programs that only print: no system(), pipes, redirections, getline < file."""
+    sources = _script_sources(READ_ONLY["awk"], args, {"-e", "--source"})
+    if isinstance(sources, str):
+        return f"awk: {sources}"
+    return next(filter(None, map(awk_program_problem, sources)), None)
 
 
 def _only_listing(*allowed: str, patterns: tuple[str, ...] = ()) -> Check:
@@ -336,6 +344,77 @@ def _ps_check(args: list[str]) -> str | None:
     return None
 
 
+_AWK = Program(
+    "prints fields",
+    pattern_first=True,
+    check=_awk_check,
+    globs=False,
+    pattern_options=frozenset({"-f", "--file", "-e", "--source"}),
+    file_options=frozenset({"-f", "--file"}),
+    short_values="Fve",
+    long_values=frozenset({"--field-separator", "--assign", "--source"}),
+    allowed=frozenset(
+        {
+            "-F",
+            "-v",
+            "--field-separator",
+            "--assign",
+            "--posix",
+            "-P",
+            "--traditional",
+            "-c",
+            "--sandbox",
+            "-S",
+            "-b",
+            "--characters-as-bytes",
+            "-n",
+            "--non-decimal-data",
+            "-N",
+            "--use-lc-numeric",
+            "-r",
+            "--re-interval",
+            "-M",
+            "--bignum",
+            "-s",
+            "--no-optimize",
+            "-O",
+            "--optimize",
+            "-t",
+            "--lint-old",
+        }
+    ),
+    low=(
+        "awk '{print $1}' a.txt",
+        "awk -F: '{ print $1, $NF }' a.txt",
+        "awk 'NR > 1 && $3 > 100 { sum += $3 } END { print sum }' a.txt",
+        "awk -v OFS=, '{ $1 = $1; print }' a.txt",
+        "awk '/a|b/ { n++ } END { printf \"%d\\n\", n }' a.txt",
+        "awk 'length($0) > 80' a.txt",
+        "awk '{ print (a > b) }' a.txt",
+        "awk 'BEGIN { x = 10 / 2; print x }'",
+        "awk '{ while ((getline line) > 0) n++ }' a.txt",
+    ),
+    high=(
+        "awk '{ system(\"id\") }' a.txt",
+        "awk '{ print | \"sh\" }' a.txt",
+        "awk 'BEGIN { \"id\" | getline x; print x }'",
+        "awk '{ print > \"out\" }' a.txt",
+        "awk '{ print $1 >> \"out\" }' a.txt",
+        'awk \'{ printf("%s", $0) > "out" }\' a.txt',
+        "awk 'BEGIN { while ((getline l < \"/etc/passwd\") > 0) print l }'",
+        "awk 'BEGIN { ARGV[1] = \"/etc/passwd\"; ARGC = 2 } { print }'",
+        "awk '@include \"x\"'",
+        'awk \'BEGIN { f = "system"; @f("id") }\'',
+        "awk -f prog.awk a.txt",
+        "awk -i inplace '{ print }' a.txt",
+        "awk --dump-variables '{ print }' a.txt",
+        "awk '{ x = 1 / 2; system(\"id\"); y = 3 / 4 }' a.txt",
+        "awk '{ print }' /etc/passwd",
+        "awk -e '{ print |& \"sh\" }' a.txt",
+        'awk \'BEGIN { print "x" > "/dev/stderr" }\'',
+    ),
+)
+
 _HASH = Program(
     "hashes",
     deny=frozenset({"-c", "--check"}),  # reads the files a list names
@@ -499,15 +578,45 @@ READ_ONLY: dict[str, Program] = {
         ),
     ),
     "sed": Program(
-        "prints lines",
+        "prints or edits a stream",
         pattern_first=True,
         check=_sed_check,
         globs=False,
-        file_options=frozenset({"-f", "--file"}),
         pattern_options=frozenset({"-e", "--expression", "-f", "--file"}),
+        file_options=frozenset({"-f", "--file"}),
         short_values="el",
         long_values=frozenset({"--expression", "--line-length"}),
-        low=("sed -n 1,5p a.txt", "sed -n '/start/,/end/p' a.txt"),
+        allowed=frozenset(
+            {
+                "-n",
+                "--quiet",
+                "--silent",
+                "-E",
+                "-r",
+                "--regexp-extended",
+                "-s",
+                "--separate",
+                "-u",
+                "--unbuffered",
+                "-z",
+                "--null-data",
+                "--posix",
+                "--debug",
+                "--sandbox",
+                "-l",
+            }
+        ),
+        low=(
+            "sed -n 1,5p a.txt",
+            "sed -n '/start/,/end/p' a.txt",
+            "sed 's/a/b/g' a.txt",
+            "sed -E 's#/usr#/opt#; /^$/d' a.txt",
+            "sed -e 1d -e '$d' a.txt",
+            "sed ':a;N;$!ba;s/\\n/ /g' a.txt",
+            "sed '/x/{s/a/b/;p}' a.txt",
+            "sed '1i header' a.txt",
+            "sed -n '/re/=' a.txt",
+        ),
         high=(
             "sed -i s/a/b/ f",
             "sed -n 'w out' f",
@@ -516,8 +625,22 @@ READ_ONLY: dict[str, Program] = {
             "sed -n --expression=1p /etc/passwd",
             "sed -n --exp=1p /etc/passwd",
             "sed -ne 1p /etc/passwd",
+            "sed 's/a/b/w out' f",
+            "sed 's/a/id/e' f",
+            "sed 'r /etc/passwd' f",
+            "sed '1R /etc/passwd' f",
+            "sed '/x/{W out' -e '}' f",
+            "sed -f script.sed f",
+            "sed --in-pl s/a/b/ f",
+            "sed -n '$!{e id' -e '}' f",
+            "sed 's|a|b|w out' f",
+            "sed --follow-symlinks -n p f",
         ),
     ),
+    "awk": _AWK,
+    "gawk": _AWK,
+    "mawk": _AWK,
+    "nawk": _AWK,
     "sort": Program(
         "sorts",
         deny=frozenset(
