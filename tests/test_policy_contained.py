@@ -36,8 +36,7 @@ LOW_WHEN_CONTAINED = [
     "echo $(git rev-parse HEAD)",
     'echo "today: $(date +%F)"',
     "echo `pwd`",
-    "cat $(ls src)",
-    "wc -l $(find src -name '*.py')",
+    "echo $(ls src) | wc -w",
     "diff <(ls) <(ls src)",
     "ls & cat a.txt",
     "sleep 1 &",
@@ -68,6 +67,10 @@ HIGH_WHEN_CONTAINED = [
     "cat >(ls)",
     "ls >/dev/null /etc",  # bash passes /etc to ls; the grammar puts it in the redirect
     "cat 2>/dev/null ../outside.txt",
+    "cat $(ls src)",  # a file named only when it runs: the sandbox would still read /etc
+    "wc -l $(find src -name '*.py')",
+    "cat $(echo /etc/passwd)",
+    "diff <(ls) ../outside.txt",
     "cat < ../outside.txt",
     "cat < link.txt",
     "cat < /etc/passwd",

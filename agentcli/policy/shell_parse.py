@@ -38,6 +38,7 @@ _DUPLICATIONS = frozenset({">&", "<&", ">&-", "<&-"})
 _DISCARD = "/dev/null"
 GLOB_CHARACTERS = frozenset("*?[")
 UNKNOWN = "\x00unknown"  # a word whose value is decided only when the shell runs
+PROCESS_FILE = "\x00unknown-fd"  # `<(cmd)`: a /dev/fd/N pipe from a command, not a file
 _BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")  # {a,b} and {1..3}; a lone {} is literal
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -250,6 +251,8 @@ def _word_value(node: Any) -> str | None:
             elif child.type != '"':
                 return None  # an expansion inside the quotes
         return "".join(parts)
+    if kind == "process_substitution" and node.parent.type == "command":
+        return PROCESS_FILE
     if kind == "concatenation":
         pieces = [_word_value(child) for child in node.children]
         return None if any(p is None for p in pieces) else "".join(pieces)  # type: ignore[arg-type]

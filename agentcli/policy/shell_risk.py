@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentcli.policy.git_config import repository_problem
 from agentcli.policy.readonly import git_subcommand, path_operands, read_only_problem
-from agentcli.policy.shell_parse import UNKNOWN, SimpleCommand, parse_command
+from agentcli.policy.shell_parse import PROCESS_FILE, UNKNOWN, SimpleCommand, parse_command
 from agentcli.tools.base import Assessment, Risk
 from agentcli.workspace import Workspace
 
@@ -34,8 +34,10 @@ def paths_problem(
     program: str, values: list[tuple[str, bool]], workspace: Workspace, cwd: Path
 ) -> str | None:
     for value, is_glob in values:
+        if value == PROCESS_FILE:
+            continue  # a pipe from a command checked on its own
         if UNKNOWN in value:
-            continue  # only in a sandbox, which keeps reads inside (classify_shell)
+            return f"`{program}` would read a file named only when it runs"
         expanded = os.path.expanduser(value) if value.startswith("~") else value
         if is_glob:
             root = None if os.path.isabs(expanded) else cwd
@@ -59,7 +61,8 @@ ANY_ARGUMENTS_IN_SANDBOX = frozenset({
     "echo", "printf", "cat", "head", "tail", "wc", "nl", "ls", "basename", "dirname",
     "realpath", "readlink", "stat", "cut", "tr", "comm", "cmp", "column", "true", "false",
     "pwd", "which", "whoami", "id", "uname", "md5sum", "sha1sum", "sha256sum", "base64",
-    "numfmt", "grep", "egrep", "fgrep", "jq", "du", "df", "diff", "sleep",
+    "numfmt", "grep", "egrep", "fgrep", "jq", "du", "df", "diff", "sleep", "tac", "paste",
+    "rev", "seq", "expr", "wait",
 })  # fmt: skip
 
 
