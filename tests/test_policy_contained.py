@@ -71,6 +71,12 @@ HIGH_WHEN_CONTAINED = [
     "wc -l $(find src -name '*.py')",
     "cat $(echo /etc/passwd)",
     "diff <(ls) ../outside.txt",
+    "grep $(echo -f /etc/passwd) a.txt",  # the word becomes an option reading a file
+    "grep $(echo -r -e x /etc) .",
+    "rg $(echo --files /etc)",
+    "jq $(echo --rawfile a /etc/passwd) -n '$a'",
+    "head -n $(echo 5) ../outside.txt",
+    "cat $(echo -- -) ../outside.txt",
     "cat < ../outside.txt",
     "cat < link.txt",
     "cat < /etc/passwd",
