@@ -324,7 +324,10 @@ def _jq_check(args: list[str]) -> str | None:
 
 
 def _ps_check(args: list[str]) -> str | None:
-    """`ps e` (BSD style, no dash) prints every process's environment, keys included."""
+    """`ps e` (BSD style, no dash) and the `environ` column print every process's
+    environment, keys included."""
+    if any("env" in arg.lower() for arg in args):
+        return "this ps format shows the environment of processes, secrets included"
     values = "oOpqtUkg"  # BSD-style letters whose value is the next word
     skip = False
     for arg in args:
@@ -788,7 +791,15 @@ READ_ONLY: dict[str, Program] = {
         paths=False,
         check=_ps_check,
         low=("ps aux", "ps -ef", "ps -o pid,user,etime,cmd -p 1", "ps axo pid,time,comm"),
-        high=("ps e", "ps auxe", "ps eww -p 1", "ps -p 1 e"),
+        high=(
+            "ps e",
+            "ps auxe",
+            "ps eww -p 1",
+            "ps -p 1 e",
+            "ps -o pid,environ -p 1",
+            "ps axo environ",
+            "ps --format=pid,ENVIRON",
+        ),
     ),
     "jq": Program(
         "queries JSON",
@@ -812,7 +823,9 @@ READ_ONLY: dict[str, Program] = {
 WRAPPERS = frozenset({"env", "xargs", "timeout", "nice", "nohup", "sudo", "doas", "su", "exec",
                       "eval", "bash", "sh", "zsh", "dash", "fish", "python", "python3", "node",
                       "perl", "ruby", "command", "builtin", "time", "watch", "strace", "source",
-                      "."})  # fmt: skip
+                      ".", "setsid", "disown", "stdbuf", "ionice", "chrt", "taskset", "flock",
+                      "unshare", "nsenter", "chroot", "systemd-run", "at", "batch", "screen",
+                      "tmux", "script"})  # fmt: skip
 NETWORK = frozenset({
     "curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync", "ping", "dig",
     "nslookup", "host", "telnet", "ftp", "socat", "openssl",
