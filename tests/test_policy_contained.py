@@ -4,15 +4,21 @@ out or run a program that might leave the sandbox."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
+from agentcli.policy.shell_parse import parse_command
 from agentcli.policy.shell_risk import classify_shell
 from agentcli.tools.base import Risk, ToolContext
 from agentcli.tools.shell import RunShell
 from agentcli.workspace import Workspace
-from tests.test_policy_classify import HIGH, build_ws
+from tests.test_policy_classify import HIGH, bash_argvs, build_ws
+
+_EMPTY: dict[str, Path] = {}
 
 
 @pytest.fixture
@@ -66,6 +72,10 @@ HIGH_WHEN_CONTAINED = [
     "ls >&out.txt",
     "cat >(ls)",
     "ls >/dev/null /etc",  # bash passes /etc to ls; the grammar puts it in the redirect
+    "cat <<EOF /etc/passwd\nx\nEOF",  # the same inside a here-document
+    "grep x <<EOF ../outside.txt\nx\nEOF",
+    "cat <<EOF >/dev/null ../outside.txt\nx\nEOF",
+    "cat <<EOF > out.txt\nx\nEOF",
     "cat 2>/dev/null ../outside.txt",
     "cat $(ls src)",  # a file named only when it runs: the sandbox would still read /etc
     "wc -l $(find src -name '*.py')",
@@ -135,3 +145,34 @@ def test_run_shell_reads_the_sandbox_from_its_context(ws: Workspace) -> None:
     assert tool.assess(args, ToolContext(ws, sandboxed=True)).risk is Risk.LOW
     background = {"command": "ls", "background": True}
     assert tool.assess(background, ToolContext(ws, sandboxed=True)).risk is Risk.HIGH
+
+
+# The differential property of test_policy_classify, for the forms a sandbox allows: bash,
+# with every program replaced by a recorder, must run exactly the argv the classifier saw —
+# no word hidden in a redirection or a here-document.
+
+_REDIRECTS = [" 2>/dev/null", " >/dev/null", " &>/dev/null", " 2>&1", " >&2", " </dev/null",
+              " <<< q", " <<EOF\nbody\nEOF\n", " <<'EOF'\n$x\nEOF\n", " &",
+              " <<EOF a.txt\nbody\nEOF\n"]  # fmt: skip
+_WORDS = ["x", "-n", "a.txt", "'q r'", "/dev/null", "src"]
+contained_line = st.lists(
+    st.tuples(
+        st.sampled_from(["cat", "grep", "wc", "ls", "echo", "head"]),
+        st.lists(st.sampled_from(_WORDS + _REDIRECTS), max_size=4),
+    ).map(lambda t: " ".join([t[0], *t[1]])),
+    min_size=1,
+    max_size=3,
+).map(" ; ".join)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])  # fmt: skip
+@given(contained_line)
+def test_contained_low_commands_run_exactly_what_was_classified(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
+    empty = _EMPTY.setdefault("dir", tmp_path_factory.mktemp("empty"))
+    assume(classify_shell(text, Workspace(empty), contained=True).risk is Risk.LOW)
+    seen = sorted(c.argv for c in parse_command(text, contained=True).commands)
+    assert bash_argvs(text + "\nbuiltin wait", empty) == seen, text

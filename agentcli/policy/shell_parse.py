@@ -35,6 +35,13 @@ CONTAINED_TOKENS = frozenset(
      ">&-", "<&-", "<"}
 )  # fmt: skip
 _DUPLICATIONS = frozenset({">&", "<&", ">&-", "<&-"})
+# Argument-like nodes: bash passes them to the command even when the tree puts them
+# inside a redirection (`cat <<EOF /etc/passwd`).
+_WORDS = frozenset(
+    {"word", "string", "raw_string", "concatenation", "number", "ansi_c_string",
+     "translated_string", "simple_expansion", "expansion", "command_substitution",
+     "process_substitution", "arithmetic_expansion", "brace_expression"}
+)  # fmt: skip
 _DISCARD = "/dev/null"
 GLOB_CHARACTERS = frozenset("*?[")
 UNKNOWN = "\x00unknown"  # a word whose value is decided only when the shell runs
@@ -182,6 +189,8 @@ def _contained_problem(node: Any, result: ParsedCommand) -> str | None:
     classifier's path check."""
     if node.type == "process_substitution" and node.children[0].type != "<(":
         return "an output process substitution feeds another command"
+    if node.type == "heredoc_redirect" and any(c.type in _WORDS for c in node.children):
+        return "words after a here-document are arguments the grammar does not show"
     if node.type != "file_redirect":
         return None
     parts = [c for c in node.children if c.type != "file_descriptor"]
