@@ -125,6 +125,9 @@ LOW = [
     '"ls" src',
     "cat 'a b.txt'",
     "cat a\\ b.txt",
+    "ls [!lo]*",
+    "cat *.md",
+    "ls .[a-z]*",
     "ls\tsrc",
     # lists and pipelines of read-only commands
     "ls; ls",
@@ -413,6 +416,16 @@ BYPASSES = {
     "grep-f-outside": "grep -f /etc/passwd README.md",
     "rg-f-outside": "rg -f /etc/passwd README.md",
     "jq-f-outside": "jq -f /etc/passwd",
+    # bash glob forms Python's glob reads otherwise: bash matches link.txt, the check did not
+    "glob-caret-negation": "cat [^a]*",
+    "glob-posix-class": "cat [[:alpha:]]in*",
+    "glob-equivalence-class": "cat [[=l=]]ink.txt",
+    "glob-extglob": "cat @(link).txt",
+    "glob-quoted-bracket": "cat '[l]'*",
+    "glob-escaped-bracket": "cat \\[l]*",
+    # older bash (no globskipdots) matches `..` with `.*`
+    "glob-dot-star-parent": "cat .*/outside.txt",
+    "glob-dot-question-parent": "ls .?",
 }
 
 

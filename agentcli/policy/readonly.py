@@ -757,7 +757,7 @@ READ_ONLY: dict[str, Program] = {
         "prints the date",
         deny=frozenset({"-s", "--set"}),
         file_options=frozenset({"-f", "--file", "-r", "--reference"}),  # errors echo lines
-        short_values="dI",
+        short_values="d",  # not -I: its value is optional, attached only
         long_values=frozenset({"--date"}),
         check=_date_check,
         low=("date +%Y-%m-%d", "date -u", "date -d 'next week'", "date -r a.txt"),
@@ -770,6 +770,7 @@ READ_ONLY: dict[str, Program] = {
             "date --f=/etc/passwd",
             "date --f /etc/passwd",
             "date -ur /etc/shadow",
+            "date -I 0101000070",  # -I's value is optional: the operand sets the clock
         ),
     ),
     "md5sum": _HASH,

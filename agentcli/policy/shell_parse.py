@@ -172,7 +172,7 @@ def _walk(node: Any, result: ParsedCommand, contained: bool = False) -> None:
     if not allowed and not (node.is_named and kind == "ERROR"):
         result.problems.append(NODE_REASONS.get(kind, f"it uses `{kind}`"))
     if kind == "concatenation" or (kind == "word" and node.parent.type != "concatenation"):
-        problem = _word_problem(_unquoted_text(node))
+        problem = _word_problem(_unquoted_text(node)) or _glob_problem(node)
         if problem:
             result.problems.append(problem)
     if kind == "command":
@@ -225,6 +225,26 @@ def _word_problem(text: str) -> str | None:
         return "brace expansion turns one word into several"
     if unescaped.startswith("~") and not re.match(r"^~(/|$)", unescaped):
         return "this form of tilde expansion is decided only when it runs"
+    return None
+
+
+_BASH_ONLY_GLOB = re.compile(r"\[(\^|[^\]]*\[[:=.])|[?*+@!]\(")  # [^a] [[:alpha:]] @(x)
+_ESCAPED_GLOB = re.compile(r"\\[][*?]")
+
+
+def _glob_problem(node: Any) -> str | None:
+    """A glob the path check cannot expand as bash does: bash-only bracket forms and
+    extglob, or glob characters quoted or escaped beside unquoted ones (bash takes those
+    literally, Python's glob would not)."""
+    if not _has_unquoted_glob(node):
+        return None
+    parts = node.children if node.type == "concatenation" else [node]
+    raw = "".join(p.text.decode("utf-8", "replace") for p in parts if p.type == "word")
+    quoted = "".join(p.text.decode("utf-8", "replace") for p in parts if p.type != "word")
+    if _BASH_ONLY_GLOB.search(raw):
+        return "a glob form bash expands differently from the check ([^…], [[:class:]], extglob)"
+    if _ESCAPED_GLOB.search(raw) or any(c in quoted for c in "*?[]"):
+        return "a glob with quoted or escaped glob characters"
     return None
 
 

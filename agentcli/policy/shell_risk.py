@@ -11,6 +11,7 @@ that could leave the sandbox (a program run by an option, say) becomes low this 
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 from pathlib import Path
@@ -40,6 +41,9 @@ def paths_problem(
             return f"`{program}` would read a file named only when it runs"
         expanded = os.path.expanduser(value) if value.startswith("~") else value
         if is_glob:
+            dots = next((c for c in expanded.split("/") if _matches_dot_dot(c)), None)
+            if dots is not None:
+                return f"the glob {value} may match `..` (bash without globskipdots)"
             root = None if os.path.isabs(expanded) else cwd
             names = glob.glob(expanded, root_dir=root)
             option_like = next((n for n in names if n.startswith("-")), None)
@@ -52,6 +56,10 @@ def paths_problem(
             if not workspace.contains(real):
                 return f"`{program}` would read {value}, outside the workspace"
     return None
+
+
+def _matches_dot_dot(component: str) -> bool:
+    return component != ".." and component.startswith(".") and fnmatch.fnmatchcase("..", component)
 
 
 # Programs that read no file whatever their arguments: in a sandbox they may take words
