@@ -249,6 +249,19 @@ def test_hooks_run_by_read_only_commands(tmp_path: Path):
     assert risk("git status", repo) is Risk.HIGH
 
 
+def test_an_absorbed_submodules_hooks_path_is_its_work_trees(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    module = repo / ".git" / "modules" / "lib"
+    module.mkdir(parents=True)
+    (module / "config").write_text("[core]\n\tworktree = ../../../lib\n\thooksPath = .h\n")
+    (repo / "lib" / ".h").mkdir(parents=True)
+    assert risk("git status", repo) is Risk.LOW
+    hook = repo / "lib" / ".h" / "post-index-change"
+    hook.write_text("#!/bin/sh\n")
+    hook.chmod(0o755)
+    assert risk("git status", repo) is Risk.HIGH
+
+
 def test_a_partial_clone_fetches_on_read(tmp_path: Path):
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", "remote.origin.url", "https://example.invalid/x.git")

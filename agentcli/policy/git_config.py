@@ -237,7 +237,11 @@ def git_dirs(repository: Repository) -> Iterator[tuple[Path, Path | None]]:
     modules = common / "modules"
     if modules.is_dir():
         for config in sorted(modules.glob("**/config"))[:200]:
-            yield config.parent, None
+            worktree = next(
+                (e.value for e in read_config(config) if e.key == "core.worktree" and e.value),
+                None,
+            )  # an absorbed submodule names its work tree, relative to its git directory
+            yield config.parent, (config.parent / worktree).resolve() if worktree else None
     if repository.work_tree is not None:
         gitmodules = read_config(repository.work_tree / ".gitmodules")
         for entry in gitmodules[:200]:
