@@ -109,6 +109,9 @@ def test_a_bare_repository_is_its_own_git_dir(tmp_path: Path):
         ("[log]\n\tshowSignature = true\n", "log.showsignature"),
         ("[log]\n\tshowSignature\n", "log.showsignature"),
         ("[log]\n\tshowSignature = false\n", None),
+        ("[log]\n\tshowSignature = 2\n", "log.showsignature"),  # nonzero integers are true
+        ('[core]\n\tfsmonitor = "yes "\n', "core.fsmonitor"),  # no boolean: runs `yes`
+        ("[core]\n\tfsmonitor = YES\n", None),
         # git's syntax: a byte order mark, quotes, escapes, continued lines, comments
         ("\ufeff[core]\n\tfsmonitor = ./evil\n", "core.fsmonitor"),
         ('[core]\n\tfsmonitor = "1;./evil"\n', "core.fsmonitor"),

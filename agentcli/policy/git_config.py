@@ -288,10 +288,10 @@ def _program_entry(
     entries: list[Entry], subcommand: str | None, contents: bool = True
 ) -> Entry | None:
     for entry in entries:
-        value = (entry.value or "").strip()
-        if entry.key == "core.fsmonitor" and value.lower() in _BOOLEAN | {""}:
+        value = entry.value or ""  # exactly as git has it: "true " is a command, not a boolean
+        if entry.key == "core.fsmonitor" and (entry.value is None or _boolean(value) is not None):
             continue
-        if entry.value is not None and not value:
+        if entry.value is not None and not value.strip():
             continue  # an empty command runs nothing
         for pattern, users in PROGRAM_KEYS:
             if users in (TEXTCONV, DIFFS) and not contents:
@@ -299,7 +299,7 @@ def _program_entry(
             if pattern.match(entry.key) and (subcommand is None or users is None or
                                              subcommand in users):  # fmt: skip
                 return entry
-        shows = entry.key == "log.showsignature" and (entry.value is None or value.lower() in _TRUE)
+        shows = entry.key == "log.showsignature" and _true(entry)
         if shows and (subcommand is None or subcommand in SIGNATURES):
             return entry
     return None
@@ -307,13 +307,30 @@ def _program_entry(
 
 def _partial_clone(entries: list[Entry]) -> Entry | None:
     for entry in entries:
-        value = (entry.value or "").strip().lower()
-        if entry.key == "extensions.partialclone" and value:
+        if entry.key == "extensions.partialclone" and (entry.value or "").strip():
             return entry
         promisor = entry.key.startswith("remote.") and entry.key.endswith(".promisor")
-        if promisor and (entry.value is None or value in _TRUE):
+        if promisor and _true(entry):
             return entry
     return None
+
+
+def _boolean(value: str) -> bool | None:
+    """git's boolean reading of a value: words, integers (nonzero is true), "" false."""
+    lowered = value.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _BOOLEAN:
+        return False
+    if re.fullmatch(r"[-+]?\d+[kmg]?", lowered):
+        return int(re.sub(r"[kmg]$", "", lowered)) != 0
+    return None
+
+
+def _true(entry: Entry) -> bool:
+    """A key alone is true; otherwise a value is true when git reads it as true (an
+    unreadable one counts as true: git would stop, but nothing should slip through)."""
+    return entry.value is None or _boolean(entry.value) is not False
 
 
 def _hooks_dir(git_dir: Path, work_tree: Path | None, entries: list[Entry]) -> Path:
