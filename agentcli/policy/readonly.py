@@ -736,8 +736,8 @@ READ_ONLY: dict[str, Program] = {
     "echo": Program(
         "prints its arguments",
         paths=False,
-        low=('echo "hello world"', "echo /etc/passwd"),
-        high=("echo $(whoami)", "echo `id`", "echo hi > ~/.bashrc"),
+        low=('echo "hello world"', "echo /etc/passwd", "echo *.md"),
+        high=("echo $(whoami)", "echo `id`", "echo hi > ~/.bashrc", "echo ../*", "echo /*"),
     ),
     "printf": Program("prints", deny=frozenset({"-v"}), paths=False),
     "sleep": Program("waits", paths=False, low=("sleep 1",)),
@@ -950,9 +950,9 @@ def path_operands(command: SimpleCommand) -> list[tuple[str, bool]]:
     (`grep -f FILE`, `-fFILE`, `--fi=FILE`) — but not the first operand of programs whose
     first operand is a pattern or script, unless an option gave the pattern."""
     program = READ_ONLY.get(command.program) or Program()
-    if not program.paths:
-        return []
     args, globs = list(command.argv[1:]), command.has_glob[1:]
+    if not program.paths:  # only globs, which read directories (`echo ../*`)
+        return [(arg, True) for arg, glob in zip(args, globs, strict=True) if glob]
     values: list[tuple[str, bool]] = []
     if program.subcommands is not None:  # git: the global directories, then the subcommand
         git = git_subcommand(args)
