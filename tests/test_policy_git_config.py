@@ -299,3 +299,15 @@ def test_git_C_and_git_dir_read_the_repository_they_name(tmp_path: Path):
     assert risk("git -C downloaded status", workspace) is Risk.HIGH
     assert risk("git --git-dir=downloaded/.git status", workspace) is Risk.HIGH
     assert risk("git -C downloaded log -1", workspace) is Risk.LOW
+
+
+def test_paths_after_git_C_are_relative_to_its_directory(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    workspace = repo / "ws"
+    (workspace / "a" / "b").mkdir(parents=True)
+    (repo / "secret.txt").write_text("outside the workspace, inside the repository\n")
+    deep = workspace / "a" / "b"
+    assert risk("git -C ../.. log -1", deep, workspace) is Risk.LOW
+    # ../secret.txt is ws/a/secret.txt from the cwd, but repo/secret.txt for git
+    assert risk("git -C ../.. diff HEAD -- ../secret.txt", deep, workspace) is Risk.HIGH
+    assert risk("git -C ../../.. log -1", deep, workspace) is Risk.HIGH

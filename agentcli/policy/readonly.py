@@ -954,11 +954,10 @@ def path_operands(command: SimpleCommand) -> list[tuple[str, bool]]:
     if not program.paths:  # only globs, which read directories (`echo ../*`)
         return [(arg, True) for arg, glob in zip(args, globs, strict=True) if glob]
     values: list[tuple[str, bool]] = []
-    if program.subcommands is not None:  # git: the global directories, then the subcommand
+    if program.subcommands is not None:  # git: its subcommand's (-C's directory: shell_risk)
         git = git_subcommand(args)
         if isinstance(git, str):
             return list(zip(args, globs, strict=True))
-        values += [(value, globs[i]) for _, value, i in git.dirs]
         program, args, globs = git.program, git.args, globs[git.offset :]
     options, operands = parse_args(program, args)
     for option in options:

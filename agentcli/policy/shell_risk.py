@@ -93,22 +93,13 @@ def simple_command_problem(
 ) -> str | None:
     """Why one parsed command is not read-only inside this workspace, or None."""
     cwd = cwd or workspace.root
-    problem = (
-        unknown_words_problem(command, contained)
-        or read_only_problem(command)
-        or operand_problem(command, workspace, cwd)
-    )
-    if problem is None and command.program == "git":
-        problem = git_problem(command, workspace, cwd)
-    return problem
-
-
-def git_problem(command: SimpleCommand, workspace: Workspace, cwd: Path) -> str | None:
-    """What the repository git would run in (after `-C` and `--git-dir`) makes it do."""
+    problem = unknown_words_problem(command, contained) or read_only_problem(command)
+    if problem is not None or command.program != "git":
+        return problem or operand_problem(command, workspace, cwd)
     git = git_subcommand(list(command.argv[1:]))
     if isinstance(git, str):
         return git
-    here, git_dir = cwd, None
+    here, git_dir = cwd, None  # where git runs after `-C`, and its `--git-dir`
     for name, value, _ in git.dirs:
         path = Path(os.path.realpath(here / os.path.expanduser(value)))
         if not workspace.contains(path):
@@ -117,7 +108,7 @@ def git_problem(command: SimpleCommand, workspace: Workspace, cwd: Path) -> str 
             here = path
         elif name == "--git-dir":
             git_dir = path
-    return repository_problem(
+    return operand_problem(command, workspace, here) or repository_problem(
         here, git.name, git_dir=git_dir, contains=workspace.contains, args=git.args
     )
 
