@@ -35,6 +35,10 @@ from agentcli.workspace import Workspace
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
+    return build_ws(tmp_path)
+
+
+def build_ws(tmp_path: Path) -> Workspace:
     """tmp/ws with a few files; tmp/outside.txt and tmp/outdir/secret.txt lie outside it.
     ws/link.txt and ws/outdir are symlinks out; ws/inlink.txt is a symlink inside."""
     root = tmp_path / "ws"
@@ -89,6 +93,7 @@ LOW = [
     "sed -n 1,5p a.txt",
     "sed -n '/start/,/end/p' a.txt",
     "sed -n '$p' a.txt",
+    "sed s/a/b/ a.txt",  # prints the edited stream; only -i or a `w` would write
     "sort -u a.txt",
     "sort -r a.txt | uniq -c",
     "cut -f1 a.txt | sort | uniq",
@@ -120,6 +125,9 @@ LOW = [
     '"ls" src',
     "cat 'a b.txt'",
     "cat a\\ b.txt",
+    "ls [!lo]*",
+    "cat *.md",
+    "ls .[a-z]*",
     "ls\tsrc",
     # lists and pipelines of read-only commands
     "ls; ls",
@@ -278,7 +286,6 @@ HIGH = [
     "sed -n '1p;w x' f",
     "sed -n 1e f",
     "sed -ni p f",
-    "sed s/a/b/ f",
     "sed -n 's/a/b/w out' f",
     "sed -n -e 1p -e 'w x' f",
     "sed -n --in-place 1p f",
@@ -409,6 +416,16 @@ BYPASSES = {
     "grep-f-outside": "grep -f /etc/passwd README.md",
     "rg-f-outside": "rg -f /etc/passwd README.md",
     "jq-f-outside": "jq -f /etc/passwd",
+    # bash glob forms Python's glob reads otherwise: bash matches link.txt, the check did not
+    "glob-caret-negation": "cat [^a]*",
+    "glob-posix-class": "cat [[:alpha:]]in*",
+    "glob-equivalence-class": "cat [[=l=]]ink.txt",
+    "glob-extglob": "cat @(link).txt",
+    "glob-quoted-bracket": "cat '[l]'*",
+    "glob-escaped-bracket": "cat \\[l]*",
+    # older bash (no globskipdots) matches `..` with `.*`
+    "glob-dot-star-parent": "cat .*/outside.txt",
+    "glob-dot-question-parent": "ls .?",
 }
 
 

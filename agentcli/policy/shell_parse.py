@@ -21,8 +21,31 @@ PLAIN_NODES = frozenset(
      "string_content", "raw_string", "number", "concatenation"}
 )  # fmt: skip
 PLAIN_TOKENS = frozenset({"&&", "||", ";", "|", '"', "\n"})
+# Allowed as well when the command runs in a read-only OS sandbox ("contained"): feeding
+# input, substituting a command's output, running in the background, and redirections
+# that only discard output or copy descriptors. The commands inside are still checked,
+# and a substitution's value is an UNKNOWN word the classifier must account for.
+CONTAINED_NODES = frozenset(
+    {"redirected_statement", "file_redirect", "file_descriptor", "heredoc_redirect",
+     "heredoc_start", "heredoc_body", "heredoc_content", "heredoc_end",
+     "herestring_redirect", "command_substitution", "process_substitution"}
+)  # fmt: skip
+CONTAINED_TOKENS = frozenset(
+    {"&", "|&", "<<", "<<-", "<<<", "$(", ")", "`", "<(", ">", ">>", "&>", "&>>", ">&", "<&",
+     ">&-", "<&-", "<"}
+)  # fmt: skip
+_DUPLICATIONS = frozenset({">&", "<&", ">&-", "<&-"})
+# Argument-like nodes: bash passes them to the command even when the tree puts them
+# inside a redirection (`cat <<EOF /etc/passwd`).
+_WORDS = frozenset(
+    {"word", "string", "raw_string", "concatenation", "number", "ansi_c_string",
+     "translated_string", "simple_expansion", "expansion", "command_substitution",
+     "process_substitution", "arithmetic_expansion", "brace_expression"}
+)  # fmt: skip
+_DISCARD = "/dev/null"
 GLOB_CHARACTERS = frozenset("*?[")
 UNKNOWN = "\x00unknown"  # a word whose value is decided only when the shell runs
+PROCESS_FILE = "\x00unknown-fd"  # `<(cmd)`: a /dev/fd/N pipe from a command, not a file
 _BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")  # {a,b} and {1..3}; a lone {} is literal
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -83,6 +106,7 @@ class ParsedCommand:
 
     commands: list[SimpleCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    inputs: list[tuple[str, bool]] = field(default_factory=list)  # `< FILE` (contained only)
 
     @property
     def plain(self) -> bool:
@@ -97,7 +121,9 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-def parse_command(command: str) -> ParsedCommand:
+def parse_command(command: str, *, contained: bool = False) -> ParsedCommand:
+    """`contained`: the command will run in a read-only OS sandbox, so the shell forms of
+    CONTAINED_NODES are allowed too (each still checked where it matters)."""
     result = ParsedCommand()
     if not command.strip():
         result.problems.append("the command is empty")
@@ -117,7 +143,7 @@ def parse_command(command: str) -> ParsedCommand:
         result.problems.append("the shell grammar cannot parse it completely")
     if _uncovered(tree.root_node, source):
         result.problems.append("part of it is invisible to the shell grammar")
-    _walk(tree.root_node, result)
+    _walk(tree.root_node, result, contained)
     return result
 
 
@@ -135,13 +161,18 @@ def _uncovered(root: Any, source: bytes) -> bool:
     return any(not covered[i] and source[i] not in b" \t\n" for i in range(len(source)))
 
 
-def _walk(node: Any, result: ParsedCommand) -> None:
+def _walk(node: Any, result: ParsedCommand, contained: bool = False) -> None:
     kind = node.type
     allowed = kind in PLAIN_NODES if node.is_named else kind in PLAIN_TOKENS
+    if not allowed and contained:
+        allowed = kind in CONTAINED_NODES if node.is_named else kind in CONTAINED_TOKENS
+        problem = _contained_problem(node, result) if allowed else None
+        if problem:
+            result.problems.append(problem)
     if not allowed and not (node.is_named and kind == "ERROR"):
         result.problems.append(NODE_REASONS.get(kind, f"it uses `{kind}`"))
     if kind == "concatenation" or (kind == "word" and node.parent.type != "concatenation"):
-        problem = _word_problem(_unquoted_text(node))
+        problem = _word_problem(_unquoted_text(node)) or _glob_problem(node)
         if problem:
             result.problems.append(problem)
     if kind == "command":
@@ -149,7 +180,35 @@ def _walk(node: Any, result: ParsedCommand) -> None:
         if found is not None:
             result.commands.append(found)
     for child in node.children:
-        _walk(child, result)
+        _walk(child, result, contained)
+
+
+def _contained_problem(node: Any, result: ParsedCommand) -> str | None:
+    """What a redirection or substitution allowed in a sandbox still may not do: write a
+    file or hide words. An input file (`< FILE`) goes to `result.inputs`, for the
+    classifier's path check."""
+    if node.type == "process_substitution" and node.children[0].type != "<(":
+        return "an output process substitution feeds another command"
+    if node.type == "heredoc_redirect" and any(c.type in _WORDS for c in node.children):
+        return "words after a here-document are arguments the grammar does not show"
+    if node.type != "file_redirect":
+        return None
+    parts = [c for c in node.children if c.type != "file_descriptor"]
+    operator = parts[0].type if parts else ""
+    targets = parts[1:]
+    if len(targets) > 1:  # `cmd >/dev/null ARG`: bash passes ARG to cmd, the tree hides it
+        return "words after a redirection are arguments the grammar does not show"
+    if operator in ("&>", ">&", "&>>") and targets and targets[0].type == "number":
+        return None if operator == ">&" else "redirection writes a file"
+    if operator in _DUPLICATIONS:
+        return None if not targets or targets[0].type == "number" else "redirection writes a file"
+    value = _word_value(targets[0]) if targets else None
+    if value == _DISCARD:
+        return None
+    if operator == "<" and value is not None:
+        result.inputs.append((value, _has_unquoted_glob(targets[0])))
+        return None
+    return "redirection reads or writes files"
 
 
 def _unquoted_text(node: Any) -> str:
@@ -169,14 +228,34 @@ def _word_problem(text: str) -> str | None:
     return None
 
 
+_BASH_ONLY_GLOB = re.compile(r"\[(\^|[^\]]*\[[:=.])|[?*+@!]\(")  # [^a] [[:alpha:]] @(x)
+_ESCAPED_GLOB = re.compile(r"\\[][*?]")
+
+
+def _glob_problem(node: Any) -> str | None:
+    """A glob the path check cannot expand as bash does: bash-only bracket forms and
+    extglob, or glob characters quoted or escaped beside unquoted ones (bash takes those
+    literally, Python's glob would not)."""
+    if not _has_unquoted_glob(node):
+        return None
+    parts = node.children if node.type == "concatenation" else [node]
+    raw = "".join(p.text.decode("utf-8", "replace") for p in parts if p.type == "word")
+    quoted = "".join(p.text.decode("utf-8", "replace") for p in parts if p.type != "word")
+    if _BASH_ONLY_GLOB.search(raw):
+        return "a glob form bash expands differently from the check ([^…], [[:class:]], extglob)"
+    if _ESCAPED_GLOB.search(raw) or any(c in quoted for c in "*?[]"):
+        return "a glob with quoted or escaped glob characters"
+    return None
+
+
 def _simple_command(node: Any) -> SimpleCommand | None:
     words: list[str] = []
     globs: list[bool] = []
     for child in node.children:
         if child.type == "command_name":
             child = child.children[0] if child.children else child
-        elif child.type == "variable_assignment":
-            continue
+        elif child.type in ("variable_assignment", "herestring_redirect", "file_redirect"):
+            continue  # not arguments (a here-string is the command's input)
         if not child.is_named:
             continue
         value = _word_value(child)
@@ -201,6 +280,8 @@ def _word_value(node: Any) -> str | None:
             elif child.type != '"':
                 return None  # an expansion inside the quotes
         return "".join(parts)
+    if kind == "process_substitution" and node.parent.type == "command":
+        return PROCESS_FILE
     if kind == "concatenation":
         pieces = [_word_value(child) for child in node.children]
         return None if any(p is None for p in pieces) else "".join(pieces)  # type: ignore[arg-type]

@@ -233,7 +233,9 @@ class RunShell(Tool):
             cwd = Path(resolve_cwd(ctx, args.get("cwd")))
         except ToolFailure as failure:
             return Assessment(Risk.HIGH, str(failure))
-        return requested_profile(args, ctx, classify_shell(args["command"], ctx.workspace, cwd))
+        # A low call runs in the read-only sandbox: the classifier may rate more forms low.
+        base = classify_shell(args["command"], ctx.workspace, cwd, contained=ctx.sandboxed)
+        return requested_profile(args, ctx, base)
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         from agentcli.policy.rules import Subjects

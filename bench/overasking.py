@@ -1,0 +1,84 @@
+"""How often agentcli asks for commands other agent shells run without asking.
+
+Rates every command of tests/data/peer_commands.tsv (commands from Codex's is_safe_command
+tests and the read-only lists of Claude Code and Gemini CLI, with their verdicts) in a small
+git repository, without a sandbox and with `contained=True` (a read-only OS sandbox), and
+prints the share of the peers' safe commands that would ask, by kind, and how many harmful
+commands would run without asking (must be 0).
+
+    python bench/overasking.py                 # this checkout
+    python bench/overasking.py --source DIR    # another checkout (say, before a change)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", type=Path, help="import agentcli from this checkout")
+    parser.add_argument("--list", action="store_true", help="print each command that asks")
+    options = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from tests.peer_corpus import build_workspace, load_corpus
+
+    if options.source:
+        sys.path.insert(0, str(options.source.resolve()))
+    import agentcli
+    from agentcli.policy.shell_risk import classify_shell
+    from agentcli.tools.base import Risk
+    from agentcli.workspace import Workspace
+
+    print(f"agentcli from {Path(agentcli.__file__).parent.parent}")
+
+    cases = load_corpus()
+    with tempfile.TemporaryDirectory() as scratch:
+        workspace = Workspace(build_workspace(Path(scratch)))
+
+        def rate(command: str, contained: bool) -> Risk | None:
+            try:
+                if contained:
+                    return classify_shell(command, workspace, contained=True).risk
+                return classify_shell(command, workspace).risk
+            except TypeError:
+                return None  # a checkout without `contained`
+
+        rows = [(case, rate(case.command, False), rate(case.command, True)) for case in cases]
+
+    safe = [r for r in rows if r[0].verdict == "safe"]
+    harmful = [r for r in rows if r[0].verdict == "harmful"]
+    print(f"{len(safe)} commands the peers run without asking, {len(harmful)} harmful ones\n")
+    print(f"{'kind':<12} {'n':>4} {'asked':>7} {'asked, contained':>17}")
+    for kind in dict.fromkeys(r[0].kind for r in safe):
+        group = [r for r in safe if r[0].kind == kind]
+        print(f"{kind:<12} {len(group):>4} {_share(group, 1):>7} {_share(group, 2):>17}")
+    print(f"{'all':<12} {len(safe):>4} {_share(safe, 1):>7} {_share(safe, 2):>17}")
+    for column, label in ((1, "without a sandbox"), (2, "contained")):
+        low = [r[0] for r in harmful if r[column] is Risk.LOW]
+        print(f"harmful commands rated low {label}: {len(low)}")
+        for case in low:
+            print(f"  {case.kind}: {case.command!r}")
+    if options.list:
+        print("\nasked (without a sandbox / contained):")
+        for case, plain, contained in safe:
+            if plain is not Risk.LOW:
+                mark = "asks" if contained is not Risk.LOW else "low when contained"
+                print(f"  {case.kind}: {case.command!r} ({mark})")
+
+
+def _share(rows: list, column: int) -> str:
+    values = [r[column] for r in rows]
+    if any(v is None for v in values):
+        return "n/a"
+    asked = sum(1 for v in values if v.label != "low")
+    return f"{100 * asked / len(values):.0f}%"
+
+
+if __name__ == "__main__":
+    main()
