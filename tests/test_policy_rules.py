@@ -821,7 +821,7 @@ def explain(run_cli: RunCli, *args: str) -> dict[str, Any]:
     result = run_cli(["policy", "explain", *args, "--json"])
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == {"tool", "risk", "decision", "by", "rule", "reasons"}
+    assert set(data) == {"tool", "risk", "decision", "by", "rule", "reasons", "sandbox"}
     assert isinstance(data["reasons"], list) and data["reasons"]
     return data
 
