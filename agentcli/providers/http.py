@@ -19,6 +19,7 @@ from agentcli.providers.sse import SSEDecoder, SSEMessage
 
 DEFAULT_MAX_RETRIES = 3
 TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=60.0, pool=15.0)
+LISTING_TIMEOUT = httpx.Timeout(10.0, connect=5.0)  # a model listing is quick, or not coming
 
 
 class RetryableError(ProviderError):

@@ -12,8 +12,8 @@ from typing import Any
 from agentcli import events as ev
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message
-from agentcli.providers.base import ModelRequest
-from agentcli.providers.http import HttpProvider, RetryableError, with_retries
+from agentcli.providers.base import ListedModel, ModelRequest
+from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError, with_retries
 from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -220,6 +220,22 @@ class OpenAIProvider(HttpProvider):
             )
         for event in self._finish(acc):
             yield event
+
+    async def list_models(self) -> list[ListedModel]:
+        """`GET /models`: what the server serves (OpenAI, Ollama, llama.cpp, vLLM, ...)."""
+        listing = await self._request_json(
+            "/models", headers=self._headers(stream=False), method="GET", timeout=LISTING_TIMEOUT
+        )
+        entries = listing.get("data") if isinstance(listing, dict) else listing
+        if not isinstance(entries, list):
+            raise ProviderError(f"{self.name}: unexpected model listing: {str(listing)[:200]}")
+        models = []
+        for entry in entries:
+            if isinstance(entry, str):
+                models.append(ListedModel(entry))
+            elif isinstance(entry, dict) and entry.get("id"):
+                models.append(ListedModel(str(entry["id"]), str(entry.get("owned_by") or "")))
+        return models
 
     def _finish(self, acc: ChatStreamAccumulator) -> list[ev.Event | ev.StepEnd]:
         """What ends a step: open messages and calls closed, usage, the finish reason."""
