@@ -111,3 +111,10 @@ def test_a_server_that_lists_nothing_says_so(run_cli: RunCli, server: ScriptedSe
     assert result.stdout == ""
     assert error_lines(result.stderr) == []
     assert "lists no models" in result.stderr
+
+
+def test_a_base_url_without_its_v1_is_named(run_cli: RunCli, server: ScriptedServer) -> None:
+    result = run_cli(["models", "--base-url", server.url])  # no /v1: GET /models is a 404
+
+    assert result.returncode == 1
+    assert_one_error(result, f"{server.url} has no model listing", "HTTP 404", "base URL")

@@ -91,6 +91,10 @@ async def _offer(provider: ProviderConfig, config: Config, env: Mapping[str, str
     try:
         return Offer(provider, await client.list_models())  # type: ignore[attr-defined]
     except ProviderError as error:
+        if error.status == 404:  # the usual cause: a base URL without its /v1
+            where = getattr(client, "base_url", provider.base_url)
+            return Offer(provider, error=f"{provider.name}: {where} has no model listing "
+                         f"(HTTP 404: {error.detail}); check the base URL")  # fmt: skip
         return Offer(provider, error=str(error))
     finally:
         await client.aclose()
