@@ -132,8 +132,8 @@ class OpenAIProvider(HttpProvider):
         except _CannotStream as failure:
             reason = str(failure)
         notice = (
-            f"{self.name}: {reason}; asked again without streaming, as will every request "
-            f"to {self.model} for the rest of the session"
+            f"{self.name}: {reason}; asked again without streaming, as {self.model} will be "
+            "for the rest of the session"
         )
         try:
             async with contextlib.aclosing(self._without_streaming(request, notice)) as items:
