@@ -167,3 +167,17 @@ def test_an_error_that_does_not_name_streaming_is_not_asked_again(
     assert result.returncode == 1
     assert_one_error(result, "unknown model")
     assert streamed(server) == [True]
+
+
+def test_a_call_without_text_goes_back_with_empty_content(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    # llama-cpp-python's server refuses `"content": null` in the history (HTTP 500).
+    call = {"name": "read_file", "arguments": {"path": "README.md"}, "id": "call_q"}
+    server.enqueue(Reply.tool_calls([call]), Reply.text(["Done."]))
+    result = run_cli(["run", "read README.md"], server=server)
+
+    assert result.returncode == 0, result.stderr
+    assistant = server.requests[1].json["messages"][-2]
+    assert assistant["role"] == "assistant" and assistant["tool_calls"]
+    assert assistant["content"] == ""

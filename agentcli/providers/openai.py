@@ -36,7 +36,8 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
             wire.append(
                 {
                     "role": "assistant",
-                    "content": message.content or None,
+                    # A string even when empty: llama-cpp-python's server refuses null.
+                    "content": message.content,
                     "tool_calls": [
                         {
                             "id": call.id,
@@ -131,6 +132,9 @@ class OpenAIProvider(HttpProvider):
             return
         except _CannotStream as failure:
             reason = str(failure)
+        # The broken stream may have left its connection in the pool, as if it were still
+        # good: start the request without streaming on a fresh one.
+        await self.aclose()
         notice = (
             f"{self.name}: {reason}; asked again without streaming, as {self.model} will be "
             "for the rest of the session"
