@@ -15,6 +15,7 @@ TOP_LEVEL_HELP = (
     "  run          Run one prompt to the end and exit.\n"
     "  chat         Chat with the model in a REPL.\n"
     "  doctor       What protects the commands the model runs: the sandbox in...\n"
+    "  models       The models the configured providers offer.\n"
     "  trust        Trust a workspace: its .agentcli/config.toml may then loosen...\n"
     "  completions  Print the shell completion script (also shipped in the...\n"
     "  config       Show and change the configuration.\n"

@@ -397,6 +397,20 @@ def tools_list(
 
 
 @app.command()
+def models(
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="Ask only this OpenAI-compatible server (URL/v1)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The models the configured providers offer."""
+    from agentcli.commands import models_command
+
+    _guarded(lambda: models_command.list_models(_workspace(None), base_url, as_json))
+
+
+@app.command()
 def trust(
     directory: Annotated[
         str | None, typer.Argument(help="The workspace [default: .]", show_default=False)

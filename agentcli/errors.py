@@ -38,10 +38,18 @@ class ProviderError(AgentCliError):
 
     code = "provider"
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        detail: str = "",
+    ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.detail = detail  # the server's own words for an HTTP error, when there was one
 
 
 class StreamCutError(ProviderError):

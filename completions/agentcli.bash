@@ -26,7 +26,7 @@ _agentcli() {
     for (( i = 1; i < COMP_CWORD; i++ )); do
         word="${COMP_WORDS[i]}"
         case "$cmd:$word" in
-            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--allow|run:--forbid|run:--resume|run:--sandbox|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|doctor:--cwd)
+            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--allow|run:--forbid|run:--resume|run:--sandbox|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|doctor:--cwd|models:--base-url)
                 i=$((i + 1))
                 [[ ${COMP_WORDS[i]} == "=" ]] && i=$((i + 1))
                 ;;
@@ -36,7 +36,7 @@ _agentcli() {
         esac
     done
     case "$cmd:$prev" in
-        run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--allow|run:--forbid|run:--resume|run:--sandbox|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox)
+        run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--allow|run:--forbid|run:--resume|run:--sandbox|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|models:--base-url)
             :; return 0 ;;
         run:--cwd|chat:--cwd|doctor:--cwd)
             _agentcli_paths -d; return 0 ;;
@@ -49,6 +49,7 @@ _agentcli() {
             "run") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --output -o --yes -y --deny --allow --forbid --continue -c --resume --debug --sandbox --allow-network --help -h" ;;
             "chat") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --continue -c --resume --debug --sandbox --allow-network --help -h" ;;
             "doctor") _agentcli_words "--json --cwd --help -h" ;;
+            "models") _agentcli_words "--base-url --json --help -h" ;;
             "trust") _agentcli_words "--revoke --list --help -h" ;;
             "completions") _agentcli_words "--help -h" ;;
             "config") _agentcli_words "--help -h" ;;
@@ -59,7 +60,7 @@ _agentcli() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        _agentcli_words "run chat doctor trust completions config sessions policy tools"
+        _agentcli_words "run chat doctor models trust completions config sessions policy tools"
         return 0
     fi
     case "$cmd:$npos" in

@@ -10,6 +10,7 @@ complete -c agentcli -n __fish_use_subcommand -l help -s h -d 'Show this message
 complete -c agentcli -n __fish_use_subcommand -a run -d 'Run one prompt to the end and exit'
 complete -c agentcli -n __fish_use_subcommand -a chat -d 'Chat with the model in a REPL'
 complete -c agentcli -n __fish_use_subcommand -a doctor -d 'What protects the commands the model runs: the sandbox in force and its profiles'
+complete -c agentcli -n __fish_use_subcommand -a models -d 'The models the configured providers offer'
 complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: its .agentcli/config.toml may then loosen the policy'
 complete -c agentcli -n __fish_use_subcommand -a completions -d 'Print the shell completion script (also shipped in the repository\'s completions/)'
 complete -c agentcli -n __fish_use_subcommand -a config -d 'Show and change the configuration'
@@ -58,6 +59,11 @@ complete -c agentcli -n '__fish_seen_subcommand_from chat' -l help -s h -d 'Show
 complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l json -d 'Print JSON.'
 complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l cwd -x -a '(__fish_complete_directories)' -d 'The workspace [default: .]'
 complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l help -s h -d 'Show this message and exit.'
+
+# agentcli models
+complete -c agentcli -n '__fish_seen_subcommand_from models' -l base-url -x -d 'Ask only this OpenAI-compatible server (URL/v1).'
+complete -c agentcli -n '__fish_seen_subcommand_from models' -l json -d 'Print JSON.'
+complete -c agentcli -n '__fish_seen_subcommand_from models' -l help -s h -d 'Show this message and exit.'
 
 # agentcli trust
 complete -c agentcli -n '__fish_seen_subcommand_from trust' -l revoke -d 'Stop trusting it.'

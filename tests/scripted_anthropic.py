@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
+from urllib.parse import parse_qs, urlsplit
 
 from tests.sse_server import (
     Pause,
@@ -57,6 +58,7 @@ __all__ = [
 DEFAULT_MODEL = "claude-scripted"
 NO_REPLY_MESSAGE = "scripted anthropic: no reply queued"
 MESSAGES_PATH = "/v1/messages"
+MODELS_PATH = "/v1/models"
 DEFAULT_SIGNATURE = "c2lnbmF0dXJlLW9mLXRoZS10aGlua2luZw=="
 UNKNOWN_EVENT = "scripted_future_event"  # an event type no client knows: must be ignored
 
@@ -491,8 +493,23 @@ class _Handler(SSEHandler):
     sse_content_type = "text/event-stream; charset=utf-8"
     record_query = False
 
+    models_path = MODELS_PATH
+
     def accepts(self, body: Any) -> bool:
         return isinstance(body, dict)  # the Messages API only takes a JSON object
+
+    def models_listing(self, models: list[str]) -> Any:
+        # Paged like the real endpoint: `limit` (default 20) models after `after_id`.
+        query = parse_qs(urlsplit(self.path).query)
+        limit = int(query.get("limit", ["20"])[0])
+        after = query.get("after_id", [""])[0]
+        start = models.index(after) + 1 if after in models else 0
+        page = models[start : start + limit]
+        data = [{"type": "model", "id": m, "display_name": m.replace("-", " ").title(),
+                 "created_at": "2025-01-01T00:00:00Z"} for m in page]  # fmt: skip
+        first, last = (page[0], page[-1]) if page else (None, None)
+        return {"data": data, "has_more": start + limit < len(models),
+                "first_id": first, "last_id": last}  # fmt: skip
 
     def head_extras(self) -> Iterable[tuple[str, str]]:
         # Every real API response carries one; clients log it with errors.
@@ -518,6 +535,7 @@ class ScriptedAnthropic(SSEServer[AReply]):
     _handler_class = _Handler
     _label = "scripted anthropic server"
     _thread_name = "scripted-anthropic"
+    _default_models = (DEFAULT_MODEL,)
 
     @property
     def base_url(self) -> str:

@@ -243,6 +243,41 @@ class Reply(RawReplies):
         steps: list[Step] = [*_with_role(_content_chunks(pieces)), Data({"error": error})]
         return cls(kind="stream", steps=tuple(steps))
 
+    @classmethod
+    def role_only(cls, *, ending: Literal["clean", "abort"] = "clean") -> Reply:
+        """The role chunk, then the end of the body (``abort``: the connection drops): what
+        llama-cpp-python's server sends when it cannot stream the answer with tools."""
+        return cls(kind="stream", steps=tuple(_with_role([])), ending=ending)
+
+    @classmethod
+    def completion(
+        cls,
+        text: str | None = None,
+        *,
+        tool_calls: Sequence[Mapping[str, Any]] = (),
+        finish_reason: str | None = None,
+        usage: tuple[int, int] | None = (10, 5),
+    ) -> Reply:
+        """A whole answer, as a server sends it for ``stream: false``: one ``chat.completion``
+        object; finish_reason None = ``tool_calls`` with calls, else ``stop``."""
+        calls = [_Call.of(call) for call in tool_calls]
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            message["tool_calls"] = [_whole_call(None, c, c.args_text()) for c in calls]
+        reason = finish_reason or ("tool_calls" if calls else "stop")
+        body: dict[str, Any] = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": DEFAULT_MODEL,
+            "choices": [{"index": 0, "message": message, "finish_reason": reason}],
+        }
+        if usage is not None:
+            prompt, completion = usage
+            body["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                             "total_tokens": prompt + completion}  # fmt: skip
+        return cls(kind="json", body=dumps(body).encode())
+
     # hang() and raw() come from RawReplies.
 
 
@@ -414,14 +449,10 @@ class _Handler(SSEHandler):
     not_found_type = "invalid_request_error"
     bad_body_message = "scripted server: request body is not JSON"
 
-    def do_GET(self) -> None:
-        # The model listing is the one GET route (clients probe it); everything else is a 404.
-        self.close_connection = True
-        if self.route() == MODELS_PATH:
-            listing = {"object": "list", "data": [{"id": DEFAULT_MODEL, "object": "model"}]}
-            self.send_json(200, dumps(listing))
-        else:
-            self.send_not_found()
+    models_path = MODELS_PATH
+
+    def models_listing(self, models: list[str]) -> Any:
+        return {"object": "list", "data": [{"id": m, "object": "model"} for m in models]}
 
     def send_error_json(self, status: int, type_: str, message: str) -> None:
         error = {"message": message, "type": type_, "param": None, "code": None}
@@ -445,6 +476,7 @@ class ScriptedServer(SSEServer[Reply]):
     _handler_class = _Handler
     _label = "scripted server"
     _thread_name = "scripted-server"
+    _default_models = (DEFAULT_MODEL,)
 
     @property
     def base_url(self) -> str:

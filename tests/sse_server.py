@@ -187,6 +187,7 @@ class SSEHandler(BaseHTTPRequestHandler):
     timeout = 10  # a stalled client must not pin a handler thread forever
 
     post_path: ClassVar[str]  # the one recorded route, e.g. "/v1/messages"
+    models_path: ClassVar[str | None] = None  # GET: the model listing (see `models_listing`)
     label: ClassVar[str]  # prefix of the server's own error messages
     not_found_type: ClassVar[str]  # error type of a 404
     bad_body_message: ClassVar[str]  # message of the 400 for an unusable body
@@ -225,9 +226,23 @@ class SSEHandler(BaseHTTPRequestHandler):
     def owner(self) -> SSEServer[Any]:
         return self.server.owner
 
+    def models_listing(self, models: list[str]) -> Any:
+        """The body of a 200 answer to ``GET models_path``, in the protocol's shape."""
+        raise NotImplementedError
+
     def do_GET(self) -> None:
+        # The model listing is the one GET route; everything else is a 404.
         self.close_connection = True
-        self.send_not_found()
+        if self.models_path is None or self.route() != self.models_path:
+            self.send_not_found()
+            return
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        self.owner._record_listing(RecordedRequest(self.command, self.path, headers, b"", None))
+        reply = self.owner.models_reply
+        if reply is not None:
+            self.respond(reply, None)
+        else:
+            self.send_json(200, dumps(self.models_listing(list(self.owner.models))))
 
     def do_POST(self) -> None:
         self.close_connection = True
@@ -390,9 +405,15 @@ class SSEServer(Generic[R]):
     _handler_class: ClassVar[type[SSEHandler]]
     _label: ClassVar[str]  # for the "not running" error
     _thread_name: ClassVar[str]
+    _default_models: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        # The model listing (GET): what it lists, or a reply played instead (an error, a
+        # hang); every GET to it is recorded in `listings`.
+        self.models: list[str] = list(self._default_models)
+        self.models_reply: R | None = None
+        self.listings: list[RecordedRequest] = []
         self.errors: list[str] = []  # unexpected handler exceptions (tracebacks)
         self._replies: deque[R] = deque()
         self._cond = threading.Condition()
@@ -462,6 +483,10 @@ class SSEServer(Generic[R]):
         with self._cond:
             self.requests.append(request)
             self._cond.notify_all()
+
+    def _record_listing(self, request: RecordedRequest) -> None:
+        with self._cond:
+            self.listings.append(request)
 
     def _next_reply(self) -> R | None:
         with self._cond:

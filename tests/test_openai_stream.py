@@ -6,7 +6,7 @@ import json
 
 from agentcli import events as ev
 from agentcli.messages import TurnCollector
-from agentcli.providers.openai_stream import ChatStreamAccumulator
+from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
 
 
 def chunk(delta: dict | None = None, finish: str | None = None, **extra) -> dict:
@@ -219,3 +219,53 @@ def test_other_choice_indexes_are_ignored():
         ]
     )
     assert [e.delta for e in events if isinstance(e, ev.TextMessageContent)] == ["yes"]
+
+
+def completion(message: dict, finish: str | None = "stop", **extra) -> dict:
+    choice = {"index": 0, "message": message, "finish_reason": finish}
+    return {"object": "chat.completion", "choices": [choice], **extra}
+
+
+def test_a_whole_answer_becomes_the_events_of_a_stream():
+    whole = completion(
+        {"role": "assistant", "content": "Let me look.",
+         "tool_calls": [
+             {"id": "c1", "type": "function",
+              "function": {"name": "read_file", "arguments": '{"path":"a"}'}},
+             {"id": "c2", "type": "function",  # Ollama style: an object, and index 0 again
+              "function": {"name": "list_dir", "arguments": {"path": "."}}, "index": 0},
+         ]},
+        finish="stop",
+        usage={"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13},
+    )  # fmt: skip
+    events, acc = play([completion_as_chunk(whole)])
+
+    assert [type(e).__name__ for e in events][:3] == [
+        "TextMessageStart", "TextMessageContent", "TextMessageEnd"
+    ]  # fmt: skip
+    assert calls_of(events) == [
+        ("c1", "read_file", '{"path":"a"}'),
+        ("c2", "list_dir", '{"path": "."}'),
+    ]
+    assert acc.finish_reason == "tool_calls"  # calls seen: `stop` means tool_calls
+    assert (acc.usage.input_tokens, acc.usage.output_tokens) == (9, 4)
+    assert acc.began
+
+
+def test_a_legacy_function_call_and_an_empty_answer():
+    legacy = completion(
+        {"role": "assistant", "content": None,
+         "function_call": {"name": "read_file", "arguments": '{"path":"b"}'}},
+        finish="function_call",
+    )  # fmt: skip
+    events, _ = play([completion_as_chunk(legacy)])
+    [(_, name, arguments)] = calls_of(events)
+    assert (name, arguments) == ("read_file", '{"path":"b"}')
+
+    events, acc = play([completion_as_chunk(completion({"role": "assistant", "content": ""}))])
+    assert events == [] and not acc.began and acc.finish_reason == "stop"
+
+
+def test_a_role_chunk_alone_has_not_begun_the_answer():
+    _, acc = play([chunk({"role": "assistant"}), chunk({"content": ""})])
+    assert not acc.began

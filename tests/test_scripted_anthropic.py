@@ -413,3 +413,16 @@ def test_stop_is_prompt_while_a_reply_hangs() -> None:
     response.close()
     client.close()
     assert srv.errors == []
+
+
+def test_models_listing_is_paged(server: ScriptedAnthropic, client: httpx.Client) -> None:
+    server.models = ["claude-a", "claude-b", "claude-c"]
+    first = client.get("/v1/models", params={"limit": 2}).json()
+    rest = client.get("/v1/models", params={"limit": 2, "after_id": first["last_id"]}).json()
+
+    assert [m["id"] for m in first["data"]] == ["claude-a", "claude-b"]
+    assert first["has_more"] is True
+    assert first["data"][0]["type"] == "model"
+    assert [m["id"] for m in rest["data"]] == ["claude-c"]
+    assert rest["has_more"] is False
+    assert len(server.listings) == 2

@@ -421,6 +421,65 @@ def test_models_endpoint(client: httpx.Client) -> None:
     }
 
 
+def test_models_listing_is_scripted_and_recorded(
+    server: ScriptedServer, client: httpx.Client
+) -> None:
+    server.models = ["alpha", "beta"]
+    response = client.get("/models", headers={"Authorization": "Bearer sk-x"})
+    assert [m["id"] for m in response.json()["data"]] == ["alpha", "beta"]
+
+    server.models_reply = Reply.error(503, "loading the model")
+    failed = client.get("/models")
+    assert failed.status_code == 503
+    assert failed.json()["error"]["message"] == "loading the model"
+
+    assert [r.headers.get("authorization") for r in server.listings] == ["Bearer sk-x", None]
+    assert server.requests == []  # listings are not chat requests
+
+
+# --- answers without streaming, and servers that cannot stream ---
+
+
+def test_role_only_then_clean_end(server: ScriptedServer, client: httpx.Client) -> None:
+    server.enqueue(Reply.role_only())
+    lines = _lines(client, _body(include_usage=True))
+
+    assert [c["choices"][0]["delta"] for c in _chunks(lines)] == [{"role": "assistant"}]
+    assert "data: [DONE]" not in lines
+
+
+def test_role_only_then_abort(server: ScriptedServer, client: httpx.Client) -> None:
+    server.enqueue(Reply.role_only(ending="abort"))
+    lines: list[str] = []
+    with (
+        pytest.raises(httpx.RemoteProtocolError),
+        client.stream("POST", "/chat/completions", json=_body()) as response,
+    ):
+        lines.extend(line for line in response.iter_lines() if line)
+    assert [c["choices"][0]["delta"] for c in _chunks(lines)] == [{"role": "assistant"}]
+
+
+def test_completion_is_one_json_object(server: ScriptedServer, client: httpx.Client) -> None:
+    call = {"name": "read_file", "arguments": {"path": "a"}, "id": "c1"}
+    server.enqueue(Reply.completion("Hi"), Reply.completion(tool_calls=[call]))
+    text = client.post("/chat/completions", json=_body(stream=False))
+    calls = client.post("/chat/completions", json=_body(stream=False))
+
+    assert text.headers["content-type"] == "application/json"
+    body = text.json()
+    assert body["object"] == "chat.completion"
+    assert body["choices"][0]["message"] == {"role": "assistant", "content": "Hi"}
+    assert body["choices"][0]["finish_reason"] == "stop"
+    assert body["usage"] == {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    choice = calls.json()["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    assert choice["message"]["content"] is None
+    assert choice["message"]["tool_calls"] == [
+        {"id": "c1", "type": "function",
+         "function": {"name": "read_file", "arguments": '{"path": "a"}'}}
+    ]  # fmt: skip
+
+
 def test_wait_for_requests_times_out(server: ScriptedServer) -> None:
     assert server.wait_for_requests(1, timeout=0.05) is False
 

@@ -16,13 +16,14 @@ from typing import Any
 from agentcli import events as ev
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message, new_id
-from agentcli.providers.base import ModelRequest
-from agentcli.providers.http import HttpProvider, RetryableError
+from agentcli.providers.base import ListedModel, ModelRequest
+from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
+LISTING_PAGE, MAX_LISTING_PAGES = 1000, 10  # the models endpoint's largest page
 STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -219,8 +220,9 @@ class AnthropicProvider(HttpProvider):
         self.max_tokens = max_tokens
         self.server_tools = server_tools or []
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"accept": "text/event-stream", "anthropic-version": API_VERSION}
+    def _headers(self, *, stream: bool = True) -> dict[str, str]:
+        accept = "text/event-stream" if stream else "application/json"
+        headers = {"accept": accept, "anthropic-version": API_VERSION}
         if self.api_key:
             headers["x-api-key"] = self.api_key
         return headers
@@ -285,6 +287,29 @@ class AnthropicProvider(HttpProvider):
         finish = STOP_REASONS.get(state.stop_reason or "end_turn", "stop")
         yield ev.StepEnd(finish_reason=finish, usage=state.usage,
                          extra={CONTENT_KEY: state.content()})  # fmt: skip
+
+    async def list_models(self) -> list[ListedModel]:
+        """`GET /v1/models`, page by page (newest first, as the API orders them)."""
+        models: list[ListedModel] = []
+        after = ""
+        for _ in range(MAX_LISTING_PAGES):
+            query = f"?limit={LISTING_PAGE}" + (f"&after_id={after}" if after else "")
+            page = await self._request_json(
+                f"/v1/models{query}", headers=self._headers(stream=False), method="GET",
+                timeout=LISTING_TIMEOUT,
+            )  # fmt: skip
+            entries = page.get("data") if isinstance(page, dict) else None
+            if not isinstance(entries, list):
+                raise ProviderError(f"{self.name}: unexpected model listing: {str(page)[:200]}")
+            models += [
+                ListedModel(str(entry["id"]), str(entry.get("display_name") or ""))
+                for entry in entries
+                if isinstance(entry, dict) and entry.get("id")
+            ]
+            after = str(page.get("last_id") or "")
+            if not page.get("has_more") or not after:
+                break
+        return models
 
     def _stream_error(self, error: dict[str, Any]) -> ProviderError:
         kind = str(error.get("type", ""))

@@ -17,6 +17,14 @@ class ModelRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)  # {name, description, parameters}
 
 
+@dataclass(frozen=True, slots=True)
+class ListedModel:
+    """A model a provider offers (`agentcli models`)."""
+
+    id: str  # as the provider names it: the MODEL of PROVIDER:MODEL
+    detail: str = ""  # a display name, size or owner, when the provider says
+
+
 class Provider(Protocol):
     name: str  # e.g. "openai"
     model: str

@@ -19,13 +19,14 @@ from agentcli.providers.sse import SSEDecoder, SSEMessage
 
 DEFAULT_MAX_RETRIES = 3
 TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=60.0, pool=15.0)
+LISTING_TIMEOUT = httpx.Timeout(10.0, connect=5.0)  # a model listing is quick, or not coming
 
 
 class RetryableError(ProviderError):
     """A failure before anything reached the user; worth another attempt."""
 
-    def __init__(self, message: str, *, status: int | None = None, headers=None):
-        super().__init__(message, status=status, retryable=True)
+    def __init__(self, message: str, *, status: int | None = None, headers=None, detail=""):
+        super().__init__(message, status=status, retryable=True, detail=detail)
         self.headers: Mapping[str, str] = headers or {}
 
 
@@ -101,14 +102,7 @@ async def open_sse(
     received = False
     try:
         async with client.stream("POST", url, headers=headers, json=body) as response:
-            if response.status_code != 200:
-                detail = error_detail(await response.aread())
-                message = describe_status(response.status_code, detail)
-                if is_retryable_status(response.status_code):
-                    raise RetryableError(
-                        message, status=response.status_code, headers=response.headers
-                    )
-                raise ProviderError(message, status=response.status_code)
+            await _check_status(response, describe_status)
             decoder = SSEDecoder()
             async for line in response.aiter_lines():
                 message = decoder.feed(line)
@@ -130,6 +124,56 @@ async def open_sse(
             f"the {label} stream {what} in the middle of the answer "
             f"({type(exc).__name__}); the text received so far is kept"
         ) from None
+
+
+async def request_json(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: dict[str, Any] | None = None,
+    describe_status: Callable[[int, str], str],
+    label: str,
+    base_url_hint: str,
+    timeout: httpx.Timeout | None = None,
+) -> Any:
+    """One request whose whole answer is a JSON document (a completion without streaming,
+    a model listing). Errors are translated as for `open_sse`; nothing has reached the
+    user before the answer is complete, so every transport failure is retryable."""
+    try:
+        response = await client.request(
+            method, url, headers=headers, json=body, timeout=timeout or client.timeout
+        )
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+        raise connect_failure(label, url, exc, base_url_hint) from None
+    except (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
+        what = "timed out" if isinstance(exc, httpx.ReadTimeout) else "was cut"
+        raise RetryableError(
+            f"the connection to {label} {what} before the answer arrived"
+        ) from None
+    await _check_status(response, describe_status)
+    try:
+        return response.json()
+    except ValueError:
+        raise ProviderError(
+            f"{label}: the server's answer is not JSON: {response.text[:200]!r}"
+        ) from None
+
+
+async def _check_status(
+    response: httpx.Response, describe_status: Callable[[int, str], str]
+) -> None:
+    """An HTTP error becomes a ProviderError (retryable for 408, 409, 429 and 5xx) that
+    carries the server's own words as `detail`."""
+    if response.status_code == 200:
+        return
+    detail = error_detail(await response.aread())
+    message = describe_status(response.status_code, detail)
+    status = response.status_code
+    if is_retryable_status(status):
+        raise RetryableError(message, status=status, headers=response.headers, detail=detail)
+    raise ProviderError(message, status=status, detail=detail)
 
 
 async def with_retries(
@@ -205,20 +249,36 @@ class HttpProvider:
             key_sent=bool(self.api_key), base_url=self.base_url, model=self.model,
         )  # fmt: skip
 
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = new_client()
+        return self._client
+
     def _open_stream(
         self, path: str, *, headers: Mapping[str, str], body: dict[str, Any]
     ) -> AsyncIterator[SSEMessage]:
-        if self._client is None:
-            self._client = new_client()
-        return open_sse(
-            self._client,
-            f"{self.base_url}{path}",
-            headers=headers,
-            body=body,
-            describe_status=self.describe_status,
-            label=self.name,
-            base_url_hint=self.base_url_hint,
-        )
+        url = f"{self.base_url}{path}"
+        return open_sse(self._http(), url, headers=headers, body=body, **self._wording())
+
+    async def _request_json(
+        self,
+        path: str,
+        *,
+        headers: Mapping[str, str],
+        body: dict[str, Any] | None = None,
+        method: str = "POST",
+        timeout: httpx.Timeout | None = None,
+    ) -> Any:
+        url = f"{self.base_url}{path}"
+        return await request_json(
+            self._http(), method, url, headers=headers, body=body, timeout=timeout,
+            **self._wording(),
+        )  # fmt: skip
+
+    def _wording(self) -> dict[str, Any]:
+        """How errors name this provider and what to check."""
+        return {"describe_status": self.describe_status, "label": self.name,
+                "base_url_hint": self.base_url_hint}  # fmt: skip
 
     async def aclose(self) -> None:
         if self._client is not None:

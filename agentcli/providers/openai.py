@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 from agentcli import events as ev
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message
-from agentcli.providers.base import ModelRequest
-from agentcli.providers.http import HttpProvider, RetryableError
-from agentcli.providers.openai_stream import ChatStreamAccumulator
+from agentcli.providers.base import ListedModel, ModelRequest
+from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError, with_retries
+from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4.1-mini"
 _RETRYABLE_STREAM_ERRORS = ("overloaded", "rate_limit", "server_error", "timeout", "unavailable")
+_STREAMING = re.compile(r"stream", re.IGNORECASE)  # "Streaming is not supported with tools"
 
 
 def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
@@ -34,7 +36,8 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
             wire.append(
                 {
                     "role": "assistant",
-                    "content": message.content or None,
+                    # A string even when empty: llama-cpp-python's server refuses null.
+                    "content": message.content,
                     "tool_calls": [
                         {
                             "id": call.id,
@@ -51,6 +54,16 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
         else:
             wire.append({"role": message.role, "content": message.content})
     return wire
+
+
+class _CannotStream(Exception):
+    """The streamed step failed before any of the answer arrived, in a way that asking
+    again without streaming may mend (servers that cannot stream tool calls)."""
+
+
+# (provider, base URL, model) that could not stream in this process: asked without
+# streaming for the rest of the session, so the notice and the wasted request come once.
+_NOT_STREAMING: set[tuple[str, str, str]] = set()
 
 
 class OpenAIProvider(HttpProvider):
@@ -71,19 +84,24 @@ class OpenAIProvider(HttpProvider):
             api_key=api_key, api_key_env=api_key_env, max_retries=max_retries,
         )  # fmt: skip
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"accept": "text/event-stream"}
+    @property
+    def _key(self) -> tuple[str, str, str]:
+        return (self.name, self.base_url, self.model)
+
+    def _headers(self, *, stream: bool = True) -> dict[str, str]:
+        headers = {"accept": "text/event-stream" if stream else "application/json"}
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    def _body(self, request: ModelRequest) -> dict[str, Any]:
+    def _body(self, request: ModelRequest, *, stream: bool = True) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": to_wire_messages(request.system, request.messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
+            "stream": stream,
         }
+        if stream:
+            body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = [
                 {
@@ -99,39 +117,137 @@ class OpenAIProvider(HttpProvider):
             body["tool_choice"] = "auto"
         return body
 
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        """Streams the step; when the stream fails before the answer began in a way that
+        says the server cannot stream it, asks once more without streaming."""
+        if self._key in _NOT_STREAMING:
+            async with contextlib.aclosing(self._without_streaming(request, None)) as items:
+                async for item in items:
+                    yield item
+            return
+        try:
+            async with contextlib.aclosing(super().stream(request)) as items:
+                async for item in items:
+                    yield item
+            return
+        except _CannotStream as failure:
+            reason = str(failure)
+        # The broken stream may have left its connection in the pool, as if it were still
+        # good: start the request without streaming on a fresh one.
+        await self.aclose()
+        notice = (
+            f"{self.name}: {reason}; asked again without streaming, as {self.model} will be "
+            "for the rest of the session"
+        )
+        try:
+            async with contextlib.aclosing(self._without_streaming(request, notice)) as items:
+                async for item in items:
+                    yield item
+        except ProviderError as error:
+            raise ProviderError(
+                f"{error} (asked without streaming after {reason})", status=error.status
+            ) from None
+
+    def _without_streaming(
+        self, request: ModelRequest, notice: str | None
+    ) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        return with_retries(lambda: self._complete(request, notice), max_retries=self.max_retries)
+
+    async def _complete(
+        self, request: ModelRequest, notice: str | None
+    ) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        """One request with `stream: false`; the whole answer becomes the same events a
+        stream would have produced. `notice`: the warning to give once it worked."""
+        completion = await self._request_json(
+            "/chat/completions", headers=self._headers(stream=False),
+            body=self._body(request, stream=False),
+        )  # fmt: skip
+        if isinstance(completion, dict) and "error" in completion:
+            raise _stream_error(completion["error"], self.name, "in the answer")
+        acc = ChatStreamAccumulator(self.name, self.model)
+        try:
+            events = acc.feed(completion_as_chunk(completion))
+        except (TypeError, AttributeError, ValueError, KeyError) as exc:
+            raise ProviderError(
+                f"{self.name}: the server sent a malformed answer ({exc}): "
+                f"{json.dumps(completion)[:200]}"
+            ) from None
+        if notice is not None:
+            _NOT_STREAMING.add(self._key)
+            yield ev.Custom(name="warning", value={"message": notice, "code": "no_streaming"})
+        for event in [*events, *self._finish(acc)]:
+            yield event
+
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
         acc = ChatStreamAccumulator(self.name, self.model)
         done = False
         messages = self._open_stream(
             "/chat/completions", headers=self._headers(), body=self._body(request)
         )
-        async with contextlib.aclosing(messages):
-            async for message in messages:
-                if message.data.strip() == "[DONE]":
-                    done = True
-                    break
-                chunk = _parse_chunk(message.data, self.name)
-                if "error" in chunk:
-                    raise _stream_error(chunk["error"], self.name)
-                try:
-                    events = acc.feed(chunk)
-                except (TypeError, AttributeError, ValueError, KeyError) as exc:
-                    raise ProviderError(
-                        f"{self.name}: the server sent a malformed chunk ({exc}): "
-                        f"{message.data[:200]!r}"
-                    ) from None
-                for event in events:
-                    yield event
+        try:
+            async with contextlib.aclosing(messages):
+                async for message in messages:
+                    if message.data.strip() == "[DONE]":
+                        done = True
+                        break
+                    chunk = _parse_chunk(message.data, self.name)
+                    if "error" in chunk:
+                        error = _stream_error(chunk["error"], self.name)
+                        if not acc.began and _names_streaming(error.detail):
+                            raise _CannotStream(f"the server could not stream ({error.detail})")
+                        raise error
+                    try:
+                        events = acc.feed(chunk)
+                    except (TypeError, AttributeError, ValueError, KeyError) as exc:
+                        raise ProviderError(
+                            f"{self.name}: the server sent a malformed chunk ({exc}): "
+                            f"{message.data[:200]!r}"
+                        ) from None
+                    for event in events:
+                        yield event
+        except StreamCutError:
+            if not acc.began:
+                raise _CannotStream("the stream broke before the answer began") from None
+            raise
+        except ProviderError as error:  # an HTTP error before the stream
+            if error.status and _names_streaming(error.detail):
+                raise _CannotStream(
+                    f"the server refused to stream (HTTP {error.status}: {error.detail})"
+                ) from None
+            raise
         if not done and acc.finish_reason is None:
+            if not acc.began:
+                raise _CannotStream("the stream ended before the answer began")
             raise StreamCutError(
                 f"the {self.name} stream ended before the answer was complete (no finish_reason, "
                 "no [DONE]); the text received so far is kept"
             )
-        for event in acc.finish():
+        for event in self._finish(acc):
             yield event
+
+    async def list_models(self) -> list[ListedModel]:
+        """`GET /models`: what the server serves (OpenAI, Ollama, llama.cpp, vLLM, ...)."""
+        listing = await self._request_json(
+            "/models", headers=self._headers(stream=False), method="GET", timeout=LISTING_TIMEOUT
+        )
+        entries = listing.get("data") if isinstance(listing, dict) else listing
+        if not isinstance(entries, list):
+            raise ProviderError(f"{self.name}: unexpected model listing: {str(listing)[:200]}")
+        models = []
+        for entry in entries:
+            if isinstance(entry, str):
+                models.append(ListedModel(entry))
+            elif isinstance(entry, dict) and entry.get("id"):
+                models.append(ListedModel(str(entry["id"]), str(entry.get("owned_by") or "")))
+        return models
+
+    def _finish(self, acc: ChatStreamAccumulator) -> list[ev.Event | ev.StepEnd]:
+        """What ends a step: open messages and calls closed, usage, the finish reason."""
+        out: list[ev.Event | ev.StepEnd] = list(acc.finish())
         if acc.usage is not None:
-            yield ev.Custom(name="usage", value=acc.usage.to_wire(self.name, self.model))
-        yield ev.StepEnd(finish_reason=acc.finish_reason or "stop", usage=acc.usage)
+            out.append(ev.Custom(name="usage", value=acc.usage.to_wire(self.name, self.model)))
+        out.append(ev.StepEnd(finish_reason=acc.finish_reason or "stop", usage=acc.usage))
+        return out
 
 
 def _history_arguments(raw: str) -> str:
@@ -157,13 +273,17 @@ def _parse_chunk(data: str, label: str) -> dict[str, Any]:
     return chunk
 
 
-def _stream_error(error: Any, label: str) -> ProviderError:
+def _stream_error(error: Any, label: str, where: str = "inside the stream") -> ProviderError:
     if isinstance(error, dict):
         detail = str(error.get("message") or error.get("type") or error)
         kind = f"{error.get('type', '')} {error.get('code', '')}".lower()
     else:
         detail, kind = str(error), str(error).lower()
-    message = f"{label}: error inside the stream: {detail}"
+    message = f"{label}: error {where}: {detail}"
     if any(word in kind for word in _RETRYABLE_STREAM_ERRORS):
-        return RetryableError(message)
-    return ProviderError(message)
+        return RetryableError(message, detail=detail)
+    return ProviderError(message, detail=detail)
+
+
+def _names_streaming(detail: str) -> bool:
+    return bool(_STREAMING.search(detail))

@@ -27,6 +27,7 @@ class ChatStreamAccumulator:
         self.message_id = new_id("msg")
         self.finish_reason: str | None = None
         self.usage: ev.Usage | None = None
+        self.began = False  # some text or a tool call arrived: the answer has begun
         self._text_open = False
         self._slots: list[_CallSlot] = []
         self._by_index: dict[int, _CallSlot] = {}
@@ -55,6 +56,7 @@ class ChatStreamAccumulator:
                 out.extend(self._tool_call(call_delta))
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
+        self.began = self.began or bool(out)
         return out
 
     def finish(self) -> list[ev.Event]:
@@ -140,3 +142,25 @@ class ChatStreamAccumulator:
             out.append(ev.ToolCallArgs(tool_call_id=slot.id, delta="".join(slot.pending_args)))
             slot.pending_args.clear()
         return out
+
+
+def completion_as_chunk(completion: Any) -> dict[str, Any]:
+    """A whole `chat.completion` (an answer without streaming) as the one chunk that would
+    have streamed it, so that the accumulator turns it into the same events: each choice's
+    message becomes its delta, its tool calls indexed in order (a legacy `function_call`
+    is one call)."""
+    if not isinstance(completion, dict):
+        raise ValueError("the answer is not a JSON object")
+    choices = []
+    for choice in completion.get("choices") or ():
+        message = choice.get("message") or {}
+        calls = message.get("tool_calls") or []
+        if not calls and isinstance(message.get("function_call"), dict):
+            calls = [{"function": message["function_call"]}]
+        delta = {"content": message.get("content"),
+                 "tool_calls": [{**call, "index": i} for i, call in enumerate(calls)]}  # fmt: skip
+        choices.append(
+            {"index": choice.get("index", 0), "delta": delta,
+             "finish_reason": choice.get("finish_reason")}
+        )  # fmt: skip
+    return {"choices": choices, "usage": completion.get("usage")}

@@ -1,0 +1,37 @@
+"""`agentcli models`: the models the configured providers offer, one per line as
+`--model` takes them; a provider that could not be asked is one error line on stderr."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentcli.config import load_config
+from agentcli.errors import ExitCode
+from agentcli.providers.catalog import gather_offers, providers_to_ask
+
+
+def list_models(
+    workspace: Path, base_url: str | None, as_json: bool, env: Mapping[str, str] = os.environ
+) -> int:
+    config = load_config(workspace, env=env)
+    offers = asyncio.run(gather_offers(providers_to_ask(config, env, base_url), config, env))
+    if as_json:
+        document = {"providers": [offer.to_wire() for offer in offers]}
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    else:
+        rows = [(f"{o.provider.name}:{m.id}", m.detail) for o in offers for m in o.models]
+        width = max((len(spec) for spec, _ in rows), default=0)
+        for spec, detail in rows:
+            sys.stdout.write(f"{spec:<{width}}  {detail}".rstrip() + "\n")
+    for offer in offers:
+        where = offer.provider.base_url or offer.provider.name
+        if offer.error is not None:
+            sys.stderr.write(f"agentcli: error: {offer.error}\n")
+        elif not offer.models:
+            sys.stderr.write(f"agentcli: {offer.provider.name} ({where}) lists no models\n")
+    return ExitCode.FAILURE if any(o.error is not None for o in offers) else ExitCode.OK
