@@ -29,8 +29,16 @@ class RetryableError(ProviderError):
         self.headers: Mapping[str, str] = headers or {}
 
 
-def new_client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=TIMEOUT, headers={"user-agent": f"agentcli/{__version__}"})
+def new_client(base_url: str = "") -> httpx.AsyncClient:
+    verify: Any = True
+    if base_url.startswith("http://"):
+        # Plain HTTP (a local server) never uses TLS: skip loading the CA bundle, tens of
+        # milliseconds. A context with no CA is not "unverified": any TLS would fail.
+        import ssl
+
+        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    headers = {"user-agent": f"agentcli/{__version__}"}
+    return httpx.AsyncClient(timeout=TIMEOUT, headers=headers, verify=verify)
 
 
 def error_detail(body: bytes) -> str:
@@ -209,7 +217,7 @@ class HttpProvider:
         self, path: str, *, headers: Mapping[str, str], body: dict[str, Any]
     ) -> AsyncIterator[SSEMessage]:
         if self._client is None:
-            self._client = new_client()
+            self._client = new_client(self.base_url)
         return open_sse(
             self._client,
             f"{self.base_url}{path}",
