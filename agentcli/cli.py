@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from agentcli import __version__
-from agentcli.cli_options import BY_NAME, options_of
+from agentcli.cli_options import Option, options_of
 
 app = typer.Typer(
     name="agentcli",
@@ -25,31 +25,34 @@ app = typer.Typer(
 )
 
 
-def _typer_option(name: str) -> Any:
-    """The Typer annotation of an agent option declared in agentcli.cli_options."""
-    option = BY_NAME[name]
+def _typer_option(option: Option) -> Any:
+    """The Typer annotation of an option declared in agentcli.cli_options."""
     kind = {list: list[str] | None, bool: bool}.get(option.kind, option.kind | None)
     info = typer.Option(*option.flags, help=option.help, show_default=option.show_default)
     return Annotated[kind, info]  # type: ignore[valid-type]
 
 
-Yes, Deny, Allow, Forbid = (_typer_option(n) for n in ("yes", "deny", "allow", "forbid"))
-
-
-def _agent_command(name: str, action: Callable[[dict[str, Any]], int], extra: list) -> Any:
-    """A Typer command taking the options agentcli.cli_options declares for `name`."""
+def _command(name: str, action: Callable[[dict[str, Any]], int], arguments: list) -> Any:
+    """A Typer command taking `arguments` and the options agentcli.cli_options declares
+    for `name`; it hands them all to `action` as one dict."""
 
     def command(**values: Any) -> None:
         raise typer.Exit(action(values))
 
-    params = [*extra] + [
-        inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY,
-                          annotation=_typer_option(o.name), default=o.default)
+    kind = inspect.Parameter.KEYWORD_ONLY
+    params = [*arguments] + [
+        inspect.Parameter(o.name, kind, annotation=_typer_option(o), default=o.default)
         for o in options_of(name)
-    ]  # fmt: skip
+    ]
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    command.__name__ = name
+    command.__name__ = name.replace(" ", "_")
     return command
+
+
+def _argument(name: str, help: str) -> inspect.Parameter:
+    info = typer.Argument(help=help, show_default=False)
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Parameter(name, kind, annotation=Annotated[str | None, info], default=None)
 
 
 def _version(value: bool) -> None:
@@ -80,25 +83,14 @@ def _chat(values: dict[str, Any]) -> int:
     return agent_commands.chat(values)
 
 
-_PROMPT = inspect.Parameter(
-    "prompt",
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    annotation=Annotated[
-        str | None,
-        typer.Argument(
-            help="The instruction. `-` or none: read it from stdin.", show_default=False
-        ),
-    ],
-    default=None,
-)
 app.command(
     "run",
     help="Run one prompt to the end and exit. Piped stdin is the prompt, or context below it.",
-)(_agent_command("run", _run, [_PROMPT]))
+)(_command("run", _run, [_argument("prompt", "The instruction. `-` or none: read it from stdin.")]))
 app.command(
     "chat",
     help="Chat with the model in a REPL. With stdin not a terminal, runs stdin as one prompt.",
-)(_agent_command("chat", _chat, []))
+)(_command("chat", _chat, []))
 
 
 config_app = typer.Typer(
@@ -122,14 +114,9 @@ def _guarded(action) -> None:  # type: ignore[no-untyped-def]
 
 
 def _workspace(cwd: str | None):  # type: ignore[no-untyped-def]
-    from pathlib import Path
+    from agentcli.commands import workspace_dir
 
-    from agentcli.errors import UsageError
-
-    path = Path(cwd or ".").expanduser().resolve()
-    if not path.is_dir():
-        raise UsageError(f"--cwd {str(path)!r} is not a directory")
-    return path
+    return workspace_dir(cwd)
 
 
 @config_app.command("show")
@@ -218,35 +205,24 @@ tools_app = typer.Typer(help="The tools the model can call.", no_args_is_help=Tr
 app.add_typer(tools_app, name="tools")
 
 
-@policy_app.command("explain")
-def policy_explain(
-    tool: Annotated[str, typer.Argument(help="The tool, e.g. run_shell or write_file.")],
-    args: Annotated[
-        str | None,
-        typer.Argument(help="run_shell: the command; other tools: a JSON object of arguments."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    yes: Yes = False,
-    deny: Deny = False,
-    allow: Allow = None,
-    forbid: Forbid = None,
-    cwd: Workspace = None,
-) -> None:
-    """What the policy would decide for a call, and why, without running anything."""
+def _explain(values: dict[str, Any]) -> int:
     from agentcli.commands import policy_commands
 
-    _guarded(
-        lambda: policy_commands.explain(
-            _workspace(cwd),
-            tool,
-            args,
-            as_json=as_json,
-            yes=yes,
-            deny=deny,
-            allow=allow or [],
-            forbid=forbid or [],
-        )
+    return policy_commands.explain_main(values)
+
+
+policy_app.command(
+    "explain", help="What the policy would decide for a call, and why, without running anything."
+)(
+    _command(
+        "policy explain",
+        _explain,
+        [
+            _argument("tool", "The tool, e.g. run_shell or write_file."),
+            _argument("args", "run_shell: the command; other tools: a JSON object of arguments."),
+        ],
     )
+)
 
 
 @tools_app.command("list")

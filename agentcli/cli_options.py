@@ -57,12 +57,29 @@ OPTIONS: tuple[Option, ...] = (
 )  # fmt: skip
 
 BY_NAME = {option.name: option for option in OPTIONS}
+
+# `policy explain`: what the policy would decide (agentcli.commands.policy_commands).
+EXPLAIN_OPTIONS: tuple[Option, ...] = (
+    Option("as_json", ("--json",), bool, "Print JSON.", default=False),
+    Option("stdin", ("--stdin",), bool,
+           'Explain many calls: JSON lines in ({"tool": T, "args": {...}} or {"command": C}), '
+           "one JSON decision per line out.", default=False),
+    *(BY_NAME[name] for name in ("yes", "deny", "allow", "forbid")),
+    Option("cwd", ("--cwd",), str, "The workspace [default: .]"),
+)  # fmt: skip
+
+# Each command parsed here: its positional arguments (all optional) and its options.
+COMMANDS: dict[str, tuple[tuple[str, ...], tuple[Option, ...]]] = {
+    "run": (("prompt",), tuple(o for o in OPTIONS if "run" in o.commands)),
+    "chat": ((), tuple(o for o in OPTIONS if "chat" in o.commands)),
+    "policy explain": (("tool", "args"), EXPLAIN_OPTIONS),
+}
 _INTEGER = re.compile(r"-?[0-9]+")
 _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
-def options_of(command: str) -> list[Option]:
-    return [option for option in OPTIONS if command in option.commands]
+def options_of(command: str) -> tuple[Option, ...]:
+    return COMMANDS[command][1]
 
 
 def split_settings(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -84,11 +101,11 @@ def _convert(option: Option, text: str) -> Any:
 
 
 def parse(command: str, args: list[str]) -> dict[str, Any] | None:
-    """The values of a plain `run`/`chat` command line (every option present, defaults
+    """The values of a plain command line (a key of COMMANDS) (every option present, defaults
     filled in), or None to let Typer parse it."""
     if any(name.startswith("_AGENTCLI_COMPLETE") for name in os.environ):
         return None  # shell completion is Typer's
-    options = options_of(command)
+    names, options = COMMANDS[command]
     flags = {flag: option for option in options for flag in option.flags}
     values: dict[str, Any] = {o.name: ([] if o.kind is list else o.default) for o in options}
     positional: list[str] = []
@@ -115,12 +132,9 @@ def parse(command: str, args: list[str]) -> dict[str, Any] | None:
             values[option.name].append(value)
         else:
             values[option.name] = value
-    if command == "run":
-        if len(positional) > 1:
-            return None
-        values["prompt"] = positional[0] if positional else None
-    elif positional:
-        return None
+    if len(positional) > len(names):
+        return None  # Typer's "unexpected extra argument"
+    values.update(zip(names, [*positional, *[None] * len(names)], strict=False))
     for option in options:  # Typer gives an empty repeatable option as None
         if option.kind is list and not values[option.name]:
             values[option.name] = None

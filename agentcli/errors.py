@@ -50,6 +50,13 @@ class StreamCutError(ProviderError):
     code = "stream_cut"
 
 
+def print_error(message: str) -> None:
+    import sys
+
+    sys.stderr.write(f"agentcli: error: {message}\n")
+    sys.stderr.flush()
+
+
 def last_net(call: Callable[[], int], argv: list[str]) -> int:
     """Runs a command parsed without Typer and ends it as Typer's path ends one: a Ctrl-C
     is exit 130, end of input "interrupted", a closed stdout 1, and a bug one line (the

@@ -13,13 +13,16 @@ from hypothesis import strategies as st
 
 from agentcli import cli_options
 from agentcli.cli import run_app
-from agentcli.commands import agent_commands
+from agentcli.commands import agent_commands, policy_commands
 
 TOKENS = ["hi", "-", "", "--model", "-m", "openai:x", "--max-steps", "3", "-2", "2.5", "x",
           "--timeout", "1.5", "--yes", "-y", "--deny", "--allow", "run_shell(ls *)", "--forbid",
           "--continue", "-c", "--resume", "abc", "--debug", "--output", "-o", "json", "--cwd",
           ".", "--system", "be brief", "--base-url", "--", "-h", "--help", "-yc", "--model=m",
-          "--bogus", "-x", "two words", "--max-steps=4"]  # fmt: skip
+          "--bogus", "-x", "two words", "--max-steps=4", "--json", "--stdin",
+          "run_shell", "ls -la"]  # fmt: skip
+COMMANDS = {"run": (agent_commands, "run"), "chat": (agent_commands, "chat"),
+            "policy explain": (policy_commands, "explain_main")}  # fmt: skip
 
 
 def typer_values(monkeypatch: pytest.MonkeyPatch, command: str, args: list[str]) -> Any:
@@ -30,13 +33,13 @@ def typer_values(monkeypatch: pytest.MonkeyPatch, command: str, args: list[str])
         seen.update(values)
         return 0
 
-    monkeypatch.setattr(agent_commands, command, capture)
-    code = run_app([command, *args])
+    monkeypatch.setattr(*COMMANDS[command], capture)
+    code = run_app([*command.split(), *args])
     return dict(seen) if seen else ("exit", code)
 
 
 @settings(max_examples=300, deadline=None)
-@given(command=st.sampled_from(["run", "chat"]), args=st.lists(st.sampled_from(TOKENS)))
+@given(command=st.sampled_from(list(COMMANDS)), args=st.lists(st.sampled_from(TOKENS)))
 def test_fast_parse_agrees_with_typer(command: str, args: list[str]) -> None:
     fast = cli_options.parse(command, args)
     if fast is None:
