@@ -7,9 +7,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
 from agentcli import events as ev
@@ -17,8 +15,11 @@ from agentcli.errors import ProviderError, StreamCutError
 from agentcli.providers.retry import backoff_delay, is_retryable_status
 from agentcli.providers.sse import SSEDecoder, SSEMessage
 
+if TYPE_CHECKING:
+    import httpx  # imported by the first request: the REPL's prompt does not wait for it
+
 DEFAULT_MAX_RETRIES = 3
-TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=60.0, pool=15.0)
+TIMEOUT_SECONDS = {"connect": 15.0, "read": 300.0, "write": 60.0, "pool": 15.0}
 
 
 class RetryableError(ProviderError):
@@ -30,6 +31,8 @@ class RetryableError(ProviderError):
 
 
 def new_client(base_url: str = "") -> httpx.AsyncClient:
+    import httpx
+
     verify: Any = True
     if base_url.startswith("http://"):
         # Plain HTTP (a local server) never uses TLS: skip loading the CA bundle, tens of
@@ -38,7 +41,8 @@ def new_client(base_url: str = "") -> httpx.AsyncClient:
 
         verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     headers = {"user-agent": f"agentcli/{__version__}"}
-    return httpx.AsyncClient(timeout=TIMEOUT, headers=headers, verify=verify)
+    timeout = httpx.Timeout(**TIMEOUT_SECONDS)
+    return httpx.AsyncClient(timeout=timeout, headers=headers, verify=verify)
 
 
 def error_detail(body: bytes) -> str:
@@ -106,6 +110,8 @@ async def open_sse(
 ) -> AsyncIterator[SSEMessage]:
     """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
     ProviderErrors; those raised before any message are retryable where it makes sense."""
+    import httpx
+
     received = False
     try:
         async with client.stream("POST", url, headers=headers, json=body) as response:
