@@ -14,7 +14,6 @@ keyword in `agentcli.settings.resolve_settings` (where its value is used).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +73,6 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[Option, ...]]] = {
     "chat": ((), tuple(o for o in OPTIONS if "chat" in o.commands)),
     "policy explain": (("tool", "args"), EXPLAIN_OPTIONS),
 }
-_INTEGER = re.compile(r"-?[0-9]+")
-_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
 def options_of(command: str) -> tuple[Option, ...]:
@@ -89,12 +86,17 @@ def split_settings(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     return flags, own
 
 
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()  # 0-9 only; anything else is left to Typer
+
+
 def _convert(option: Option, text: str) -> Any:
     """The value as Typer would give it, or None when only Typer can say (or complain)."""
     if option.kind is int:
-        return int(text) if _INTEGER.fullmatch(text) else None
+        return int(text) if _digits(text.removeprefix("-")) else None
     if option.kind is float:
-        return float(text) if _DECIMAL.fullmatch(text) else None
+        whole, dot, fraction = text.removeprefix("-").partition(".")
+        return float(text) if _digits(whole) and (not dot or _digits(fraction)) else None
     if text.startswith("-") and text != "-":
         return None  # a value that looks like an option: Typer decides what it is
     return text
