@@ -52,14 +52,15 @@ def test_a_bad_line_is_an_error_line_and_the_rest_go_on(run_cli: RunCli) -> None
         json.dumps({"tool": "write_file", "args": {"path": 1}}),
         json.dumps({"command": 5}),
         json.dumps({"tool": "read_file", "args": "README.md"}),
+        json.dumps({"tool": "read_file", "args": {"path": "a\u0000b"}}),  # fails inside assess
         json.dumps({"command": "ls"}),
     ]
     result = run_cli(["policy", "explain", "--stdin"], input="\n".join(lines) + "\n")
     assert result.returncode == 2, result.stderr  # documented: some line was not explained
     out = decisions(result.stdout)
-    assert [d["line"] for d in out] == list(range(1, 8))
+    assert [d["line"] for d in out] == list(range(1, 9))
     errors = [d for d in out if "error" in d]
-    assert [d["line"] for d in errors] == [1, 2, 3, 4, 5, 6]
+    assert [d["line"] for d in errors] == [1, 2, 3, 4, 5, 6, 7]
     assert all(set(d) == {"line", "error"} and d["error"] for d in errors)
     assert "no_such_tool" in errors[2]["error"] and "path" in errors[3]["error"]
     assert out[-1]["decision"] == "allow" and out[-1]["tool"] == "run_shell"

@@ -159,6 +159,9 @@ def explain_stream(
             result: dict[str, Any] = {"line": number, **explainer.explain(*_stream_call(line))}
         except UsageError as error:
             result, failed = {"line": number, "error": str(error)}, True
+        except Exception as error:  # an input no check foresaw: this line fails, not the rest
+            message = f"cannot explain this call: {type(error).__name__}: {error}"
+            result, failed = {"line": number, "error": message}, True
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
         out.flush()  # a reader can act on each decision as it comes
     return ExitCode.USAGE if failed else ExitCode.OK
