@@ -87,7 +87,8 @@ def split_settings(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
 
 
 def _digits(text: str) -> bool:
-    return text.isascii() and text.isdigit()  # 0-9 only; anything else is left to Typer
+    # 0-9 only, and not so many that int() refuses them: anything else is left to Typer.
+    return len(text) <= 100 and text.isascii() and text.isdigit()
 
 
 def _convert(option: Option, text: str) -> Any:

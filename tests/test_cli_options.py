@@ -65,7 +65,8 @@ def test_plain_lines_take_the_fast_path(monkeypatch: pytest.MonkeyPatch, args: l
 
 def test_unusual_lines_are_left_to_typer():
     for args in (["--help"], ["--max-steps", "x"], ["a", "b"], ["--model"], ["--", "-x"],
-                 ["-yc"], ["--model=m"], ["--bogus"]):  # fmt: skip
+                 ["-yc"], ["--model=m"], ["--bogus"], ["--max-steps", "1" * 5000],
+                 ["--timeout", "+1"], ["--max-steps", "٣"]):  # fmt: skip
         assert cli_options.parse("run", args) is None, args
     assert cli_options.parse("chat", ["hi"]) is None
     assert cli_options.parse("chat", ["-o", "json"]) is None  # run's option only
