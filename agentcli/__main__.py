@@ -18,9 +18,30 @@ def main() -> None:
 
         sys.stdout.write(TOP_LEVEL_HELP)
         return
+    command = "policy explain" if args[:2] == ["policy", "explain"] else args[0] if args else ""
+    if command in ("run", "chat", "policy explain"):
+        # A plain line of these is parsed without Typer (and pydantic, which it imports), so
+        # they start in a fraction of the time. Anything unusual is Typer's, as the rest.
+        from agentcli.cli_options import parse
+
+        values = parse(command, args[len(command.split()) :])
+        if values is not None:
+            from agentcli.errors import last_net
+
+            sys.exit(last_net(lambda: _fast(command, values), args))
     from agentcli.cli import run_app
 
     sys.exit(run_app())
+
+
+def _fast(command: str, values: dict) -> int:
+    if command == "policy explain":
+        from agentcli.commands.policy_commands import explain_main
+
+        return explain_main(values)
+    from agentcli.commands import agent_commands
+
+    return agent_commands.run(values) if command == "run" else agent_commands.chat(values)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ conversation valid (its partial answer marked, its unanswered calls answered).""
 from __future__ import annotations
 
 import asyncio
-import traceback
 from dataclasses import dataclass
 
 from agentcli import events as ev
@@ -207,6 +206,8 @@ class Agent:
         except Exception as bug:  # an internal error still ends in one line and a summary
             message = f"internal error: {type(bug).__name__}: {bug}"
             if settings.debug:
+                import traceback
+
                 traceback.print_exc()
             else:
                 message += " (rerun with --debug for the traceback)"

@@ -3,12 +3,15 @@ so `--help` stays fast."""
 
 from __future__ import annotations
 
+import inspect
 import sys
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
 from agentcli import __version__
+from agentcli.cli_options import Option, options_of
 
 app = typer.Typer(
     name="agentcli",
@@ -21,56 +24,35 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"], "terminal_width": 80},
 )
 
-Model = Annotated[
-    str | None,
-    typer.Option(
-        "--model", "-m", help="PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]"
-    ),
-]
-BaseUrl = Annotated[
-    str | None,
-    typer.Option("--base-url", help="OpenAI-compatible server URL [env OPENAI_BASE_URL]"),
-]
-System = Annotated[str | None, typer.Option("--system", help="Extra system instructions.")]
-MaxSteps = Annotated[
-    int | None,
-    typer.Option(
-        "--max-steps", help="Most model steps in one run [default: 20]", show_default=False
-    ),
-]
-Timeout = Annotated[
-    float | None, typer.Option("--timeout", help="Wall-clock limit for the whole run, in seconds.")
-]
-Cwd = Annotated[
-    str | None,
-    typer.Option("--cwd", help="Workspace root that tools are confined to [default: .]"),
-]
-Yes = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call that would ask.")]
-Deny = Annotated[bool, typer.Option("--deny", help="Deny every tool call that would ask.")]
-Allow = Annotated[
-    list[str] | None,
-    typer.Option("--allow", help="Allow calls matching RULE, e.g. 'run_shell(npm test *)'."),
-]
-Forbid = Annotated[
-    list[str] | None, typer.Option("--forbid", help="Deny calls matching RULE (beats --yes).")
-]
-Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for internal errors.")]
-SandboxMode = Annotated[
-    str | None,
-    typer.Option(
-        "--sandbox",
-        metavar="MODE",
-        help="auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.",
-    ),
-]
-AllowNetwork = Annotated[
-    bool,
-    typer.Option("--allow-network", help="Let --yes grant sandboxed commands the network."),
-]
-Continue = Annotated[
-    bool, typer.Option("--continue", "-c", help="Continue the latest session of this workspace.")
-]
-Resume = Annotated[str | None, typer.Option("--resume", help="Continue the session with this id.")]
+
+def _typer_option(option: Option) -> Any:
+    """The Typer annotation of an option declared in agentcli.cli_options."""
+    kind = {list: list[str] | None, bool: bool}.get(option.kind, option.kind | None)
+    info = typer.Option(*option.flags, help=option.help, show_default=option.show_default)
+    return Annotated[kind, info]  # type: ignore[valid-type]
+
+
+def _command(name: str, action: Callable[[dict[str, Any]], int], arguments: list) -> Any:
+    """A Typer command taking `arguments` and the options agentcli.cli_options declares
+    for `name`; it hands them all to `action` as one dict."""
+
+    def command(**values: Any) -> None:
+        raise typer.Exit(action(values))
+
+    kind = inspect.Parameter.KEYWORD_ONLY
+    params = [*arguments] + [
+        inspect.Parameter(o.name, kind, annotation=_typer_option(o), default=o.default)
+        for o in options_of(name)
+    ]
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__name__ = name.replace(" ", "_")
+    return command
+
+
+def _argument(name: str, help: str) -> inspect.Parameter:
+    info = typer.Argument(help=help, show_default=False)
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Parameter(name, kind, annotation=Annotated[str | None, info], default=None)
 
 
 def _version(value: bool) -> None:
@@ -89,141 +71,26 @@ def _root(
     """A command-line agent shell: a model answers, calling tools under a risk policy."""
 
 
-def _one_shot(
-    prompt: str | None, output: str, continue_: bool, resume: str | None, **flags: object
-) -> int:
-    from agentcli.errors import AgentCliError
-    from agentcli.prompt_input import build_prompt, read_stdin
-    from agentcli.runner import open_session, print_error, run_in_event_loop
-    from agentcli.settings import resolve_settings
+def _run(values: dict[str, Any]) -> int:
+    from agentcli.commands import agent_commands
 
-    try:
-        settings = resolve_settings(output=output, **flags)  # type: ignore[arg-type]
-        text = build_prompt(prompt, read_stdin(prompt_expected=prompt in (None, "-")))
-        session = open_session(settings, resume=resume, continue_=continue_)
-    except AgentCliError as error:
-        print_error(str(error))
-        return error.exit_code
-    return run_in_event_loop(settings, text, session)
+    return agent_commands.run(values)
 
 
-def _interactive(continue_: bool, resume: str | None, flags: dict) -> int:
-    from agentcli.errors import AgentCliError
-    from agentcli.runner import open_session, print_error, startup_notices
-    from agentcli.settings import resolve_settings
+def _chat(values: dict[str, Any]) -> int:
+    from agentcli.commands import agent_commands
 
-    try:
-        settings = resolve_settings(output="text", **flags)
-        if settings.config.ignored:
-            from agentcli.ui.trust_prompt import offer_trust
-
-            if offer_trust(settings):
-                settings = resolve_settings(output="text", **flags)
-        session = open_session(settings, resume=resume, continue_=continue_)
-    except AgentCliError as error:
-        print_error(str(error))
-        return error.exit_code
-    startup_notices(settings, session)
-    from agentcli.ui.repl import run_repl
-
-    return run_repl(settings, session)
+    return agent_commands.chat(values)
 
 
-@app.command()
-def run(
-    prompt: Annotated[
-        str | None,
-        typer.Argument(
-            help="The instruction. `-` or none: read it from stdin.", show_default=False
-        ),
-    ] = None,
-    model: Model = None,
-    base_url: BaseUrl = None,
-    system: System = None,
-    max_steps: MaxSteps = None,
-    timeout: Timeout = None,
-    cwd: Cwd = None,
-    output: Annotated[
-        str, typer.Option("--output", "-o", help="text, json or jsonl (AG-UI events).")
-    ] = "text",
-    yes: Yes = False,
-    deny: Deny = False,
-    allow: Allow = None,
-    forbid: Forbid = None,
-    continue_: Continue = False,
-    resume: Resume = None,
-    debug: Debug = False,
-    sandbox: SandboxMode = None,
-    allow_network: AllowNetwork = False,
-) -> None:
-    """Run one prompt to the end and exit. Piped stdin is the prompt, or context below it."""
-    code = _one_shot(
-        prompt,
-        output,
-        continue_,
-        resume,
-        model=model,
-        base_url=base_url,
-        system=system,
-        max_steps=max_steps,
-        timeout=timeout,
-        cwd=cwd,
-        yes=yes,
-        deny=deny,
-        allow=allow,
-        forbid=forbid,
-        debug=debug,
-        sandbox=sandbox,
-        allow_network=allow_network,
-    )
-    raise typer.Exit(code)
-
-
-@app.command()
-def chat(
-    model: Model = None,
-    base_url: BaseUrl = None,
-    system: System = None,
-    max_steps: MaxSteps = None,
-    timeout: Timeout = None,
-    cwd: Cwd = None,
-    yes: Yes = False,
-    deny: Deny = False,
-    allow: Allow = None,
-    forbid: Forbid = None,
-    continue_: Continue = False,
-    resume: Resume = None,
-    debug: Debug = False,
-    sandbox: SandboxMode = None,
-    allow_network: AllowNetwork = False,
-) -> None:
-    """Chat with the model in a REPL. With stdin not a terminal, runs stdin as one prompt."""
-    if sys.stdin is not None and sys.stdin.isatty():
-        flags = {"model": model, "base_url": base_url, "system": system, "max_steps": max_steps,
-                 "timeout": timeout, "cwd": cwd, "yes": yes, "deny": deny, "allow": allow,
-                 "forbid": forbid, "debug": debug, "sandbox": sandbox,
-                 "allow_network": allow_network}  # fmt: skip
-        raise typer.Exit(_interactive(continue_, resume, flags))
-    code = _one_shot(
-        None,
-        "text",
-        continue_,
-        resume,
-        model=model,
-        base_url=base_url,
-        system=system,
-        max_steps=max_steps,
-        timeout=timeout,
-        cwd=cwd,
-        yes=yes,
-        deny=deny,
-        allow=allow,
-        forbid=forbid,
-        debug=debug,
-        sandbox=sandbox,
-        allow_network=allow_network,
-    )
-    raise typer.Exit(code)
+app.command(
+    "run",
+    help="Run one prompt to the end and exit. Piped stdin is the prompt, or context below it.",
+)(_command("run", _run, [_argument("prompt", "The instruction. `-` or none: read it from stdin.")]))
+app.command(
+    "chat",
+    help="Chat with the model in a REPL. With stdin not a terminal, runs stdin as one prompt.",
+)(_command("chat", _chat, []))
 
 
 config_app = typer.Typer(
@@ -247,14 +114,9 @@ def _guarded(action) -> None:  # type: ignore[no-untyped-def]
 
 
 def _workspace(cwd: str | None):  # type: ignore[no-untyped-def]
-    from pathlib import Path
+    from agentcli.commands import workspace_dir
 
-    from agentcli.errors import UsageError
-
-    path = Path(cwd or ".").expanduser().resolve()
-    if not path.is_dir():
-        raise UsageError(f"--cwd {str(path)!r} is not a directory")
-    return path
+    return workspace_dir(cwd)
 
 
 @config_app.command("show")
@@ -343,35 +205,24 @@ tools_app = typer.Typer(help="The tools the model can call.", no_args_is_help=Tr
 app.add_typer(tools_app, name="tools")
 
 
-@policy_app.command("explain")
-def policy_explain(
-    tool: Annotated[str, typer.Argument(help="The tool, e.g. run_shell or write_file.")],
-    args: Annotated[
-        str | None,
-        typer.Argument(help="run_shell: the command; other tools: a JSON object of arguments."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    yes: Yes = False,
-    deny: Deny = False,
-    allow: Allow = None,
-    forbid: Forbid = None,
-    cwd: Workspace = None,
-) -> None:
-    """What the policy would decide for a call, and why, without running anything."""
+def _explain(values: dict[str, Any]) -> int:
     from agentcli.commands import policy_commands
 
-    _guarded(
-        lambda: policy_commands.explain(
-            _workspace(cwd),
-            tool,
-            args,
-            as_json=as_json,
-            yes=yes,
-            deny=deny,
-            allow=allow or [],
-            forbid=forbid or [],
-        )
+    return policy_commands.explain_main(values)
+
+
+policy_app.command(
+    "explain", help="What the policy would decide for a call, and why, without running anything."
+)(
+    _command(
+        "policy explain",
+        _explain,
+        [
+            _argument("tool", "The tool, e.g. run_shell or write_file."),
+            _argument("args", "run_shell: the command; other tools: a JSON object of arguments."),
+        ],
     )
+)
 
 
 @app.command()
@@ -465,13 +316,9 @@ def run_app(argv: list[str] | None = None) -> int:
         sys.stderr.write("agentcli: interrupted\n")
         return 130
     except Exception as bug:  # the last net: one line, never a traceback unless asked
-        if "--debug" in (argv if argv is not None else sys.argv):
-            raise
-        sys.stderr.write(
-            f"agentcli: error: internal error: {type(bug).__name__}: {bug} "
-            "(rerun with --debug for the traceback)\n"
-        )
-        return 1
+        from agentcli.errors import internal_error
+
+        return internal_error(bug, argv if argv is not None else sys.argv)
     return result if isinstance(result, int) else 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class ExitCode:
     """The documented exit codes (README, "Exit codes")."""
@@ -54,3 +56,46 @@ class ProviderError(AgentCliError):
 
 class StreamCutError(ProviderError):
     code = "stream_cut"
+
+
+def print_error(message: str) -> None:
+    import sys
+
+    sys.stderr.write(f"agentcli: error: {message}\n")
+    sys.stderr.flush()
+
+
+def last_net(call: Callable[[], int], argv: list[str]) -> int:
+    """Runs a command parsed without Typer and ends it as Typer's path ends one: a Ctrl-C
+    is exit 130, end of input "interrupted", a closed stdout 1, and a bug one line (the
+    traceback only with --debug)."""
+    import errno
+    import os
+    import sys
+
+    try:
+        return call()
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
+    except EOFError:
+        sys.stderr.write("\nagentcli: interrupted\n")
+        return ExitCode.INTERRUPTED
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            return internal_error(error, argv)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+        return ExitCode.FAILURE
+    except Exception as bug:
+        return internal_error(bug, argv)
+
+
+def internal_error(bug: Exception, argv: list[str]) -> int:
+    import sys
+
+    if "--debug" in argv:
+        raise bug  # the traceback, as asked
+    sys.stderr.write(
+        f"agentcli: error: internal error: {type(bug).__name__}: {bug} "
+        "(rerun with --debug for the traceback)\n"
+    )
+    return ExitCode.FAILURE

@@ -17,6 +17,7 @@ from agentcli import events as ev
 from agentcli.messages import Message, ToolCall, new_id
 from agentcli.policy import ApprovalRequest, Decision, Policy
 from agentcli.policy.engine import TurnCancelled
+from agentcli.quick_schema import conforms
 from agentcli.refine import refine_arguments
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
@@ -120,6 +121,8 @@ class Executor:
         return Prepared(tool, args)
 
     def _validate(self, tool: Tool, args: dict[str, Any]) -> None:
+        if conforms(tool.parameters, args):
+            return  # certainly valid; jsonschema (slow to import) only to explain a failure
         validator = self._validators.get(tool.name)
         if validator is None:
             from jsonschema import Draft202012Validator

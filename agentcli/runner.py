@@ -10,15 +10,10 @@ import sys
 
 from agentcli.agent import Agent
 from agentcli.config import trust
-from agentcli.errors import AgentCliError, ExitCode, UsageError
+from agentcli.errors import AgentCliError, ExitCode, UsageError, print_error
 from agentcli.output.base import Output
 from agentcli.sessions.session import Session, find_session, latest_for
 from agentcli.settings import RunSettings
-
-
-def print_error(message: str) -> None:
-    sys.stderr.write(f"agentcli: error: {message}\n")
-    sys.stderr.flush()
 
 
 def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) -> Session:

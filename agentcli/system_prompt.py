@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import platform
+import os
 from pathlib import Path
 
 BASE = """You are agentcli, an agent working in a terminal on the user's project.
@@ -12,9 +12,14 @@ or is denied, read the error, then fix the call or continue without it. Answer c
 Markdown."""
 
 
+def _system_name() -> str:
+    """platform.system()'s answer, without importing platform (its regexes cost startup)."""
+    return os.uname().sysname if hasattr(os, "uname") else "Windows"
+
+
 def build_system_prompt(workspace: Path, extra: str | None, project: str = "") -> str:
     """agentcli's instructions, then the project's (AGENTS.md), then --system."""
-    prompt = BASE.format(root=workspace, system=platform.system())
+    prompt = BASE.format(root=workspace, system=_system_name())
     if project:
         prompt += "\n\n" + project
     if extra:

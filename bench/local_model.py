@@ -63,7 +63,7 @@ def _equals(key: str, value: str) -> Check:
 
 def _computes(value: int) -> Check:
     def check(args: dict[str, Any]) -> bool:
-        from agentcli.tools.calculator import calculate
+        from agentcli.tools.arithmetic import calculate
 
         try:
             return calculate(str(args.get("expression", ""))) == value

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentcli.tools.arithmetic import MAX_RESULT_DIGITS, calculate, describe
 from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.calculator import MAX_RESULT_DIGITS, Calculator, calculate, describe
+from agentcli.tools.calculator import Calculator
 from agentcli.workspace import Workspace
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
@@ -290,7 +291,7 @@ import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (1536 * 1024**2, 1536 * 1024**2))
 resource.setrlimit(resource.RLIMIT_CPU, (4, 4))
 from agentcli.tools.base import ToolFailure
-from agentcli.tools.calculator import calculate, describe
+from agentcli.tools.arithmetic import calculate, describe
 started = time.monotonic()
 try:
     describe(calculate(sys.argv[1]))

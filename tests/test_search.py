@@ -17,7 +17,7 @@ import pytest
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
 from agentcli.policy import Policy
-from agentcli.tools import search
+from agentcli.tools import search, search_py, search_rg
 from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.search import MAX_FILES, SearchContent, SearchFiles, find_ripgrep
@@ -359,7 +359,7 @@ def test_output_cap_notes_truncation(tmp_path, monkeypatch):
     if RG is None:
         pytest.skip("ripgrep (`rg`) is not installed")
     monkeypatch.setattr(search, "FORCE_BACKEND", "ripgrep")
-    monkeypatch.setattr(search, "RG_OUTPUT_LIMIT", 4000)
+    monkeypatch.setattr(search_rg, "RG_OUTPUT_LIMIT", 4000)
     for i in range(30):
         write(tmp_path, f"f{i:02}.txt", "hit\n" * 5)
     out = grep(tmp_path, "hit")
@@ -536,5 +536,5 @@ def test_through_the_executor(ws, monkeypatch):
 def test_large_files_are_streamed_with_the_same_results(parity_root, monkeypatch, args):
     monkeypatch.setattr(search, "FORCE_BACKEND", "python")
     whole = call(SearchContent(), parity_root, **args).content
-    monkeypatch.setattr(search, "_WHOLE_FILE_BYTES", 0)  # every file read line by line
+    monkeypatch.setattr(search_py, "_WHOLE_FILE_BYTES", 0)  # every file read line by line
     assert call(SearchContent(), parity_root, **args).content == whole

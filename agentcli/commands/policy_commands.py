@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, TextIO
 
 from agentcli.config import load_config
-from agentcli.errors import UsageError
+from agentcli.errors import ExitCode, UsageError
 from agentcli.executor import Executor, InvalidCall
 from agentcli.messages import ToolCall
 from agentcli.policy import ApprovalRequest, Policy
@@ -32,6 +34,52 @@ def _arguments(tool: str, text: str | None) -> str:
     return text or "{}"
 
 
+class Explainer:
+    """The policy, tools and flags of one workspace, built once, asked call after call."""
+
+    def __init__(
+        self, workspace: Path, *, yes: bool, deny: bool, allow: list[str], forbid: list[str]
+    ) -> None:
+        if yes and deny:
+            raise UsageError("--yes and --deny contradict each other; pass one of them")
+        config = load_config(workspace)
+        ws = Workspace(workspace)
+        self.policy = build_policy(config, ws, yes=yes, deny=deny, allow=allow, forbid=forbid,
+                                   interactive=False)  # fmt: skip
+        from agentcli.sandbox.confine import Sandbox, sandbox_settings
+
+        self.policy.sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
+        self.context = ToolContext(workspace=ws, sandbox=self.policy.sandbox)
+        self.executor = Executor(build_registry(config, None), Policy(), self.context, _drop)
+
+    def explain(self, tool_name: str, arguments: str) -> dict[str, Any]:
+        """The decision for one call (`arguments`: its JSON text); UsageError if it is bad."""
+        call = ToolCall(id="explain", name=tool_name, arguments=arguments)
+        try:
+            prepared = self.executor.prepare(call)
+        except InvalidCall as invalid:
+            raise UsageError(str(invalid)) from None
+        tool, args = prepared.tool, prepared.args
+        assessment = tool.assess(args, self.context)
+        subjects = tool.rule_subjects(args, self.context)
+        profile = self.executor.sandbox_profile(tool, args, assessment)
+        request = ApprovalRequest(tool.name, args, assessment, None, subjects, profile)
+        verdict = self.policy.explain(request)
+        return {
+            "tool": tool.name,
+            "risk": assessment.risk.label,
+            "decision": verdict.decision,
+            "by": verdict.by,
+            "rule": verdict.rule,
+            "reasons": verdict.reasons,
+            "sandbox": profile,
+        }
+
+
+def _drop(event: object) -> None:
+    pass
+
+
 def explain(
     workspace: Path,
     tool_name: str,
@@ -43,52 +91,93 @@ def explain(
     allow: list[str],
     forbid: list[str],
 ) -> int:
-    if yes and deny:
-        raise UsageError("--yes and --deny contradict each other; pass one of them")
-    config = load_config(workspace)
-    registry = build_registry(config, None)
-    ws = Workspace(workspace)
-    policy = build_policy(config, ws, yes=yes, deny=deny, allow=allow, forbid=forbid,
-                          interactive=False)  # fmt: skip
-    from agentcli.sandbox.confine import Sandbox, sandbox_settings
-
-    sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
-    policy.sandbox = sandbox
-    context = ToolContext(workspace=ws, sandbox=sandbox)
-    executor = Executor(registry, Policy(), context, lambda event: None)
-    call = ToolCall(id="explain", name=tool_name, arguments=_arguments(tool_name, args_text))
-    try:
-        prepared = executor.prepare(call)
-    except InvalidCall as invalid:
-        raise UsageError(str(invalid)) from None
-    tool, args = prepared.tool, prepared.args
-    assessment = tool.assess(args, context)
-    profile = executor.sandbox_profile(tool, args, assessment)
-    request = ApprovalRequest(
-        tool.name, args, assessment, None, tool.rule_subjects(args, context), profile
-    )
-    verdict = policy.explain(request)
-    result = {
-        "tool": tool.name,
-        "risk": assessment.risk.label,
-        "decision": verdict.decision,
-        "by": verdict.by,
-        "rule": verdict.rule,
-        "reasons": verdict.reasons,
-        "sandbox": profile,
-    }
+    explainer = Explainer(workspace, yes=yes, deny=deny, allow=allow, forbid=forbid)
+    result = explainer.explain(tool_name, _arguments(tool_name, args_text))
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         return 0
-    rule = f" (rule {verdict.rule})" if verdict.rule else ""
-    where = f", sandbox {profile}" if profile else ""
+    rule = f" (rule {result['rule']})" if result["rule"] else ""
+    where = f", sandbox {result['sandbox']}" if result["sandbox"] else ""
     sys.stdout.write(
-        f"{verdict.decision} — {tool.name}, {assessment.risk.label} risk{where}, decided by "
-        f"{verdict.by}{rule}\n"
+        f"{result['decision']} — {result['tool']}, {result['risk']} risk{where}, decided by "
+        f"{result['by']}{rule}\n"
     )
-    for reason in verdict.reasons:
+    for reason in result["reasons"]:
         sys.stdout.write(f"  · {reason}\n")
     return 0
+
+
+def explain_main(values: dict[str, Any]) -> int:
+    """`agentcli policy explain` with its parsed values (agentcli.cli_options names them)."""
+    from agentcli.commands import workspace_dir
+    from agentcli.errors import AgentCliError, print_error
+
+    flags = {name: values[name] for name in ("yes", "deny")}
+    rules = {name: values[name] or [] for name in ("allow", "forbid")}
+    tool, args = values["tool"], values["args"]
+    try:
+        workspace = workspace_dir(values["cwd"])
+        if values["stdin"]:
+            if tool is not None:
+                raise UsageError("--stdin reads the calls from stdin; give no TOOL with it")
+            return explain_stream(workspace, sys.stdin, sys.stdout, **flags, **rules)
+        if tool is None:
+            raise UsageError("give the TOOL to explain (e.g. run_shell 'CMD'), or --stdin")
+        return explain(workspace, tool, args, as_json=values["as_json"], **flags, **rules)
+    except AgentCliError as error:
+        print_error(str(error))
+        return error.exit_code
+
+
+def _stream_call(line: str) -> tuple[str, str]:
+    """(tool, JSON arguments) of one input line: {"tool": T, "args": {...}} or
+    {"command": "CMD"} (a run_shell call)."""
+    try:
+        item = json.loads(line)
+    except ValueError as error:
+        raise UsageError(f"not JSON: {error}") from None
+    if not isinstance(item, dict):
+        raise UsageError('expected an object: {"tool": ..., "args": {...}} or {"command": ...}')
+    if "command" in item and "tool" not in item:
+        if not isinstance(item["command"], str):
+            raise UsageError('"command" must be a string')
+        return "run_shell", json.dumps({"command": item["command"]})
+    tool, args = item.get("tool"), item.get("args", {})
+    if not isinstance(tool, str):
+        raise UsageError('give "tool" (a string) and "args" (an object), or "command"')
+    if not isinstance(args, dict):
+        raise UsageError('"args" must be an object')
+    return tool, json.dumps(args)
+
+
+def explain_stream(
+    workspace: Path,
+    lines: Iterable[str],
+    out: TextIO,
+    *,
+    yes: bool,
+    deny: bool,
+    allow: list[str],
+    forbid: list[str],
+) -> int:
+    """`policy explain --stdin`: one JSON decision per input line, in one process. A line
+    that cannot be explained gets {"line": N, "error": ...} and the rest go on; the exit
+    code is then 2 (usage), else 0. Blank lines are skipped."""
+    explainer = Explainer(workspace, yes=yes, deny=deny, allow=allow, forbid=forbid)
+    failed = False
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            result: dict[str, Any] = {"line": number, **explainer.explain(*_stream_call(line))}
+        except UsageError as error:
+            result, failed = {"line": number, "error": str(error)}, True
+        except Exception as error:  # an input no check foresaw: this line fails, not the rest
+            message = f"cannot explain this call: {type(error).__name__}: {error}"
+            result, failed = {"line": number, "error": message}, True
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.flush()  # a reader can act on each decision as it comes
+    return ExitCode.USAGE if failed else ExitCode.OK
 
 
 def list_tools(workspace: Path, as_json: bool) -> int:

@@ -23,7 +23,6 @@ from agentcli.policy.rules import (
     covers,
     matches_any,
 )
-from agentcli.policy.shell_risk import simple_command_problem
 from agentcli.tools.base import Assessment, Risk
 from agentcli.workspace import Workspace
 
@@ -103,6 +102,8 @@ def suggested_rules(request: ApprovalRequest, workspace: Workspace) -> list[str]
     if request.assessment.risk is Risk.MEDIUM:
         return [request.tool]
     if subjects.kind == "command":
+        from agentcli.policy.shell_risk import simple_command_problem
+
         patterns = []
         cwd = Path(subjects.cwd) if subjects.cwd else workspace.root
         for command in subjects.commands:
@@ -172,6 +173,8 @@ class Policy:
             return next((r for r in candidates if covers(r, tool, subjects, root, protected)), None)
         if not subjects.complete or not subjects.commands:
             return None  # a command we cannot fully account for is never allowed by a rule
+        from agentcli.policy.shell_risk import simple_command_problem  # (when a command is run)
+
         cwd = Path(subjects.cwd) if subjects.cwd else self.workspace.root
         used: Rule | None = None
         for command in subjects.commands:

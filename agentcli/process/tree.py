@@ -22,9 +22,10 @@ import secrets
 import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-import psutil
+if TYPE_CHECKING:
+    import psutil  # imported when a tree is walked: starting agentcli does not need it
 
 MARKER_VARIABLE = "AGENTCLI_PROCESS_MARK"
 GRACE_SECONDS = 2.0
@@ -57,6 +58,8 @@ class ProcessTree:
     def members(self) -> list[psutil.Process]:
         """Every live process of this tree: descendants of the root, and processes that
         carry the marker (orphans re-parented away from the tree)."""
+        import psutil
+
         found: dict[int, psutil.Process] = {}
         with contextlib.suppress(psutil.Error):
             root = psutil.Process(self.pid)
@@ -78,6 +81,8 @@ class ProcessTree:
         return list(found.values())
 
     def _signal_all(self, members: list[psutil.Process], sig: int) -> None:
+        import psutil
+
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
         if self.popen.poll() is None:
@@ -108,6 +113,8 @@ class ProcessTree:
 
 
 def _alive(proc: psutil.Process) -> bool:
+    import psutil
+
     try:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:

@@ -7,9 +7,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
 from agentcli import events as ev
@@ -17,9 +15,12 @@ from agentcli.errors import ProviderError, StreamCutError
 from agentcli.providers.retry import backoff_delay, is_retryable_status
 from agentcli.providers.sse import SSEDecoder, SSEMessage
 
+if TYPE_CHECKING:
+    import httpx  # imported by the first request: the REPL's prompt does not wait for it
+
 DEFAULT_MAX_RETRIES = 3
-TIMEOUT = httpx.Timeout(connect=15.0, read=300.0, write=60.0, pool=15.0)
-LISTING_TIMEOUT = httpx.Timeout(10.0, connect=5.0)  # a model listing is quick, or not coming
+TIMEOUT_SECONDS = {"connect": 15.0, "read": 300.0, "write": 60.0, "pool": 15.0}
+LISTING_TIMEOUT = 10.0  # seconds, any phase: a model listing is quick, or not coming
 
 
 class RetryableError(ProviderError):
@@ -30,8 +31,19 @@ class RetryableError(ProviderError):
         self.headers: Mapping[str, str] = headers or {}
 
 
-def new_client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=TIMEOUT, headers={"user-agent": f"agentcli/{__version__}"})
+def new_client(base_url: str = "") -> httpx.AsyncClient:
+    import httpx
+
+    verify: Any = True
+    if base_url.startswith("http://"):
+        # Plain HTTP (a local server) never uses TLS: skip loading the CA bundle, tens of
+        # milliseconds. A context with no CA is not "unverified": any TLS would fail.
+        import ssl
+
+        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    headers = {"user-agent": f"agentcli/{__version__}"}
+    timeout = httpx.Timeout(**TIMEOUT_SECONDS)
+    return httpx.AsyncClient(timeout=timeout, headers=headers, verify=verify)
 
 
 def error_detail(body: bytes) -> str:
@@ -99,6 +111,8 @@ async def open_sse(
 ) -> AsyncIterator[SSEMessage]:
     """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
     ProviderErrors; those raised before any message are retryable where it makes sense."""
+    import httpx
+
     received = False
     try:
         async with client.stream("POST", url, headers=headers, json=body) as response:
@@ -136,7 +150,7 @@ async def request_json(
     describe_status: Callable[[int, str], str],
     label: str,
     base_url_hint: str,
-    timeout: httpx.Timeout | None = None,
+    timeout: float | None = None,
 ) -> Any:
     """One request whose whole answer is a JSON document (a completion without streaming,
     a model listing). Errors are translated as for `open_sse`; nothing has reached the
@@ -251,7 +265,7 @@ class HttpProvider:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = new_client()
+            self._client = new_client(self.base_url)
         return self._client
 
     def _open_stream(
@@ -267,7 +281,7 @@ class HttpProvider:
         headers: Mapping[str, str],
         body: dict[str, Any] | None = None,
         method: str = "POST",
-        timeout: httpx.Timeout | None = None,
+        timeout: float | None = None,
     ) -> Any:
         url = f"{self.base_url}{path}"
         return await request_json(

@@ -266,4 +266,3 @@ class Sandbox:
         if self._temp is not None:
             shutil.rmtree(self._temp, ignore_errors=True)
             self._temp = None
-

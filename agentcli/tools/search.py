@@ -1,9 +1,10 @@
 """search_files (find files by glob) and search_content (grep by regular expression).
 
-Two backends give identical results: the ripgrep binary when there is one (fast, parallel),
-and a pure-Python walk (agentcli.tools.ignore) when there is not, or for a regular
-expression ripgrep rejects but Python's `re` accepts (look-around, backreferences).
-ripgrep's output is collected and sorted here, so the order never depends on its threads.
+This module is the tools: arguments, what to search, and the output. Two backends give
+identical results: the ripgrep binary when there is one (agentcli.tools.search_rg: fast,
+parallel), and a pure-Python walk (agentcli.tools.search_py) when there is not, or for a
+regular expression ripgrep rejects but Python's `re` accepts (look-around, backreferences).
+ripgrep's output is collected and sorted, so the order never depends on its threads.
 
 The shared rules: `.gitignore` files are honoured at every level, with or without git;
 entries named `.git` and symlinks are skipped; hidden files are searched; a file with a NUL
@@ -18,71 +19,40 @@ only in the fallback). Regular expression dialects differ in corners too (`[[:al
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import json
 import os
 import re
-import shutil
 import stat
-import sysconfig
 import tempfile
 import threading
 import warnings
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.tools.base import Assessment, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.files import PathTool, assess_path
 from agentcli.tools.ignore import GlobError, SearchGlob, Tree
+from agentcli.tools.search_hits import FileHits, _has_nul
+from agentcli.tools.search_py import _python_content, _python_files
+from agentcli.tools.search_rg import (
+    RG_LISTING_LIMIT,
+    RG_OUTPUT_LIMIT,
+    _rg_content,
+    _rg_files,
+    _RgRejected,
+    find_ripgrep,
+)
 
 MAX_FILES = 1000  # paths search_files returns
 DEFAULT_MAX_RESULTS = 100  # matching lines search_content returns
 MAX_RESULTS = 1000
 MAX_CONTEXT = 10
-MAX_LINE_CHARS = 500  # longer lines are cut, keeping the match in view
-_LEAD_CHARS = 100  # how much of a long line to keep before the match
-RG_OUTPUT_LIMIT = 32 * 1024 * 1024  # search output read before ripgrep is stopped
-RG_LISTING_LIMIT = 256 * 1024 * 1024  # the same for a file listing (all paths are needed)
-_WHOLE_FILE_BYTES = 16 * 1024 * 1024  # the fallback reads smaller files in one go
 
 # Which backend to use: "ripgrep", "python", or None/"auto" for ripgrep when it is
 # installed. The module switch wins over the environment variable; tests set either.
 BACKEND_ENV = "AGENTCLI_SEARCH_BACKEND"
 FORCE_BACKEND: str | None = None
-
-# Flags that make ripgrep list what agentcli.tools.ignore.Tree lists. --no-ignore-parent
-# keeps it from reading .gitignore files above the workspace; those between the workspace
-# root and a searched subdirectory are passed with --ignore-file instead.
-_RG_COMMON = (
-    "--no-config",
-    "--no-require-git",
-    "--hidden",
-    "--no-ignore-global",
-    "--no-ignore-dot",
-    "--no-ignore-exclude",
-    "--no-ignore-parent",
-    "--no-messages",
-    "--no-ignore-messages",
-)
-_RG_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL")
-
-# A per-line match implies a match of the whole text in MULTILINE mode unless the pattern
-# can look past a line's ends; only then is the cheap whole-file pre-check skipped.
-_LOOKS_AROUND = ("(?=", "(?!", "(?<=", "(?<!", "\\A", "\\Z", "(?-", "(?(")
-
-
-def find_ripgrep() -> str | None:
-    """The `rg` next to this interpreter (the ripgrep wheel puts it there), else on PATH."""
-    name = "rg.exe" if os.name == "nt" else "rg"
-    scripts = sysconfig.get_path("scripts")
-    if scripts:
-        candidate = os.path.join(scripts, name)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return shutil.which(name)
 
 
 def _ripgrep() -> str | None:
@@ -94,17 +64,6 @@ def _ripgrep() -> str | None:
     if choice in ("ripgrep", "rg") and found is None:
         raise ToolFailure(f"{BACKEND_ENV} asks for ripgrep, but no `rg` was found")
     return found
-
-
-def _rg_env() -> dict[str, str]:
-    # Only what ripgrep needs: no API keys or tokens reach the child process.
-    return {key: os.environ[key] for key in _RG_ENV_KEYS if key in os.environ}
-
-
-def _sort_key(rel: str) -> str:
-    # NUL sorts before every other character, so this orders paths component by component,
-    # which is also the order of a walk that visits names sorted.
-    return rel.replace("/", "\0")
 
 
 def _printable(text: str) -> str:
@@ -268,120 +227,7 @@ def _plan(args: dict[str, Any], ctx: ToolContext, glob: SearchGlob | None, rg: b
 
 
 # ---------------------------------------------------------------------------------------
-# Running ripgrep
-
-
-@dataclass(slots=True)
-class _RgRun:
-    out: bytes
-    err: str
-    code: int | None
-    truncated: bool
-
-
-class _RgRejected(Exception):
-    """ripgrep refused the search (most likely the regular expression)."""
-
-
-async def _read_capped(stream: asyncio.StreamReader, keep: int) -> bytes:
-    kept = bytearray()
-    while chunk := await stream.read(65536):
-        if len(kept) < keep:
-            kept += chunk[: keep - len(kept)]
-    return bytes(kept)
-
-
-async def _run_rg(rg: str, args: list[str], cwd: str, limit: int | None = None) -> _RgRun:
-    """Runs ripgrep without a shell and reads at most `limit` bytes of its output
-    (default RG_OUTPUT_LIMIT), killing it beyond that. The process is killed too if the
-    calling task is cancelled."""
-    limit = RG_OUTPUT_LIMIT if limit is None else limit
-    proc = await asyncio.create_subprocess_exec(
-        rg,
-        *args,
-        cwd=cwd,
-        env=_rg_env(),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    errors = asyncio.ensure_future(_read_capped(proc.stderr, 16384))
-    chunks: list[bytes] = []
-    size = 0
-    truncated = False
-    try:
-        while chunk := await proc.stdout.read(1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                truncated = True
-                proc.kill()
-                break
-        err = await errors
-        code = await proc.wait()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        errors.cancel()
-    return _RgRun(b"".join(chunks), err.decode("utf-8", "replace"), code, truncated)
-
-
-def _rg_refused(run: _RgRun) -> bool:
-    """Whether ripgrep refused the search (a pattern or glob it rejects) or crashed. Exit
-    code 2 with nothing on stderr only means some files were unreadable (--no-messages).
-    What it said is not used: error messages come from Python's `re` for both backends."""
-    if run.truncated or run.code in (0, 1):
-        return False
-    return run.code != 2 or bool(run.err.strip())
-
-
-def _has_nul(path: str) -> bool | None:
-    """Whether a file has a NUL byte anywhere (None: unreadable); read in chunks."""
-    try:
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 20):
-                if b"\0" in chunk:
-                    return True
-    except OSError:
-        return None
-    return False
-
-
-# ---------------------------------------------------------------------------------------
 # search_files
-
-
-def _python_files(plan: _Plan, stop: Callable[[], bool]) -> tuple[list[str], bool]:
-    assert plan.start is not None
-    return list(Tree(plan.target.base, plan.start, plan.glob).walk(stop)), False
-
-
-async def _rg_files(rg: str, plan: _Plan) -> tuple[list[str], bool] | None:
-    """Lists the files with ripgrep; None when it failed (use the fallback)."""
-    assert plan.start is not None and plan.glob is not None
-    args = ["--files", "--null", *_RG_COMMON, *plan.rg_args, "--", plan.start or "."]
-    try:
-        run = await _run_rg(rg, args, plan.target.base, limit=RG_LISTING_LIMIT)
-    except OSError:
-        return None
-    if _rg_refused(run):
-        return None
-    return await asyncio.to_thread(_filter_listing, run.out, plan.glob), run.truncated
-
-
-def _filter_listing(out: bytes, glob: SearchGlob) -> list[str]:
-    # ripgrep prints `./x` for a search of `.`; strip that before splitting (faster).
-    paths = os.fsdecode(out.replace(b"\0./", b"\0").removeprefix(b"./")).split("\0")
-    paths.pop()  # after the last NUL: empty, or a path cut off by the limit
-    if glob.negated:
-        kept = [p for p in paths if glob.admits_file(p)]
-    else:
-        match = glob.rule.regex.fullmatch
-        kept = [p for p in paths if match(p)]
-    kept.sort(key=_sort_key)
-    return kept
 
 
 class SearchFiles(PathTool):
@@ -472,47 +318,7 @@ async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------
-# search_content: results
-
-
-@dataclass(slots=True)
-class Line:
-    number: int
-    is_match: bool
-    text: str  # ready to show: no line terminator, long lines cut
-
-
-@dataclass(slots=True)
-class FileHits:
-    """One file's matching lines (and context), from either backend."""
-
-    path: str  # relative to the target's base
-    matches: int  # matching lines in the file
-    lines: list[Line] = field(default_factory=list)
-    raw: list[bytes] | None = None  # ripgrep's JSON records, parsed only if shown
-
-    def records(self) -> list[Line]:
-        if self.raw is not None:
-            self.lines = [_parse_rg_record(record) for record in self.raw]
-            self.raw = None
-        return self.lines
-
-
-def _clip(text: str, column: int) -> str:
-    """Cuts a line to MAX_LINE_CHARS characters, keeping the match at `column` in view."""
-    if len(text) <= MAX_LINE_CHARS:
-        return text
-    start = max(0, min(column - _LEAD_CHARS, len(text) - MAX_LINE_CHARS))
-    end = start + MAX_LINE_CHARS
-    return (
-        ("[…] " if start else "")
-        + text[start:end]
-        + (" [… line truncated]" if end < len(text) else "")
-    )
-
-
-def _display(line: str, column: int) -> str:
-    return _clip(line[:-1] if line.endswith("\r") else line, column)
+# search_content
 
 
 def _render(
@@ -585,188 +391,6 @@ def _content_output(
             f"raise max_results (up to {MAX_RESULTS}) or narrow the pattern, path or glob.]"
         )
     return ToolOutput(content="\n".join(body), summary=counts)
-
-
-# ---------------------------------------------------------------------------------------
-# search_content: ripgrep backend
-
-
-def _rg_path(value: dict[str, str]) -> str:
-    # Paths that are not UTF-8 come base64-encoded.
-    path = value["text"] if "text" in value else os.fsdecode(base64.b64decode(value["bytes"]))
-    return path[2:] if path.startswith("./") else path
-
-
-def _rg_line(value: dict[str, str]) -> str:
-    if "text" in value:
-        text = value["text"]
-    else:
-        text = base64.b64decode(value["bytes"]).decode("utf-8", "replace")
-    return text[:-1] if text.endswith("\n") else text
-
-
-def _parse_rg_record(record: bytes) -> Line:
-    data = json.loads(record)["data"]
-    text = _rg_line(data["lines"])
-    is_match = record.startswith(b'{"type":"match"')
-    column = 0
-    if is_match and len(text) > MAX_LINE_CHARS and data["submatches"]:
-        # ripgrep counts bytes; the cut is made in characters.
-        start = data["submatches"][0]["start"]
-        lines = data["lines"]
-        raw = lines["text"].encode() if "text" in lines else base64.b64decode(lines["bytes"])
-        column = len(raw[:start].decode("utf-8", "replace"))
-    return Line(data["line_number"], is_match, _display(text, column))
-
-
-def _parse_rg_json(out: bytes) -> list[FileHits]:
-    """Groups ripgrep's --json records by file. ripgrep writes each file's records together
-    (begin, match/context lines, end). Files whose end record has a binary_offset had a NUL
-    byte after their first matches: dropped. An unfinished last file is dropped too."""
-    files: list[FileHits] = []
-    current: FileHits | None = None
-    raw: list[bytes] = []
-    for record in out.split(b"\n"):
-        if record.startswith(b'{"type":"match"'):
-            raw.append(record)
-            if current is not None:
-                current.matches += 1
-        elif record.startswith(b'{"type":"context"'):
-            raw.append(record)
-        elif record.startswith(b'{"type":"begin"'):
-            current = FileHits(_rg_path(json.loads(record)["data"]["path"]), 0)
-            raw = []
-        elif record.startswith(b'{"type":"end"'):
-            if current is not None and b'"binary_offset":null' in record and current.matches:
-                current.raw = raw
-                files.append(current)
-            current = None
-    return files
-
-
-async def _rg_content(
-    rg: str, plan: _Plan, args: dict[str, Any], context: int
-) -> tuple[list[FileHits], bool] | None:
-    """Searches with ripgrep. None: ripgrep failed, use the fallback. Raises _RgRejected
-    when ripgrep refused the pattern."""
-    assert plan.start is not None
-    cmd = ["--json", *_RG_COMMON, "--no-mmap", "--encoding", "none", *plan.rg_args]
-    cmd.append("--ignore-case" if args.get("ignore_case") else "--case-sensitive")
-    if context:
-        cmd += ["--context", str(context)]
-    cmd += ["-e", args["pattern"], "--", plan.start or "."]
-    try:
-        run = await _run_rg(rg, cmd, plan.target.base)
-    except OSError:
-        return None
-    if _rg_refused(run):
-        raise _RgRejected
-    return await asyncio.to_thread(_finish_rg_content, run.out, plan.glob), run.truncated
-
-
-def _finish_rg_content(out: bytes, glob: SearchGlob | None) -> list[FileHits]:
-    files = _parse_rg_json(out)
-    if glob is not None:  # what a .gitignore negation let through
-        files = [f for f in files if glob.admits_file(f.path)]
-    files.sort(key=lambda f: _sort_key(f.path))
-    return files
-
-
-# ---------------------------------------------------------------------------------------
-# search_content: Python backend
-
-
-class _Binary(Exception):
-    pass
-
-
-def _stream_lines(stream: Iterable[bytes]) -> Iterator[str]:
-    for raw in stream:
-        if b"\0" in raw:
-            raise _Binary
-        yield raw.removesuffix(b"\n").decode("utf-8", "replace")
-
-
-def _scan(lines: Iterable[str], search: Callable[[str], Any], context: int, keep: int) -> FileHits:
-    """Counts the matching lines and records the first `keep` with their context; the
-    context after the last recorded match stops at the next match (as in _render)."""
-    hits = FileHits("", 0)
-    records = hits.lines
-    before: deque[tuple[int, str]] = deque(maxlen=context)
-    after = 0
-    numbered = enumerate(lines, 1)
-    for number, line in numbered:
-        match = search(line)
-        if match:
-            hits.matches += 1
-            if hits.matches > keep:
-                # Recorded all we may: count the rest.
-                hits.matches += sum(1 for _, rest in numbered if search(rest))
-                break
-            records.extend(Line(n, False, _display(text, 0)) for n, text in before)
-            before.clear()
-            records.append(Line(number, True, _display(line, match.start())))
-            after = context
-        elif after:
-            records.append(Line(number, False, _display(line, 0)))
-            after -= 1
-        elif context:
-            before.append((number, line))
-    return hits
-
-
-def _scan_file(
-    path: str, regex: re.Pattern[str], whole: re.Pattern[str] | None, context: int, keep: int
-) -> FileHits | None:
-    """One file's hits; None for a binary or unreadable file."""
-    try:
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size > _WHOLE_FILE_BYTES:
-                return _scan(_stream_lines(f), regex.search, context, keep)
-            data = f.read()
-    except _Binary:
-        return None
-    except OSError:
-        return None
-    if b"\0" in data:
-        return None
-    text = data.decode("utf-8", "replace")
-    if whole is not None and whole.search(text) is None:
-        return FileHits("", 0)
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # after the final newline
-    return _scan(lines, regex.search, context, keep)
-
-
-def _python_content(
-    plan: _Plan,
-    regex: re.Pattern[str],
-    context: int,
-    max_results: int,
-    stop: Callable[[], bool],
-) -> list[FileHits]:
-    target = plan.target
-    assert plan.start is not None
-    whole = None
-    if not any(marker in regex.pattern for marker in _LOOKS_AROUND):
-        whole = re.compile(regex.pattern, regex.flags | re.MULTILINE)
-    if target.is_file:
-        paths: Iterable[str] = [target.rel]
-    else:
-        paths = Tree(target.base, plan.start, plan.glob).walk(stop)
-    files = []
-    budget = max_results
-    for rel in paths:  # in sorted order, so only the first max_results need recording
-        if stop():
-            break
-        hits = _scan_file(os.path.join(target.base, rel), regex, whole, context, budget)
-        if hits is None or not hits.matches:
-            continue
-        hits.path = rel
-        budget = max(0, budget - hits.matches)
-        files.append(hits)
-    return files
 
 
 def _compile_regex(pattern: str, ignore_case: bool) -> tuple[re.Pattern[str] | None, str | None]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import platform
 import shutil
 import sys
 from pathlib import Path
@@ -19,6 +18,8 @@ def _cpu_model() -> str:
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    import platform  # (imported when the tool runs: its regexes cost every startup)
+
     return platform.processor() or platform.machine() or "unknown"
 
 
@@ -27,6 +28,8 @@ def _gib(count: float) -> str:
 
 
 def gather(workspace: Path) -> list[tuple[str, str]]:
+    import platform
+
     import psutil
 
     memory = psutil.virtual_memory()

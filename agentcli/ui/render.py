@@ -18,11 +18,9 @@ RESULT_PREVIEW_LINES = 4
 
 class ReplRenderer:
     def __init__(self, stream: TextIO) -> None:
-        from rich.console import Console
-
         self.stream = stream
         no_color = "NO_COLOR" in os.environ
-        self.console = Console(file=stream, no_color=no_color, highlight=False)
+        self._console: Any = None  # rich's, made when first needed: the prompt does not wait
         self.style = Styler(stream.isatty() and not no_color)
         self._markdown: Any = None
         self._spinner: Any = None
@@ -30,6 +28,19 @@ class ReplRenderer:
         self._started = time.monotonic()
         self._live_line = False
         SCREEN.on_hold(self._clear_live_line)
+
+    @property
+    def console(self) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            no_color = "NO_COLOR" in os.environ
+            self._console = Console(file=self.stream, no_color=no_color, highlight=False)
+        return self._console
+
+    @console.setter
+    def console(self, console: Any) -> None:
+        self._console = console
 
     # --- the spinner, until something arrives
 

@@ -1,0 +1,148 @@
+"""The options of the agent commands (`run`, `chat`), declared once, without the CLI framework.
+
+agentcli.cli turns this table into Typer parameters (so `--help`, completion and every usage
+error come from Typer), and `parse` reads a plain, well-formed command line with it, so that
+`run` and `chat` can start without importing Typer (and through it pydantic). `parse` only
+answers when it is sure: anything unusual (`--help`, an unknown or malformed option, a
+value that needs converting with care) returns None and Typer parses the line instead, so
+behaviour and messages stay Typer's.
+
+Adding an option shared by `run` and `chat` is one `Option(...)` line below, plus its
+keyword in `agentcli.settings.resolve_settings` (where its value is used).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+BOTH = ("run", "chat")
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    name: str  # the keyword it arrives as
+    flags: tuple[str, ...]
+    kind: type  # str, int, float, bool or list (of str, repeatable)
+    help: str
+    commands: tuple[str, ...] = BOTH
+    default: Any = None
+    show_default: bool = True
+    to_settings: bool = True  # a keyword of resolve_settings (else the command's own)
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("model", ("--model", "-m"), str,
+           "PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]"),
+    Option("base_url", ("--base-url",), str, "OpenAI-compatible server URL [env OPENAI_BASE_URL]"),
+    Option("system", ("--system",), str, "Extra system instructions."),
+    Option("max_steps", ("--max-steps",), int, "Most model steps in one run [default: 20]",
+           show_default=False),
+    Option("timeout", ("--timeout",), float, "Wall-clock limit for the whole run, in seconds."),
+    Option("cwd", ("--cwd",), str, "Workspace root that tools are confined to [default: .]"),
+    Option("output", ("--output", "-o"), str, "text, json or jsonl (AG-UI events).",
+           commands=("run",), default="text", to_settings=False),
+    Option("yes", ("--yes", "-y"), bool, "Approve every tool call that would ask.", default=False),
+    Option("deny", ("--deny",), bool, "Deny every tool call that would ask.", default=False),
+    Option("allow", ("--allow",), list,
+           "Allow calls matching RULE, e.g. 'run_shell(npm test *)'."),
+    Option("forbid", ("--forbid",), list, "Deny calls matching RULE (beats --yes)."),
+    Option("continue_", ("--continue", "-c"), bool,
+           "Continue the latest session of this workspace.", default=False, to_settings=False),
+    Option("resume", ("--resume",), str, "Continue the session with this id.",
+           to_settings=False),
+    Option("debug", ("--debug",), bool, "Show tracebacks for internal errors.", default=False),
+    Option("sandbox", ("--sandbox",), str,
+           "auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox."),
+    Option("allow_network", ("--allow-network",), bool,
+           "Let --yes grant sandboxed commands the network.", default=False),
+)  # fmt: skip
+
+BY_NAME = {option.name: option for option in OPTIONS}
+
+# `policy explain`: what the policy would decide (agentcli.commands.policy_commands).
+EXPLAIN_OPTIONS: tuple[Option, ...] = (
+    Option("as_json", ("--json",), bool, "Print JSON.", default=False),
+    Option("stdin", ("--stdin",), bool,
+           'Explain many calls: JSON lines in ({"tool": T, "args": {...}} or {"command": C}), '
+           "one JSON decision per line out.", default=False),
+    *(BY_NAME[name] for name in ("yes", "deny", "allow", "forbid")),
+    Option("cwd", ("--cwd",), str, "The workspace [default: .]"),
+)  # fmt: skip
+
+# Each command parsed here: its positional arguments (all optional) and its options.
+COMMANDS: dict[str, tuple[tuple[str, ...], tuple[Option, ...]]] = {
+    "run": (("prompt",), tuple(o for o in OPTIONS if "run" in o.commands)),
+    "chat": ((), tuple(o for o in OPTIONS if "chat" in o.commands)),
+    "policy explain": (("tool", "args"), EXPLAIN_OPTIONS),
+}
+
+
+def options_of(command: str) -> tuple[Option, ...]:
+    return COMMANDS[command][1]
+
+
+def split_settings(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(resolve_settings' keywords, the command's own values such as continue_ and resume)."""
+    flags = {k: v for k, v in values.items() if k in BY_NAME and BY_NAME[k].to_settings}
+    own = {k: v for k, v in values.items() if k not in flags}
+    return flags, own
+
+
+def _digits(text: str) -> bool:
+    # 0-9 only, and not so many that int() refuses them: anything else is left to Typer.
+    return len(text) <= 100 and text.isascii() and text.isdigit()
+
+
+def _convert(option: Option, text: str) -> Any:
+    """The value as Typer would give it, or None when only Typer can say (or complain)."""
+    if option.kind is int:
+        return int(text) if _digits(text.removeprefix("-")) else None
+    if option.kind is float:
+        whole, dot, fraction = text.removeprefix("-").partition(".")
+        return float(text) if _digits(whole) and (not dot or _digits(fraction)) else None
+    if text.startswith("-") and text != "-":
+        return None  # a value that looks like an option: Typer decides what it is
+    return text
+
+
+def parse(command: str, args: list[str]) -> dict[str, Any] | None:
+    """The values of a plain command line (a key of COMMANDS) (every option present, defaults
+    filled in), or None to let Typer parse it."""
+    if any(name.startswith("_AGENTCLI_COMPLETE") for name in os.environ):
+        return None  # shell completion is Typer's
+    names, options = COMMANDS[command]
+    flags = {flag: option for option in options for flag in option.flags}
+    values: dict[str, Any] = {o.name: ([] if o.kind is list else o.default) for o in options}
+    positional: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if token == "-" or not token.startswith("-"):
+            positional.append(token)
+            continue
+        option = flags.get(token)
+        if option is None:
+            return None  # --help, --, --flag=value, -yc, a typo: all Typer's
+        if option.kind is bool:
+            values[option.name] = True
+            continue
+        if i >= len(args):
+            return None
+        value = _convert(option, args[i])
+        i += 1
+        if value is None:
+            return None
+        if option.kind is list:
+            values[option.name].append(value)
+        else:
+            values[option.name] = value
+    if len(positional) > len(names):
+        return None  # Typer's "unexpected extra argument"
+    values.update(zip(names, [*positional, *[None] * len(names)], strict=False))
+    for option in options:  # Typer gives an empty repeatable option as None
+        if option.kind is list and not values[option.name]:
+            values[option.name] = None
+    return values

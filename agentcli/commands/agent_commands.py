@@ -1,0 +1,66 @@
+"""`agentcli run` and `agentcli chat`: settings, session, then one prompt or the REPL.
+
+Free of the CLI framework, so that the fast path of agentcli.__main__ can call it directly."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from agentcli.errors import AgentCliError
+
+
+def one_shot(
+    prompt: str | None, output: str, continue_: bool, resume: str | None, **flags: Any
+) -> int:
+    from agentcli.prompt_input import build_prompt, read_stdin
+    from agentcli.runner import open_session, print_error, run_in_event_loop
+    from agentcli.settings import resolve_settings
+
+    try:
+        settings = resolve_settings(output=output, **flags)
+        text = build_prompt(prompt, read_stdin(prompt_expected=prompt in (None, "-")))
+        session = open_session(settings, resume=resume, continue_=continue_)
+    except AgentCliError as error:
+        print_error(str(error))
+        return error.exit_code
+    return run_in_event_loop(settings, text, session)
+
+
+def interactive(continue_: bool, resume: str | None, **flags: Any) -> int:
+    from agentcli.runner import open_session, print_error, startup_notices
+    from agentcli.settings import resolve_settings
+
+    try:
+        settings = resolve_settings(output="text", **flags)
+        if settings.config.ignored:
+            from agentcli.ui.trust_prompt import offer_trust
+
+            if offer_trust(settings):
+                settings = resolve_settings(output="text", **flags)
+        session = open_session(settings, resume=resume, continue_=continue_)
+    except AgentCliError as error:
+        print_error(str(error))
+        return error.exit_code
+    startup_notices(settings, session)
+    from agentcli.ui.repl import run_repl
+
+    return run_repl(settings, session)
+
+
+def run(values: dict[str, Any]) -> int:
+    """`agentcli run` with its parsed values (agentcli.cli_options names them)."""
+    from agentcli.cli_options import split_settings
+
+    flags, own = split_settings(values)
+    return one_shot(own["prompt"], own["output"], own["continue_"], own["resume"], **flags)
+
+
+def chat(values: dict[str, Any]) -> int:
+    """`agentcli chat`: the REPL on a terminal, else stdin as one prompt."""
+    from agentcli.cli_options import split_settings
+
+    flags, own = split_settings(values)
+    if sys.stdin is not None and sys.stdin.isatty():
+        return interactive(own["continue_"], own["resume"], **flags)
+    return one_shot(None, "text", own["continue_"], own["resume"], **flags)
