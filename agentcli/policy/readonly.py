@@ -742,7 +742,7 @@ READ_ONLY: dict[str, Program] = {
     "printf": Program("prints", deny=frozenset({"-v"}), paths=False),
     "sleep": Program("waits", paths=False, low=("sleep 1",)),
     "wait": Program("waits for background jobs", paths=False),
-    "tac": Program("prints files last line first"),
+    "tac": Program("prints files last line first", short_values="s"),
     "rev": Program("reverses lines"),
     "paste": Program("merges lines of files", short_values="d"),
     "seq": Program("prints numbers", paths=False, low=("seq 1 10",)),
