@@ -434,6 +434,73 @@ def test_known_bypasses_are_high(command: str, ws: Workspace) -> None:
     assert risk_of(command, ws) is Risk.HIGH
 
 
+# security.md §14's classes in the argv rules, with cases of our own (the READ_ONLY table has
+# more). Each reads outside, writes or runs a program; 22 of them were low before issue 14,
+# the others only because awk, ps or sed without -n were never low.
+ARGV_CLASSES = {
+    # option values attached to short options
+    "attached-grep-f": "grep -f../outside.txt a.txt",
+    "attached-rg-f": "rg -f../outside.txt x",
+    "attached-date-r": "date -r../outside.txt",
+    "attached-du-X": "du -X../outside.txt .",
+    "attached-sort-o": "sort -oa.txt a.txt",
+    "attached-tree-o": "tree -oREADME.md",
+    "attached-git-blame-S": "git blame -S../outside.txt a.txt",
+    # bundled short options
+    "bundled-grep-rf": "grep -rf ../outside.txt .",
+    "bundled-grep-iR": "grep -iR secret .",
+    "bundled-rg-uL": "rg -uL secret",
+    "bundled-du-aL": "du -aL .",
+    "bundled-ls-laRL": "ls -laRL",
+    "bundled-sort-cuo": "sort -cuo README.md a.txt",
+    "bundled-hash-bc": "sha1sum -bc a.txt",
+    "bundled-diff-Nr": "diff -Nr src outdir",
+    "bundled-jq-nf": "jq -nf ../outside.txt",
+    # the shortest unique GNU abbreviations
+    "abbrev-date-file": "date --fi=../outside.txt",
+    "abbrev-date-reference": "date --ref=../outside.txt",
+    "abbrev-sort-temporary": "sort --te=. a.txt",
+    "abbrev-du-dereference": "du --de .",
+    "abbrev-wc-files0": "wc --files0=a.txt",
+    "abbrev-grep-exclude-from": "grep --exclude-f=../outside.txt x .",
+    "abbrev-ls-dereference-recursive": "ls --recur --derefe",
+    "abbrev-git-show-signature": "git log --show-s",
+    "abbrev-sed-expression": "sed --expr=1p ../outside.txt",
+    # recursive options that follow symbolic links out (ws/outdir points out)
+    "follow-grep-dereference": "grep --dereference-recursive secret .",
+    "follow-rg-follow": "rg --follow secret",
+    "follow-find-follow": "find . -follow -name secret.txt",
+    "follow-du-dereference": "du --dereference -a .",
+    "follow-diff-recursive": "diff -r . src",
+    "follow-tree": "tree -l .",
+    # options and formats that run a helper program
+    "helper-git-signature-format": "git log -1 --format=%GK",
+    "helper-git-signature-atom": "git branch --format=%(signature:key)",
+    "helper-git-show-signature": "git show --show-signature",
+    "helper-sort-compress": "sort --compress-program=gzip a.txt",
+    "helper-rg-pre-glob": "rg --pre-glob '*' x",
+    "helper-sed-e-flag": "sed 's/.*/id/e' a.txt",
+    "helper-awk-system": "awk 'BEGIN { system(\"id\") }'",
+    "helper-awk-pipe": "awk '{ print | \"cat\" }' a.txt",
+    # program-specific ways to read a file outside
+    "reads-date-f": "date -f ../outside.txt",
+    "reads-file-f": "file --files-from a.txt",
+    "reads-hash-check": "md5sum --check a.txt",
+    "reads-jq-import": "jq -n 'include \"x\"; 1'",
+    "reads-sed-r": "sed '$r ../outside.txt' a.txt",
+    "reads-awk-getline": "awk 'BEGIN { getline x < \"../outside.txt\"; print x }'",
+    "reads-awk-argv": "awk 'BEGIN { ARGV[ARGC++] = \"../outside.txt\" } 1'",
+    "reads-ps-environ": "ps -o pid,environ",
+    "reads-ps-e": "ps axe",
+    "reads-git-ignore-revs": "git blame --ignore-revs-file ../outside.txt a.txt",
+}
+
+
+@pytest.mark.parametrize("command", list(ARGV_CLASSES.values()), ids=list(ARGV_CLASSES))
+def test_argv_rule_classes_are_high(command: str, ws: Workspace) -> None:
+    assert risk_of(command, ws) is Risk.HIGH
+
+
 @pytest.fixture
 def hostile(tmp_path: Path) -> Workspace:
     """A workspace (say, a cloned repository) whose file names a glob turns into options."""

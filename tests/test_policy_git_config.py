@@ -4,8 +4,10 @@ git command is not low risk. Real git repositories, real git processes."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -311,3 +313,13 @@ def test_paths_after_git_C_are_relative_to_its_directory(tmp_path: Path):
     # ../secret.txt is ws/a/secret.txt from the cwd, but repo/secret.txt for git
     assert risk("git -C ../.. diff HEAD -- ../secret.txt", deep, workspace) is Risk.HIGH
     assert risk("git -C ../../.. log -1", deep, workspace) is Risk.HIGH
+
+
+def test_a_fifo_in_place_of_a_configuration_file_does_not_hang(tmp_path: Path):
+    repo = make_repo(tmp_path / "repo")
+    os.mkfifo(repo / "waits.cfg")
+    git(repo, "config", "include.path", "../waits.cfg")
+    os.mkfifo(repo / ".gitmodules")
+    started = time.monotonic()
+    assert classify_shell("git log -1", Workspace(repo)).risk is Risk.LOW
+    assert time.monotonic() - started < 5

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ SIGNATURES = frozenset({"log", "show"})
 NO_OBJECTS = frozenset({"rev-parse", "branch", "tag", "remote", "config", "worktree",
                         "count-objects"})  # fmt: skip
 _INCLUDE_DEPTH = 10  # git's own limit
+_MAX_FILE = 1 << 20  # bytes read of one configuration file
 # `git log` options that show no file contents: with only these, no textconv driver runs.
 # Anything else (-p, --stat, -S, -G, --word-diff, -U5, ...) may compare contents.
 _LOG_WITHOUT_CONTENTS = frozenset({
@@ -163,12 +165,28 @@ def _value(text: str, position: int) -> tuple[str, int]:
     return "".join(out), position
 
 
+def read_text(path: Path) -> str | None:
+    """A regular file's text, or None: a FIFO or device planted in a workspace must not
+    make the classifier wait (opened without blocking, checked after opening)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _MAX_FILE).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def read_config(path: Path, depth: int = 0) -> list[Entry]:
     """A configuration file's entries with its includes in place (missing files, as git
     does, count as empty; include conditions are taken as met)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = read_text(path)
+    if text is None:
         return []
     entries: list[Entry] = []
     for entry in parse_config(text, path):
@@ -210,9 +228,8 @@ def find_git_dir(cwd: Path) -> Path | None:
 
 
 def _pointed_dir(dot_git_file: Path) -> Path | None:
-    try:
-        text = dot_git_file.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = read_text(dot_git_file)
+    if text is None:
         return None
     match = re.match(r"gitdir:\s*(.+)", text.strip())
     if match is None:
@@ -221,17 +238,14 @@ def _pointed_dir(dot_git_file: Path) -> Path | None:
 
 
 def _common_dir(git_dir: Path) -> Path:
-    try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        return git_dir
+    common = (read_text(git_dir / "commondir") or "").strip()
     return (git_dir / common).resolve() if common else git_dir
 
 
 def git_dirs(repository: Repository) -> Iterator[tuple[Path, Path | None]]:
     """Every git directory the command may read configuration from, with its work tree:
-    the repository's (and its common directory) and its submodules' (which `git status`
-    and `git diff` look into, each with its own configuration and hooks)."""
+    the repository's and its submodules' (which `git status` and `git diff` look into,
+    each with its own configuration and hooks)."""
     common = _common_dir(repository.git_dir)
     yield repository.git_dir, repository.work_tree
     modules = common / "modules"
