@@ -150,7 +150,7 @@ class Agent:
         self.emit(ev.RunStarted(thread_id=self.session.id, run_id=run_id))
         if self.instructions:
             files = [str(i.path) for i in self.instructions]
-            self.emit(ev.Custom(name="instructions", value={"files": files}))
+            self.emit(ev.Instructions(files=files))
         try:
             ending = await self._drive()
         finally:

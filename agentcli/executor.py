@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli import events as ev
+from agentcli.fold import DENIED, FAILED, INVALID
 from agentcli.messages import Message, ToolCall, new_id
 from agentcli.policy import ApprovalRequest, Decision, Policy
 from agentcli.policy.engine import TurnCancelled
@@ -75,7 +76,7 @@ class Executor:
         try:
             prepared = self.prepare(call)
         except InvalidCall as invalid:
-            output = ToolOutput.failure(str(invalid))
+            output = ToolOutput.failure(str(invalid), INVALID)
             self._count_invalid(call.name, str(invalid))
         else:
             self._invalid_streak[call.name] = 0
@@ -84,6 +85,7 @@ class Executor:
         metadata: dict[str, Any] = {"latencyMs": latency_ms}
         if output.error:
             metadata["error"] = output.summary or output.content
+            metadata["errorKind"] = output.error_kind or FAILED
         if output.summary and not output.error:
             metadata["summary"] = output.summary
         self.emit(
@@ -94,8 +96,10 @@ class Executor:
                 metadata=metadata,
             )
         )
+        if not output.error:
+            return Message.tool_result(call.id, output.content)
         return Message.tool_result(
-            call.id, output.content, error=metadata.get("error") if output.error else None
+            call.id, output.content, error=metadata["error"], kind=metadata["errorKind"]
         )
 
     def _count_invalid(self, name: str, error: str) -> None:
@@ -139,7 +143,7 @@ class Executor:
 
     def _context_for(self, call: ToolCall) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
-            self.emit(ev.Custom(name="progress", value={"toolCallId": call.id, **value}))
+            self.emit(ev.custom_event("progress", {"toolCallId": call.id, **value}))
 
         return replace(self.context, call_id=call.id, progress=progress)
 
@@ -150,7 +154,7 @@ class Executor:
             subjects = tool.rule_subjects(args, self.context)
             preview = tool.preview(args, self.context)
         except Exception as exc:  # a broken risk function must not crash the run
-            return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}")
+            return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}", FAILED)
         request = ApprovalRequest(tool.policy_tool(args), args, assessment, preview, subjects)
         if self.policy.approver is not None and self.policy.explain(request).decision == "ask":
             self._emit_state(call, "waiting for approval")
@@ -158,7 +162,7 @@ class Executor:
         self._emit_approval(call, tool, assessment.risk.label, decision)
         if not decision.allowed:
             self.denied += 1
-            return ToolOutput.failure(f"denied: {decision.reason}")
+            return ToolOutput.failure(f"denied: {decision.reason}", DENIED)
         async with self._slots:
             # Resolve again right before running: if the target changed since the decision
             # (a symlink swapped, say) and is now riskier, refuse rather than run.
@@ -166,7 +170,7 @@ class Executor:
             if again.risk > assessment.risk:
                 self.denied += 1
                 return ToolOutput.failure(
-                    f"denied: the call changed since approval: {again.reason}"
+                    f"denied: the call changed since approval: {again.reason}", DENIED
                 )
             self._emit_state(call, "running")
             try:
@@ -174,25 +178,25 @@ class Executor:
             except TurnCancelled:
                 raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval
             except ToolFailure as failure:
-                return ToolOutput.failure(str(failure))
+                return ToolOutput.failure(str(failure), failure.kind)
             except Exception as exc:  # a tool bug is a result, not a crash
                 return ToolOutput.failure(f"{tool.name} failed: {type(exc).__name__}: {exc}")
 
     def _emit_state(self, call: ToolCall, state: str) -> None:
-        self.emit(ev.Custom(name="tool_state", value={"toolCallId": call.id, "state": state}))
+        self.emit(ev.ToolState(tool_call_id=call.id, state=state))
 
     def _emit_approval(self, call: ToolCall, tool: Tool, risk: str, decision: Decision) -> None:
-        value: dict[str, Any] = {
-            "toolCallId": call.id,
-            "tool": tool.name,
-            "risk": risk,
-            "decision": decision.decision,
-            "by": decision.by,
-            "reason": decision.reason,
-        }
-        if decision.rule:
-            value["rule"] = decision.rule
-        self.emit(ev.Custom(name="approval", value=value))
+        self.emit(
+            ev.Approval(
+                tool_call_id=call.id,
+                tool=tool.name,
+                risk=risk,
+                decision=decision.decision,
+                by=decision.by,
+                reason=decision.reason,
+                rule=decision.rule or None,
+            )
+        )
 
 
 def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:

@@ -89,7 +89,7 @@ class AgentLoop:
         return "max_steps"
 
     def _warn(self, text: str) -> None:
-        self.emit(ev.Custom(name="warning", value={"message": text}))
+        self.emit(ev.RunWarning(message=text))
 
     def _system(self, conversation: Conversation) -> str:
         if conversation.summary:

@@ -85,7 +85,8 @@ def format_result(label: str, result: CommandResult, timeout: float) -> ToolOutp
     status = "timed out" if result.timed_out else f"exit {result.exit_code}"
     summary = f"{status}, {count} lines, {result.duration:.2f}s"
     failed = result.timed_out or result.exit_code != 0
-    return ToolOutput(content=content, error=failed, summary=summary)
+    kind = ("timeout" if result.timed_out else "failed") if failed else None
+    return ToolOutput(content=content, error=failed, summary=summary, error_kind=kind)
 
 
 async def run_foreground(
