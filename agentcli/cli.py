@@ -205,6 +205,43 @@ def chat(
     raise typer.Exit(code)
 
 
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            "--token-env",
+            help="Environment variable holding a bearer token clients must send "
+            "(required off loopback).",
+        ),
+    ] = None,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option("--cors-origin", help="A browser origin allowed to call the server."),
+    ] = None,
+    model: Model = None,
+    base_url: BaseUrl = None,
+    system: System = None,
+    max_steps: MaxSteps = None,
+    timeout: Timeout = None,
+    cwd: Cwd = None,
+    yes: Yes = False,
+    deny: Deny = False,
+    allow: Allow = None,
+    forbid: Forbid = None,
+    debug: Debug = False,
+) -> None:
+    """Serve AG-UI over HTTP: frontends POST a RunAgentInput and get the run's events."""
+    from agentcli.commands.serve_command import serve_command
+
+    flags = {"model": model, "base_url": base_url, "system": system, "max_steps": max_steps,
+             "timeout": timeout, "cwd": cwd, "yes": yes, "deny": deny, "allow": allow,
+             "forbid": forbid, "debug": debug}  # fmt: skip
+    _guarded(lambda: serve_command(host, port, token_env, cors_origin or [], flags))
+
+
 config_app = typer.Typer(
     help="Show and change the configuration.", no_args_is_help=True, rich_markup_mode=None
 )

@@ -29,6 +29,15 @@ class InvalidCall(Exception):
     """The model's call cannot run as sent; the message tells the model how to fix it."""
 
 
+class _Deferred(Exception):
+    """The approval went to someone outside this run; the call waits for the next run."""
+
+
+# Called instead of asking when approvals are deferred (agentcli serve): the call, its
+# request and why it would ask. The call then gets no result in this run.
+Defer = Callable[[ToolCall, ApprovalRequest, list[str]], None]
+
+
 @dataclass(slots=True)
 class Prepared:
     tool: Tool
@@ -60,18 +69,27 @@ class Executor:
         self.give_up: str | None = None  # set when a weak model keeps sending bad calls
         self._slots = asyncio.Semaphore(max_concurrency)
         self._validators: dict[str, Any] = {}
+        self.defer: Defer | None = None
+        self.deferred: list[str] = []  # ids of calls whose approval was deferred this run
 
-    async def run(self, calls: list[ToolCall]) -> list[Message]:
+    async def run(
+        self, calls: list[ToolCall], decided: dict[str, Decision] | None = None
+    ) -> list[Message]:
         """All calls start together; results come back in the order the model asked. If
-        one prompt cancels the turn (Ctrl-C), the other calls are cancelled too."""
+        one prompt cancels the turn (Ctrl-C), the other calls are cancelled too. `decided`
+        holds decisions made elsewhere (a deferred approval's answer), by call id; a call
+        whose approval is deferred has no result."""
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._run_one(call)) for call in calls]
+                tasks = [
+                    group.create_task(self._run_one(call, (decided or {}).get(call.id)))
+                    for call in calls
+                ]
         except* TurnCancelled as cancelled:
             raise cancelled.exceptions[0] from None
-        return [task.result() for task in tasks]
+        return [result for task in tasks if (result := task.result()) is not None]
 
-    async def _run_one(self, call: ToolCall) -> Message:
+    async def _run_one(self, call: ToolCall, decided: Decision | None = None) -> Message | None:
         started = time.monotonic()
         try:
             prepared = self.prepare(call)
@@ -80,7 +98,11 @@ class Executor:
             self._count_invalid(call.name, str(invalid))
         else:
             self._invalid_streak[call.name] = 0
-            output = await self._decide_and_execute(call, prepared)
+            try:
+                output = await self._decide_and_execute(call, prepared, decided)
+            except _Deferred:
+                self.deferred.append(call.id)
+                return None
         latency_ms = int((time.monotonic() - started) * 1000)
         metadata: dict[str, Any] = {"latencyMs": latency_ms}
         if output.error:
@@ -147,7 +169,9 @@ class Executor:
 
         return replace(self.context, call_id=call.id, progress=progress)
 
-    async def _decide_and_execute(self, call: ToolCall, prepared: Prepared) -> ToolOutput:
+    async def _decide_and_execute(
+        self, call: ToolCall, prepared: Prepared, decided: Decision | None
+    ) -> ToolOutput:
         tool, args = prepared.tool, prepared.args
         try:
             assessment = tool.assess(args, self.context)
@@ -156,9 +180,14 @@ class Executor:
         except Exception as exc:  # a broken risk function must not crash the run
             return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}", FAILED)
         request = ApprovalRequest(tool.policy_tool(args), args, assessment, preview, subjects)
-        if self.policy.approver is not None and self.policy.explain(request).decision == "ask":
-            self._emit_state(call, "waiting for approval")
-        decision = await self.policy.decide(request)
+        if decided is None and self.policy.explain(request).decision == "ask":
+            if self.defer is not None:
+                self._emit_state(call, "waiting for approval")
+                self.defer(call, request, self.policy.explain(request).reasons)
+                raise _Deferred
+            if self.policy.approver is not None:
+                self._emit_state(call, "waiting for approval")
+        decision = decided or await self.policy.decide(request)
         self._emit_approval(call, tool, assessment.risk.label, decision)
         if not decision.allowed:
             self.denied += 1

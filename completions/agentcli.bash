@@ -26,7 +26,7 @@ _agentcli() {
     for (( i = 1; i < COMP_CWORD; i++ )); do
         word="${COMP_WORDS[i]}"
         case "$cmd:$word" in
-            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--allow|run:--forbid|run:--resume|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--allow|chat:--forbid|chat:--resume)
+            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--allow|run:--forbid|run:--resume|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--allow|chat:--forbid|chat:--resume|serve:--host|serve:--port|serve:--token-env|serve:--cors-origin|serve:--model|serve:-m|serve:--base-url|serve:--system|serve:--max-steps|serve:--timeout|serve:--cwd|serve:--allow|serve:--forbid)
                 i=$((i + 1))
                 [[ ${COMP_WORDS[i]} == "=" ]] && i=$((i + 1))
                 ;;
@@ -36,9 +36,9 @@ _agentcli() {
         esac
     done
     case "$cmd:$prev" in
-        run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--allow|run:--forbid|run:--resume|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--allow|chat:--forbid|chat:--resume)
+        run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--allow|run:--forbid|run:--resume|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--allow|chat:--forbid|chat:--resume|serve:--host|serve:--port|serve:--token-env|serve:--cors-origin|serve:--model|serve:-m|serve:--base-url|serve:--system|serve:--max-steps|serve:--timeout|serve:--allow|serve:--forbid)
             :; return 0 ;;
-        run:--cwd|chat:--cwd)
+        run:--cwd|chat:--cwd|serve:--cwd)
             _agentcli_paths -d; return 0 ;;
         run:--output|run:-o)
             _agentcli_words "text json jsonl"; return 0 ;;
@@ -48,6 +48,7 @@ _agentcli() {
             "") _agentcli_words "--version -V --help -h" ;;
             "run") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --output -o --yes -y --deny --allow --forbid --continue -c --resume --debug --help -h" ;;
             "chat") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --continue -c --resume --debug --help -h" ;;
+            "serve") _agentcli_words "--host --port --token-env --cors-origin --model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --debug --help -h" ;;
             "trust") _agentcli_words "--revoke --list --help -h" ;;
             "completions") _agentcli_words "--help -h" ;;
             "config") _agentcli_words "--help -h" ;;
@@ -58,7 +59,7 @@ _agentcli() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        _agentcli_words "run chat trust completions config sessions policy tools"
+        _agentcli_words "run chat serve trust completions config sessions policy tools"
         return 0
     fi
     case "$cmd:$npos" in
