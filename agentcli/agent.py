@@ -98,6 +98,8 @@ class Agent:
         self.model = settings.model
         self._owns_provider = provider is None
         self.provider = provider or make_provider(settings)
+        if hasattr(self.provider, "thread_id"):  # a remote AG-UI agent: the session's thread
+            self.provider.thread_id = session.id
         self.loop = self._build_loop()
         self.usage = ev.Usage()  # the whole session's tokens, for /usage
         self.thread_id = session.id  # AG-UI's threadId (a served thread names its own)

@@ -59,6 +59,10 @@ Continue = Annotated[
     bool, typer.Option("--continue", "-c", help="Continue the latest session of this workspace.")
 ]
 Resume = Annotated[str | None, typer.Option("--resume", help="Continue the session with this id.")]
+RemoteAgent = Annotated[
+    str | None,
+    typer.Option("--agent", help="URL of a remote AG-UI agent to use instead of a model."),
+]
 
 
 def _version(value: bool) -> None:
@@ -141,6 +145,7 @@ def run(
     continue_: Continue = False,
     resume: Resume = None,
     debug: Debug = False,
+    agent: RemoteAgent = None,
 ) -> None:
     """Run one prompt to the end and exit. Piped stdin is the prompt, or context below it."""
     code = _one_shot(
@@ -159,6 +164,7 @@ def run(
         allow=allow,
         forbid=forbid,
         debug=debug,
+        agent=agent,
     )
     raise typer.Exit(code)
 
@@ -178,12 +184,13 @@ def chat(
     continue_: Continue = False,
     resume: Resume = None,
     debug: Debug = False,
+    agent: RemoteAgent = None,
 ) -> None:
     """Chat with the model in a REPL. With stdin not a terminal, runs stdin as one prompt."""
     if sys.stdin is not None and sys.stdin.isatty():
         flags = {"model": model, "base_url": base_url, "system": system, "max_steps": max_steps,
                  "timeout": timeout, "cwd": cwd, "yes": yes, "deny": deny, "allow": allow,
-                 "forbid": forbid, "debug": debug}  # fmt: skip
+                 "forbid": forbid, "debug": debug, "agent": agent}  # fmt: skip
         raise typer.Exit(_interactive(continue_, resume, flags))
     code = _one_shot(
         None,
@@ -201,6 +208,7 @@ def chat(
         allow=allow,
         forbid=forbid,
         debug=debug,
+        agent=agent,
     )
     raise typer.Exit(code)
 

@@ -180,13 +180,13 @@ class Executor:
         except Exception as exc:  # a broken risk function must not crash the run
             return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}", FAILED)
         request = ApprovalRequest(tool.policy_tool(args), args, assessment, preview, subjects)
-        if decided is None and self.policy.explain(request).decision == "ask":
-            if self.defer is not None:
-                self._emit_state(call, "waiting for approval")
-                self.defer(call, request, self.policy.explain(request).reasons)
+        asks = self.defer is not None or self.policy.approver is not None
+        verdict = self.policy.explain(request) if decided is None and asks else None
+        if verdict is not None and verdict.decision == "ask":
+            self._emit_state(call, "waiting for approval")
+            if self.defer is not None:  # someone outside this run answers: the call waits
+                self.defer(call, request, verdict.reasons)
                 raise _Deferred
-            if self.policy.approver is not None:
-                self._emit_state(call, "waiting for approval")
         decision = decided or await self.policy.decide(request)
         self._emit_approval(call, tool, assessment.risk.label, decision)
         if not decision.allowed:

@@ -32,6 +32,7 @@ complete -c agentcli -n '__fish_seen_subcommand_from run' -l forbid -x -d 'Deny 
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l continue -s c -d 'Continue the latest session of this workspace.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l resume -x -d 'Continue the session with this id.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l debug -d 'Show tracebacks for internal errors.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l agent -x -d 'URL of a remote AG-UI agent to use instead of a model.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l help -s h -d 'Show this message and exit.'
 
 # agentcli chat
@@ -48,6 +49,7 @@ complete -c agentcli -n '__fish_seen_subcommand_from chat' -l forbid -x -d 'Deny
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l continue -s c -d 'Continue the latest session of this workspace.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l resume -x -d 'Continue the session with this id.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l debug -d 'Show tracebacks for internal errors.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l agent -x -d 'URL of a remote AG-UI agent to use instead of a model.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l help -s h -d 'Show this message and exit.'
 
 # agentcli serve

@@ -135,3 +135,20 @@ def test_error_kinds_survive_the_session_file_and_repair_marks_interrupted_calls
     result = conversation.messages[-1]
     assert result.error_kind == INTERRUPTED
     assert message_from_dict(message_to_dict(result)).error_kind == INTERRUPTED
+
+
+def test_a_remote_agents_state_is_one_status_line_on_stderr():
+    import io
+
+    from agentcli.output.text import TextOutput
+
+    out, err = io.StringIO(), io.StringIO()
+    text = TextOutput(out, err, markdown=False)
+    text.handle(ev.StateSnapshot(snapshot={"step": "search", "found": 3}))
+    text.handle(ev.StateDelta(delta=[{"op": "replace", "path": "/found", "value": 4}]))
+    text.handle(ev.StateSnapshot(snapshot={"blob": "x" * 500}))
+    lines = err.getvalue().splitlines()
+    assert lines[0] == '  state: {"step": "search", "found": 3}'
+    assert lines[1] == "  state: 1 change(s): /found"
+    assert len(lines[2]) < 200 and lines[2].endswith("…")
+    assert out.getvalue() == ""

@@ -57,6 +57,17 @@ def format_arguments(raw: str) -> str:
     return shown
 
 
+def state_line(event: ev.StateSnapshot | ev.StateDelta) -> str:
+    """A remote agent's state (AG-UI STATE_SNAPSHOT / STATE_DELTA) as one short line."""
+    if isinstance(event, ev.StateDelta):
+        paths = ", ".join(str(op.get("path")) for op in event.delta if isinstance(op, dict))
+        shown = f"{len(event.delta)} change(s): {paths}"
+    else:
+        shown = json.dumps(event.snapshot, ensure_ascii=False, default=str)
+    shown = " ".join(shown.split())
+    return shown if len(shown) <= _MAX_ARGS_SHOWN else shown[: _MAX_ARGS_SHOWN - 1] + "…"
+
+
 class TextOutput:
     def __init__(self, stdout: TextIO, stderr: TextIO, *, markdown: bool | None = None) -> None:
         self.stdout = stdout
@@ -137,6 +148,8 @@ class TextOutput:
             self.stderr.flush()
         elif isinstance(event, ev.ReasoningMessageEnd):
             self.stderr.write("\n")
+        elif isinstance(event, (ev.StateSnapshot, ev.StateDelta)):
+            self._note(self.style.dim(f"  state: {state_line(event)}"))
         elif isinstance(event, ev.Progress):
             self._show_live_line(event.lines or [])
         elif isinstance(event, ev.ToolState) and event.state == "waiting for approval":

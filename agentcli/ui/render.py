@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from agentcli import events as ev
 from agentcli.fold import DENIED, StreamFold
 from agentcli.output.base import RunSummary
-from agentcli.output.text import Styler, format_arguments
+from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.ui.screen import SCREEN, progress_key
 
 RESULT_PREVIEW_LINES = 4
@@ -114,6 +114,8 @@ class ReplRenderer:
             self.stream.flush()
         elif isinstance(event, ev.ReasoningMessageEnd):
             self.stream.write("\n")
+        elif isinstance(event, (ev.StateSnapshot, ev.StateDelta)):
+            self._state(event)
         elif isinstance(event, ev.Custom):
             self._custom(event)
 
@@ -137,6 +139,9 @@ class ReplRenderer:
             ))  # fmt: skip
         elif isinstance(event, ev.RunWarning):
             self._line(self.style.yellow(f"  warning: {event.message}"))
+
+    def _state(self, event: ev.StateSnapshot | ev.StateDelta) -> None:
+        self._line(self.style.dim(f"  state: {state_line(event)}"))
 
     def _result(self, event: ev.ToolCallResult) -> None:
         call = self.fold.calls[event.tool_call_id]

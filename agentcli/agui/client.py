@@ -1,0 +1,125 @@
+"""`--agent URL`: a remote AG-UI agent in the place of the model. Each model step is one
+AG-UI run: agentcli POSTs a RunAgentInput (the conversation, and its local tools as frontend
+tools) and reads the run's events. A call of a local tool ends the step like a model's tool
+call: agentcli's executor runs it under agentcli's own policy and sandbox, and the next run
+carries the result. The remote agent's own tool calls and results are shown, never run here.
+Needs only httpx (no serve extra)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agentcli import events as ev
+from agentcli.agui.wire import message_to_wire
+from agentcli.errors import ProviderError
+from agentcli.messages import new_id
+from agentcli.providers.base import ModelRequest
+from agentcli.providers.http import HttpProvider
+
+TOKEN_ENV = "AGENTCLI_AGENT_TOKEN"  # a bearer token for the remote agent, when it wants one
+
+_PASSED = {
+    "TEXT_MESSAGE_START": ev.TextMessageStart,
+    "TEXT_MESSAGE_CONTENT": ev.TextMessageContent,
+    "TEXT_MESSAGE_END": ev.TextMessageEnd,
+    "TOOL_CALL_ARGS": ev.ToolCallArgs,
+    "TOOL_CALL_END": ev.ToolCallEnd,
+    "TOOL_CALL_RESULT": ev.ToolCallResult,
+    "REASONING_START": ev.ReasoningStart,
+    "REASONING_MESSAGE_START": ev.ReasoningMessageStart,
+    "REASONING_MESSAGE_CONTENT": ev.ReasoningMessageContent,
+    "REASONING_MESSAGE_END": ev.ReasoningMessageEnd,
+    "REASONING_END": ev.ReasoningEnd,
+    "STATE_SNAPSHOT": ev.StateSnapshot,
+    "STATE_DELTA": ev.StateDelta,
+}
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def event_from_wire(raw: dict[str, Any], local_tools: set[str]) -> ev.Event | None:
+    """A received event as agentcli's, or None for what agentcli's own run already says
+    (RUN_*, STEP_*) or does not know. A call of a tool that is not local is marked as run
+    by the remote side, so it is shown and never executed here."""
+    kind = raw.get("type")
+    fields = {_snake(k): v for k, v in raw.items() if k not in ("type", "rawEvent")}
+    if kind == "TOOL_CALL_START":
+        remote = fields.get("tool_call_name") not in local_tools
+        if remote:
+            fields["metadata"] = {**(fields.get("metadata") or {}), "executedBy": "provider"}
+        cls: Any = ev.ToolCallStart
+    elif kind == "CUSTOM":
+        base = {k: fields[k] for k in ("timestamp", "metadata") if k in fields}
+        return ev.custom_event(str(fields.get("name")), fields.get("value"), **base)
+    else:
+        cls = _PASSED.get(str(kind))
+        if cls is None:
+            return None
+    try:
+        return cls(**fields)
+    except TypeError:
+        return None  # a field agentcli does not model: not shown rather than a crash
+
+
+class AguiProvider(HttpProvider):
+    base_url_hint = "--agent"
+
+    def __init__(self, url: str, *, api_key: str | None, thread_id: str | None = None) -> None:
+        super().__init__(url, name="agent", base_url=url, api_key=api_key, api_key_env=TOKEN_ENV)
+        self.thread_id = thread_id or new_id("thread")
+
+    def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        return self._run(request)
+
+    def run_input(self, request: ModelRequest) -> dict[str, Any]:
+        messages = [message_to_wire(m) for m in request.messages if m.role != "system"]
+        return {
+            "threadId": self.thread_id,
+            "runId": new_id("run"),
+            "messages": messages,
+            "tools": request.tools,
+            "context": [],
+            "state": {},
+            "forwardedProps": {},
+        }
+
+    async def _run(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        headers = {"Accept": "text/event-stream"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        local = {tool["name"] for tool in request.tools}
+        calls: dict[str, bool] = {}  # local tool calls this run: id -> ended
+        usage = ev.Usage()
+        finished = False
+        async for message in self._open_stream("", headers=headers, body=self.run_input(request)):
+            try:
+                raw = json.loads(message.data)
+            except ValueError:
+                raise ProviderError(f"the agent sent an event that is not JSON: "
+                                    f"{message.data[:200]!r}") from None  # fmt: skip
+            if not isinstance(raw, dict):
+                continue
+            kind = raw.get("type")
+            if kind == "RUN_ERROR":
+                raise ProviderError(f"the agent failed: {raw.get('message', 'no message')}")
+            if kind == "RUN_FINISHED":
+                finished = True
+                for item in raw.get("usage") or []:
+                    usage.add(ev.Usage(item.get("inputTokens", 0), item.get("outputTokens", 0)))
+                continue
+            event = event_from_wire(raw, local)
+            if event is None:
+                continue
+            if isinstance(event, ev.ToolCallStart) and event.tool_call_name in local:
+                calls[event.tool_call_id] = False
+            elif isinstance(event, ev.ToolCallResult) and event.tool_call_id in calls:
+                calls.pop(event.tool_call_id)  # the agent answered it itself
+            yield event
+        if not finished:
+            raise ProviderError("the agent's stream ended without RUN_FINISHED or RUN_ERROR")
+        reason = "tool_calls" if calls else "stop"
+        yield ev.StepEnd(finish_reason=reason, usage=usage)
