@@ -4,13 +4,15 @@ Every event it streams validates with the `ag-ui-protocol` SDK's models."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.agui_helpers import free_port, post_run, run_input, types, wait_ready
+from tests.agui_helpers import free_port, post_run, run_input, sse_events, types, wait_ready
 from tests.conftest import StartCli
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -223,3 +225,54 @@ def test_cors_allows_only_listed_origins(serve: Serve):
     assert good.headers.get("access-control-allow-origin") == "http://localhost:3000"
     evil = httpx.options(url, headers={"Origin": "http://evil.example", **preflight})
     assert "access-control-allow-origin" not in evil.headers
+
+
+def test_runs_of_different_threads_go_on_at_once_and_one_thread_runs_one_at_a_time(
+    serve: Serve, server: ScriptedServer
+):
+    url = serve()
+    for _ in range(2):
+        server.enqueue(Reply.text([f"w{i} " for i in range(10)], delay=0.15))
+    ended: dict[str, float] = {}
+
+    def run(thread: str) -> None:
+        post_run(url, run_input(thread, "r1", [USER]))
+        ended[thread] = time.monotonic()
+
+    workers = [threading.Thread(target=run, args=(t,)) for t in ("c1", "c2")]
+    for worker in workers:
+        worker.start()
+    deadline = time.monotonic() + 20
+    while len(server.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    busy = httpx.post(url, json=run_input("c1", "r2", [USER, {**USER, "id": "u9"}]))
+    for worker in workers:
+        worker.join(30)
+    assert busy.status_code == 409 and "in progress" in busy.json()["error"]
+    assert len(server.requests) == 2
+    # the second model request arrived before the first run ended: the runs overlapped
+    assert max(r.time for r in server.requests) < min(ended.values())
+
+
+def test_a_client_that_goes_away_cancels_its_run_and_the_thread_goes_on(
+    serve: Serve, server: ScriptedServer
+):
+    url = serve()
+    server.enqueue(Reply.text([f"w{i} " for i in range(40)], delay=0.1))
+    with httpx.stream("POST", url, json=run_input("gone", "r1", [USER]), timeout=30) as response:
+        for line in response.iter_lines():
+            if "TEXT_MESSAGE_CONTENT" in line:
+                break  # leave mid-answer
+    server.enqueue(Reply.text(["still here"]))
+    again = {"id": "u2", "role": "user", "content": "again"}
+    for _ in range(50):  # the cancelled run lets go of the thread within moments
+        response = httpx.post(url, json=run_input("gone", "r2", [USER, again]), timeout=30)
+        if response.status_code != 409:
+            break
+        time.sleep(0.1)
+    assert response.status_code == 200, response.text
+    events = sse_events(response.text)
+    assert events[-1]["type"] == "RUN_FINISHED"
+    sent = server.requests[1].json["messages"]
+    assert sent[-1]["content"] == "again"
+    assert "[interrupted by the user]" in sent[-2]["content"]  # the partial answer, marked

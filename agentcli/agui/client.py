@@ -14,6 +14,7 @@ from typing import Any
 from agentcli import events as ev
 from agentcli.agui.wire import message_to_wire
 from agentcli.errors import ProviderError
+from agentcli.fold import StreamFold
 from agentcli.messages import new_id
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.http import HttpProvider
@@ -92,7 +93,7 @@ class AguiProvider(HttpProvider):
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         local = {tool["name"] for tool in request.tools}
-        calls: dict[str, bool] = {}  # local tool calls this run: id -> ended
+        fold = StreamFold()  # which local calls the agent left for agentcli to answer
         usage = ev.Usage()
         finished = False
         async for message in self._open_stream("", headers=headers, body=self.run_input(request)):
@@ -114,12 +115,9 @@ class AguiProvider(HttpProvider):
             event = event_from_wire(raw, local)
             if event is None:
                 continue
-            if isinstance(event, ev.ToolCallStart) and event.tool_call_name in local:
-                calls[event.tool_call_id] = False
-            elif isinstance(event, ev.ToolCallResult) and event.tool_call_id in calls:
-                calls.pop(event.tool_call_id)  # the agent answered it itself
-            yield event
+            yield fold.apply(event)
         if not finished:
             raise ProviderError("the agent's stream ended without RUN_FINISHED or RUN_ERROR")
-        reason = "tool_calls" if calls else "stop"
+        pending = [c for c in fold.calls.values() if c.name in local and not c.finished]
+        reason = "tool_calls" if pending else "stop"
         yield ev.StepEnd(finish_reason=reason, usage=usage)

@@ -140,7 +140,7 @@ class AgentServer:
             )
         return specs
 
-    async def start_run(self, run_input: Any) -> tuple[Relay, asyncio.Task[None]]:
+    async def start_run(self, run_input: Any) -> tuple[Relay, asyncio.Task[None], Agent | None]:
         thread_id = run_input.thread_id
         if thread_id in self.busy:
             raise Rejected(409, f"thread {thread_id!r} has a run in progress; wait for it")
@@ -157,7 +157,7 @@ class AgentServer:
         except AgentCliError as error:
             session.close()
             self.busy.discard(thread_id)
-            return relay, asyncio.create_task(self._failed(relay, run_input, str(error)))
+            return relay, asyncio.create_task(self._failed(relay, str(error))), None
         try:
             plan = self._prepare(agent, run_input)
         except Rejected:
@@ -165,7 +165,7 @@ class AgentServer:
             await agent.aclose(stop_all=False)
             raise
         task = asyncio.create_task(self._run(agent, relay, run_input, plan))
-        return relay, task
+        return relay, task, agent
 
     def _prepare(self, agent: Agent, run_input: Any) -> Plan:
         agent.thread_id = run_input.thread_id
@@ -222,17 +222,20 @@ class AgentServer:
                 await agent.aclose(stop_all=False)
             relay.queue.put_nowait(None)
 
-    async def _failed(self, relay: Relay, run_input: Any, message: str) -> None:
+    async def _failed(self, relay: Relay, message: str) -> None:
         relay.handle(ev.RunError(message=message, code="config"))
         relay.queue.put_nowait(None)
 
-    async def stream(self, relay: Relay, task: asyncio.Task[None]) -> AsyncIterator[str]:
+    async def stream(
+        self, relay: Relay, task: asyncio.Task[None], agent: Agent | None
+    ) -> AsyncIterator[str]:
         try:
             while (item := await relay.queue.get()) is not None:
                 yield item
         finally:
-            if not task.done():  # the client went away: stop the run, keep the thread valid
-                task.cancel()
+            if not task.done():  # the client went away: cancel the turn as Ctrl-C would,
+                if agent is None or not agent.cancel():  # leaving the thread valid
+                    task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
@@ -283,11 +286,11 @@ def build_app(options: ServeOptions) -> Any:
         try:
             server.check_auth(request.headers)
             run_input = server.parse_input(await server.read_body(request))
-            relay, task = await server.start_run(run_input)
+            relay, task, agent = await server.start_run(run_input)
         except Rejected as rejected:
             return JSONResponse({"error": str(rejected)}, status_code=rejected.status)
         return StreamingResponse(
-            server.stream(relay, task),
+            server.stream(relay, task, agent),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
