@@ -96,3 +96,24 @@ def test_the_run_input_sent_is_valid_for_the_sdk():
     assert [m.role for m in parsed.messages] == ["user", "assistant", "tool"]
     assert parsed.messages[2].error == "no such file"
     assert parsed.tools[0].name == "read_file"
+
+
+def test_received_events_keep_what_agentcli_models_and_mark_the_agents_own_calls():
+    from agentcli import events as ev
+    from agentcli.agui.client import event_from_wire
+
+    start = event_from_wire({"type": "TEXT_MESSAGE_START", "messageId": "m", "future": 1}, set())
+    assert start == ev.TextMessageStart(message_id="m", timestamp=start.timestamp)
+    theirs = event_from_wire(
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "search_web"}, {"read_file"}
+    )
+    ours = event_from_wire(
+        {"type": "TOOL_CALL_START", "toolCallId": "d", "toolCallName": "read_file"}, {"read_file"}
+    )
+    assert theirs.metadata == {"executedBy": "provider"} and ours.metadata is None
+    assert event_from_wire({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m"}, set()) is None
+    assert event_from_wire({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}, set()) is None
+    custom = event_from_wire(
+        {"type": "CUSTOM", "name": "warning", "value": {"message": "x"}}, set()
+    )
+    assert isinstance(custom, ev.RunWarning)

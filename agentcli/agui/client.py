@@ -7,6 +7,7 @@ Needs only httpx (no serve extra)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -60,10 +61,11 @@ def event_from_wire(raw: dict[str, Any], local_tools: set[str]) -> ev.Event | No
         cls = _PASSED.get(str(kind))
         if cls is None:
             return None
+    known = {f.name for f in dataclasses.fields(cls)}
     try:
-        return cls(**fields)
+        return cls(**{k: v for k, v in fields.items() if k in known})  # newer fields dropped
     except TypeError:
-        return None  # a field agentcli does not model: not shown rather than a crash
+        return None  # a required field missing: not shown rather than a crash
 
 
 class AguiProvider(HttpProvider):

@@ -90,7 +90,8 @@ class AgentServer:
             return
         given = headers.get("authorization", "")
         scheme, _, value = given.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip(), token):
+        sent = value.strip().encode("utf-8", "replace")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(sent, token.encode()):
             raise Rejected(401, "missing or wrong bearer token (Authorization: Bearer TOKEN)")
 
     async def read_body(self, request: Any) -> bytes:
