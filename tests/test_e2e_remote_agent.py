@@ -55,6 +55,9 @@ def test_the_remote_agent_calls_a_local_tool_and_gets_its_result(run_cli: RunCli
     text = "".join(e["delta"] for e in raw if e["type"] == "TEXT_MESSAGE_CONTENT")
     assert text.startswith("the tool said:") and "Demo project" in text
     assert raw[-1]["type"] == "RUN_FINISHED"
+    chat = run_cli(["chat", "--agent", remote], input=prompt + "\n")  # no terminal: one prompt
+    assert chat.returncode == 0, chat.stderr
+    assert "the tool said:" in chat.stdout and "Demo project" in chat.stdout
 
 
 def test_the_remote_agent_cannot_bypass_the_local_policy(
