@@ -14,7 +14,7 @@ import pytest
 from agentcli.agui.client import AguiProvider
 from agentcli.messages import Message, ToolCall
 from agentcli.providers.base import ModelRequest
-from tests.agui_helpers import free_port, wait_ready
+from tests.agui_helpers import EVENT, free_port, wait_ready
 from tests.conftest import RunCli, assert_one_error
 from tests.test_e2e_agui import parse_and_validate
 
@@ -120,3 +120,28 @@ def test_received_events_keep_what_agentcli_models_and_mark_the_agents_own_calls
         {"type": "CUSTOM", "name": "warning", "value": {"message": "x"}}, set()
     )
     assert isinstance(custom, ev.RunWarning)
+
+
+def test_chunk_events_become_the_start_content_end_they_stand_for():
+    from agentcli.agui.client import ChunkExpander
+
+    chunks = ChunkExpander()
+    received = [
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "he"},
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "llo"},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "t", "toolCallName": "read_file", "delta": "{}"},
+        {"type": "RUN_FINISHED", "threadId": "x", "runId": "r"},
+    ]
+    out = [item for raw in received for item in chunks.feed(raw)] + chunks.close()
+    assert [e["type"] for e in out] == [
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "RUN_FINISHED",
+    ]
+    for event in out:
+        EVENT.validate_python(event)

@@ -68,6 +68,55 @@ def event_from_wire(raw: dict[str, Any], local_tools: set[str]) -> ev.Event | No
         return None  # a required field missing: not shown rather than a crash
 
 
+class ChunkExpander:
+    """TEXT_MESSAGE_CHUNK and TOOL_CALL_CHUNK (AG-UI's convenience events) as the
+    START / CONTENT|ARGS / END events they stand for: a chunk with a new id opens a message
+    or call, and whatever comes next that is not its chunk closes it."""
+
+    def __init__(self) -> None:
+        self._open: tuple[str, str] | None = None  # ("text" | "tool", id)
+
+    def feed(self, raw: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = raw.get("type")
+        if kind == "TEXT_MESSAGE_CHUNK":
+            return self._chunk("text", raw.get("messageId"), raw, "messageId")
+        if kind == "TOOL_CALL_CHUNK":
+            return self._chunk("tool", raw.get("toolCallId"), raw, "toolCallId")
+        return [*self.close(), raw]
+
+    def _chunk(self, what: str, ident: Any, raw: dict[str, Any], key: str) -> list[dict]:
+        out: list[dict[str, Any]] = []
+        current = self._open[1] if self._open and self._open[0] == what else None
+        if ident is None:
+            ident = current
+        if ident is None:
+            return out  # a chunk of nothing open: nothing to show
+        if ident != current:
+            out += self.close()
+            if what == "text":
+                out.append({"type": "TEXT_MESSAGE_START", key: ident, "role": "assistant"})
+            else:
+                start = {"type": "TOOL_CALL_START", key: ident,
+                         "toolCallName": raw.get("toolCallName", "")}  # fmt: skip
+                if raw.get("parentMessageId"):
+                    start["parentMessageId"] = raw["parentMessageId"]
+                out.append(start)
+            self._open = (what, ident)
+        if raw.get("delta"):
+            kind = "TEXT_MESSAGE_CONTENT" if what == "text" else "TOOL_CALL_ARGS"
+            out.append({"type": kind, key: ident, "delta": raw["delta"]})
+        return out
+
+    def close(self) -> list[dict[str, Any]]:
+        if self._open is None:
+            return []
+        what, ident = self._open
+        self._open = None
+        if what == "text":
+            return [{"type": "TEXT_MESSAGE_END", "messageId": ident}]
+        return [{"type": "TOOL_CALL_END", "toolCallId": ident}]
+
+
 class AguiProvider(HttpProvider):
     base_url_hint = "--agent"
 
@@ -96,6 +145,7 @@ class AguiProvider(HttpProvider):
             headers["Authorization"] = f"Bearer {self.api_key}"
         local = {tool["name"] for tool in request.tools}
         fold = StreamFold()  # which local calls the agent left for agentcli to answer
+        chunks = ChunkExpander()
         usage = ev.Usage()
         finished = False
         async for message in self._open_stream("", headers=headers, body=self.run_input(request)):
@@ -106,20 +156,27 @@ class AguiProvider(HttpProvider):
                                     f"{message.data[:200]!r}") from None  # fmt: skip
             if not isinstance(raw, dict):
                 continue
-            kind = raw.get("type")
-            if kind == "RUN_ERROR":
-                raise ProviderError(f"the agent failed: {raw.get('message', 'no message')}")
-            if kind == "RUN_FINISHED":
-                finished = True
-                for item in raw.get("usage") or []:
-                    usage.add(ev.Usage(item.get("inputTokens", 0), item.get("outputTokens", 0)))
-                continue
-            event = event_from_wire(raw, local)
-            if event is None:
-                continue
-            yield fold.apply(event)
+            for item in chunks.feed(raw):
+                finished = self._finished(item, usage) or finished
+                event = event_from_wire(item, local)
+                if event is not None:
+                    yield fold.apply(event)
+        for item in chunks.close():
+            yield fold.apply(event_from_wire(item, local))  # type: ignore[arg-type]
         if not finished:
             raise ProviderError("the agent's stream ended without RUN_FINISHED or RUN_ERROR")
         pending = [c for c in fold.calls.values() if c.name in local and not c.finished]
         reason = "tool_calls" if pending else "stop"
         yield ev.StepEnd(finish_reason=reason, usage=usage)
+
+    @staticmethod
+    def _finished(raw: dict[str, Any], usage: ev.Usage) -> bool:
+        """RUN_FINISHED (adding its usage) or RUN_ERROR (raised); False for the rest."""
+        kind = raw.get("type")
+        if kind == "RUN_ERROR":
+            raise ProviderError(f"the agent failed: {raw.get('message', 'no message')}")
+        if kind != "RUN_FINISHED":
+            return False
+        for item in raw.get("usage") or []:
+            usage.add(ev.Usage(item.get("inputTokens", 0), item.get("outputTokens", 0)))
+        return True
