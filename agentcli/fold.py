@@ -109,6 +109,15 @@ class StreamFold:
             handler(self, event)
         return event
 
+    def unclosed(self) -> list[ev.Event]:
+        """The ENDs of what is still open (a run cut short mid-message or mid-call), so that
+        a stream can close everything before its RUN_FINISHED or RUN_ERROR."""
+        ends: list[ev.Event] = [
+            ev.TextMessageEnd(message_id=t.id) for t in self.texts.values() if t.open
+        ]
+        ends += [ev.ToolCallEnd(tool_call_id=c.id) for c in self.calls.values() if not c.ended]
+        return ends
+
     # --- runs
 
     def _run_started(self, event: ev.RunStarted) -> None:

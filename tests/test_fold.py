@@ -152,3 +152,24 @@ def test_a_remote_agents_state_is_one_status_line_on_stderr():
     assert lines[1] == "  state: 1 change(s): /found"
     assert len(lines[2]) < 200 and lines[2].endswith("…")
     assert out.getvalue() == ""
+
+
+def test_a_relay_closes_what_a_cut_run_left_open_before_its_end():
+    from agentcli.agui.server import Relay
+    from tests.agui_helpers import sse_events
+
+    relay = Relay()
+    for event in [
+        ev.RunStarted(thread_id="t", run_id="r"),
+        ev.TextMessageStart(message_id="m"),
+        ev.TextMessageContent(message_id="m", delta="part"),
+        ev.ToolCallStart(tool_call_id="c", tool_call_name="read_file", parent_message_id="m"),
+        ev.ToolCallArgs(tool_call_id="c", delta='{"pa'),
+        ev.RunError(message="timeout", code="timeout"),
+    ]:
+        relay.handle(event)
+    records = []
+    while not relay.queue.empty():
+        records.append(relay.queue.get_nowait())
+    kinds = [e["type"] for e in sse_events("".join(records))]
+    assert kinds[-3:] == ["TEXT_MESSAGE_END", "TOOL_CALL_END", "RUN_ERROR"]

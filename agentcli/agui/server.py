@@ -20,6 +20,7 @@ from agentcli.agent import Agent
 from agentcli.agui import wire
 from agentcli.agui.threads import Plan, open_thread, plan_run
 from agentcli.errors import AgentCliError, UsageError
+from agentcli.fold import StreamFold
 from agentcli.messages import ToolCall
 from agentcli.output.base import RunSummary
 from agentcli.policy.engine import ApprovalRequest
@@ -56,12 +57,21 @@ class Rejected(Exception):
 
 
 class Relay:
-    """An output of the agent that queues each event, encoded, for the HTTP response."""
+    """An output of the agent that queues each event, encoded, for the HTTP response. It
+    folds the stream, so that a run cut short still closes what it opened before its end."""
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.fold = StreamFold()
 
     def handle(self, event: ev.Event) -> None:
+        if isinstance(event, (ev.RunFinished, ev.RunError)):
+            for end in self.fold.unclosed():
+                self._put(end)
+        self._put(event)
+
+    def _put(self, event: ev.Event) -> None:
+        self.fold.apply(event)
         self.queue.put_nowait(wire.encode(event))
 
     def finish(self, summary: RunSummary) -> None:
