@@ -14,6 +14,7 @@ TOP_LEVEL_HELP = (
     "Commands:\n"
     "  run          Run one prompt to the end and exit.\n"
     "  chat         Chat with the model in a REPL.\n"
+    "  serve        Serve AG-UI over HTTP: frontends POST a RunAgentInput and...\n"
     "  doctor       What protects the commands the model runs: the sandbox in...\n"
     "  models       The models the configured providers offer.\n"
     "  trust        Trust a workspace: its .agentcli/config.toml may then loosen...\n"

@@ -9,6 +9,7 @@ conversation valid (its partial answer marked, its unanswered calls answered).""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agentcli import events as ev
@@ -25,6 +26,7 @@ from agentcli.policy.setup import build_policy
 from agentcli.process.env import child_environment
 from agentcli.process.jobs import JobManager
 from agentcli.process.run import LIVE
+from agentcli.providers.base import Provider
 from agentcli.providers.factory import make_provider
 from agentcli.sessions.session import Session
 from agentcli.settings import ModelSpec, RunSettings, context_window
@@ -38,7 +40,7 @@ INTERRUPTED_MARK = "\n\n[interrupted by the user]"
 
 @dataclass(slots=True)
 class Ending:
-    status: str  # finished | max_steps | timeout | error | cancelled | output_closed
+    status: str  # finished | pending | max_steps | timeout | error | cancelled | output_closed
     exit_code: int
     error: str | None = None
     code: str | None = None  # RUN_ERROR's machine-readable code
@@ -53,7 +55,9 @@ class Agent:
         *,
         approver: Approver | None = None,
         interactive: bool = True,
+        provider: Provider | None = None,
     ) -> None:
+        """`provider`: one shared by many agents (agentcli serve), not closed by this one."""
         self.settings = settings
         self.session = session
         self.emit = FanOut([session, *outputs])
@@ -100,9 +104,14 @@ class Agent:
         )  # fmt: skip
         self.instructions = find_instructions(settings.workspace, config.get("instructions.files"))
         self.model = settings.model
-        self.provider = make_provider(settings)
+        self._owns_provider = provider is None
+        self.provider = provider or make_provider(settings)
+        if hasattr(self.provider, "thread_id"):  # a remote AG-UI agent: the session's thread
+            self.provider.thread_id = session.id
         self.loop = self._build_loop()
         self.usage = ev.Usage()  # the whole session's tokens, for /usage
+        self.thread_id = session.id  # AG-UI's threadId (a served thread names its own)
+        self.pending: list[str] = []  # calls a client must answer before the turn goes on
         self._cancel_code: int | None = None
         self._turn: asyncio.Task | None = None
 
@@ -146,21 +155,33 @@ class Agent:
         self._turn.cancel()
         return True
 
-    async def run_turn(self, prompt: str) -> RunSummary:
-        run_id = new_id("run")
+    async def run_turn(
+        self,
+        prompt: str | None,
+        *,
+        run_id: str | None = None,
+        prelude: Callable[[], Awaitable[None]] | None = None,
+    ) -> RunSummary:
+        """One run. `prelude` (a served run) adds the client's messages and answers once
+        the run has started; without it, `prompt` is the new user message."""
+        run_id = run_id or new_id("run")
         self._cancel_code = None
         self._turn = asyncio.current_task()
         self.executor.denied = 0
         self.executor.give_up = None
+        self.executor.deferred = []
+        self.pending = []
         conversation = self.session.conversation
-        conversation.repair()  # before the new prompt, so results follow their calls
-        conversation.add(Message.user(prompt))
-        self.emit(ev.RunStarted(thread_id=self.session.id, run_id=run_id))
+        if prelude is None:
+            conversation.repair()  # before the new prompt, so results follow their calls
+            if prompt is not None:
+                conversation.add(Message.user(prompt))
+        self.emit(ev.RunStarted(thread_id=self.thread_id, run_id=run_id))
         if self.instructions:
             files = [str(i.path) for i in self.instructions]
-            self.emit(ev.Custom(name="instructions", value={"files": files}))
+            self.emit(ev.Instructions(files=files))
         try:
-            ending = await self._drive()
+            ending = await self._drive(prelude)
         finally:
             self._turn = None
         if ending.status == "cancelled":
@@ -170,7 +191,7 @@ class Agent:
         state = self.loop.state
         self.usage.add(state.usage)
         summary = RunSummary(
-            thread_id=self.session.id,
+            thread_id=self.thread_id,
             run_id=run_id,
             model=str(self.model),
             status=ending.status,
@@ -184,10 +205,12 @@ class Agent:
             self._emit_ending(summary, ending.code)
         return summary
 
-    async def _drive(self) -> Ending:
+    async def _drive(self, prelude: Callable[[], Awaitable[None]] | None = None) -> Ending:
         settings = self.settings
         try:
             async with asyncio.timeout(settings.timeout):
+                if prelude is not None:
+                    await prelude()
                 status = await self.loop.run(self.session.conversation)
         except TimeoutError:
             message = f"the run reached --timeout {settings.timeout:g}s before the model finished"
@@ -218,7 +241,16 @@ class Agent:
                 "raise --max-steps to let it go on"
             )
             return Ending("max_steps", ExitCode.LIMIT, message, "max_steps")
+        if status == "pending":
+            self.pending = [*self._unanswered_frontend_calls(), *self.pending]
         return Ending("finished", ExitCode.OK)
+
+    def _unanswered_frontend_calls(self) -> list[str]:
+        messages = self.session.conversation.messages
+        last = next((m for m in reversed(messages) if m.role == "assistant"), None)
+        answered = {m.tool_call_id for m in messages if m.role == "tool"}
+        calls = last.tool_calls if last is not None else []
+        return [c.id for c in calls if c.name in self.loop.frontend and c.id not in answered]
 
     def _leave_valid_history(self) -> None:
         """After a cancel: keep the partial answer, marked, and answer unanswered calls."""
@@ -237,7 +269,10 @@ class Agent:
         usage = [summary.usage.to_wire(self.provider.name, self.provider.model)]
         ids = {"thread_id": summary.thread_id, "run_id": summary.run_id}
         if summary.status == "finished":
-            self.emit(ev.RunFinished(**ids, outcome={"type": "success"}, usage=usage))
+            outcome: dict = {"type": "success"}
+            if self.pending:
+                outcome["pendingToolCallIds"] = list(self.pending)
+            self.emit(ev.RunFinished(**ids, outcome=outcome, usage=usage))
         elif summary.status == "cancelled":
             self.emit(ev.RunFinished(**ids, outcome={"type": "cancelled"}, usage=usage))
         else:
@@ -245,8 +280,16 @@ class Agent:
             self.emit(ev.RunError(message=message, code=code, usage=usage))
         self.emit.finish(summary)
 
-    async def aclose(self) -> None:
-        await LIVE.stop_all()  # foreground commands and background jobs alike
-        await self.provider.aclose()
+    async def aclose(self, *, stop_all: bool = True) -> None:
+        """`stop_all`: every process agentcli started (the process is ending); otherwise
+        only this agent's background jobs (a served run, beside other runs)."""
+        if stop_all:
+            await LIVE.stop_all()  # foreground commands and background jobs alike
+        else:
+            jobs = self.context.jobs
+            for job in list(jobs.jobs.values()) if jobs is not None else []:
+                await jobs.kill(job)
+        if self._owns_provider:
+            await self.provider.aclose()
         self.sandbox.close()
         self.session.close()

@@ -93,6 +93,26 @@ app.command(
 )(_command("chat", _chat, []))
 
 
+def _serve(values: dict[str, Any]) -> int:  # _guarded exits with the code
+    from agentcli.cli_options import options_of
+    from agentcli.commands.serve_command import serve_command
+
+    flags = {o.name: values[o.name] for o in options_of("serve") if o.to_settings}
+    _guarded(
+        lambda: serve_command(
+            values["host"], values["port"], values["token_env"], values["cors_origin"] or [],
+            flags,
+        )
+    )  # fmt: skip
+    return 0
+
+
+app.command(
+    "serve",
+    help="Serve AG-UI over HTTP: frontends POST a RunAgentInput and get the run's events.",
+)(_command("serve", _serve, []))
+
+
 config_app = typer.Typer(
     help="Show and change the configuration.", no_args_is_help=True, rich_markup_mode=None
 )

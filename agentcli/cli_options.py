@@ -57,6 +57,8 @@ OPTIONS: tuple[Option, ...] = (
            "auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox."),
     Option("allow_network", ("--allow-network",), bool,
            "Let --yes grant sandboxed commands the network.", default=False),
+    Option("agent", ("--agent",), str,
+           "URL of a remote AG-UI agent to use instead of a model."),
 )  # fmt: skip
 
 BY_NAME = {option.name: option for option in OPTIONS}
@@ -71,11 +73,28 @@ EXPLAIN_OPTIONS: tuple[Option, ...] = (
     Option("cwd", ("--cwd",), str, "The workspace [default: .]"),
 )  # fmt: skip
 
+# `serve`: the agent's own options (but a remote agent or a session to continue) and where
+# to listen (agentcli.commands.serve_command).
+SERVE_OPTIONS: tuple[Option, ...] = (
+    Option("host", ("--host",), str, "Address to listen on.", commands=("serve",),
+           default="127.0.0.1", to_settings=False),
+    Option("port", ("--port",), int, "Port to listen on.", commands=("serve",), default=8765,
+           to_settings=False),
+    Option("token_env", ("--token-env",), str,
+           "Environment variable holding a bearer token clients must send "
+           "(required off loopback).", commands=("serve",), to_settings=False),
+    Option("cors_origin", ("--cors-origin",), list,
+           "A browser origin allowed to call the server.", commands=("serve",),
+           to_settings=False),
+    *(o for o in OPTIONS if o.to_settings and o.name != "agent"),
+)  # fmt: skip
+
 # Each command parsed here: its positional arguments (all optional) and its options.
 COMMANDS: dict[str, tuple[tuple[str, ...], tuple[Option, ...]]] = {
     "run": (("prompt",), tuple(o for o in OPTIONS if "run" in o.commands)),
     "chat": ((), tuple(o for o in OPTIONS if "chat" in o.commands)),
     "policy explain": (("tool", "args"), EXPLAIN_OPTIONS),
+    "serve": ((), SERVE_OPTIONS),
 }
 
 

@@ -109,13 +109,10 @@ class Compactor:
         conversation.summary, conversation.start = summary, split
         self.on_compacted(summary, split)
         self.emit(
-            ev.Custom(
-                name="compaction",
-                value={
-                    "summarisedMessages": len(older),
-                    "keptMessages": len(conversation.messages) - split,
-                    "summaryChars": len(summary),
-                },
+            ev.Compaction(
+                summarised_messages=len(older),
+                kept_messages=len(conversation.messages) - split,
+                summary_chars=len(summary),
             )
         )
         return True

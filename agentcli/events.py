@@ -130,6 +130,18 @@ class ToolCallResult(Event):
 
 
 @dataclass(kw_only=True, slots=True)
+class StateSnapshot(Event):
+    type: ClassVar[str] = "STATE_SNAPSHOT"
+    snapshot: Any
+
+
+@dataclass(kw_only=True, slots=True)
+class StateDelta(Event):
+    type: ClassVar[str] = "STATE_DELTA"
+    delta: list[Any]
+
+
+@dataclass(kw_only=True, slots=True)
 class ReasoningStart(Event):
     type: ClassVar[str] = "REASONING_START"
     message_id: str
@@ -163,11 +175,177 @@ class ReasoningEnd(Event):
 
 @dataclass(kw_only=True, slots=True)
 class Custom(Event):
-    """What AG-UI has no name for: `usage`, `retry`, `approval`, `warning`, `progress`."""
+    """AG-UI's CUSTOM event: what AG-UI has no name for. agentcli's own kinds are the typed
+    subclasses below, one JSON shape each (`value`, camelCase, optional keys omitted); a
+    plain `Custom` carries any other name (a remote agent's, say) as it came."""
 
     type: ClassVar[str] = "CUSTOM"
     name: str
     value: Any
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"type": self.type, "timestamp": self.timestamp}
+        if self.metadata is not None:
+            wire["metadata"] = self.metadata
+        wire["name"] = self.name
+        wire["value"] = self.value
+        return wire
+
+
+_CUSTOM_BASE = {"timestamp", "metadata", "name", "value"}
+
+
+def _typed(name: str) -> Any:
+    """Class decorator: a typed CUSTOM event named `name`; `value` is its own fields."""
+
+    def wrap(cls: Any) -> Any:
+        cls.NAME = name
+        CUSTOM_KINDS[name] = cls
+        return cls
+
+    return wrap
+
+
+CUSTOM_KINDS: dict[str, type[TypedCustom]] = {}
+
+
+@dataclass(kw_only=True, slots=True)
+class TypedCustom(Custom):
+    NAME: ClassVar[str] = ""
+    name: str = field(default="", init=False)
+    value: Any = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.NAME
+        value: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name not in _CUSTOM_BASE:
+                item = getattr(self, f.name)
+                if item is not None:
+                    value[_camel(f.name)] = item
+        self.value = value
+
+    @classmethod
+    def from_value(cls, value: Any, **base: Any) -> TypedCustom | None:
+        """The typed event for a received value, or None when it does not fit the shape."""
+        if not isinstance(value, dict):
+            return None
+        known = {_camel(f.name): f.name for f in fields(cls) if f.name not in _CUSTOM_BASE}
+        if not set(value) <= set(known):
+            return None
+        try:
+            return cls(**{known[k]: v for k, v in value.items()}, **base)
+        except TypeError:
+            return None
+
+
+@_typed("approval")
+@dataclass(kw_only=True, slots=True)
+class Approval(TypedCustom):
+    """How a tool call was decided, before it runs: `{"toolCallId", "tool", "risk":
+    "low|medium|high", "decision": "allow|deny", "by": "auto|rule|user|flag|...",
+    "reason", "rule"?, "sandbox"?}` — `sandbox`: the profile a command runs in
+    (read-only, workspace-write, network, none), for tools that run commands."""
+
+    tool_call_id: str
+    tool: str
+    risk: str
+    decision: str
+    by: str
+    reason: str
+    rule: str | None = None
+    sandbox: str | None = None
+
+
+@_typed("tool_state")
+@dataclass(kw_only=True, slots=True)
+class ToolState(TypedCustom):
+    """A call's state between its END and its RESULT: `{"toolCallId", "state": "waiting for
+    approval" | "running"}`."""
+
+    tool_call_id: str
+    state: str
+
+
+@_typed("progress")
+@dataclass(kw_only=True, slots=True)
+class Progress(TypedCustom):
+    """A running command's latest output: `{"toolCallId", "lines": [str], "bytes": int}`."""
+
+    tool_call_id: str
+    lines: list[str] | None = None
+    bytes: int | None = None
+
+
+@_typed("warning")
+@dataclass(kw_only=True, slots=True)
+class RunWarning(TypedCustom):
+    """Something the user should know that did not stop the run: `{"message"}`."""
+
+    message: str
+
+
+@_typed("instructions")
+@dataclass(kw_only=True, slots=True)
+class Instructions(TypedCustom):
+    """The instruction files (AGENTS.md, ...) this run follows: `{"files": [path]}`."""
+
+    files: list[str]
+
+
+@_typed("usage")
+@dataclass(kw_only=True, slots=True)
+class UsageReport(TypedCustom):
+    """One model step's tokens, AG-UI's TokenUsage shape: `{"provider"?, "model"?,
+    "inputTokens", "outputTokens", "totalTokens"}`."""
+
+    provider: str | None = None
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    @classmethod
+    def of(cls, usage: Usage, provider: str | None, model: str | None) -> UsageReport:
+        return cls(provider=provider or None, model=model or None, **usage.counts())
+
+
+@_typed("retry")
+@dataclass(kw_only=True, slots=True)
+class Retry(TypedCustom):
+    """A provider request failed and is tried again: `{"attempt", "delaySeconds", "reason",
+    "status"?}`."""
+
+    attempt: int
+    delay_seconds: float
+    reason: str
+    status: int | None = None
+
+
+@_typed("compaction")
+@dataclass(kw_only=True, slots=True)
+class Compaction(TypedCustom):
+    """Earlier messages were summarised: `{"summarisedMessages", "keptMessages",
+    "summaryChars"}`."""
+
+    summarised_messages: int
+    kept_messages: int
+    summary_chars: int
+
+
+def custom_event(name: str, value: Any, **base: Any) -> Custom:
+    """A received CUSTOM event: typed when agentcli knows the name and the shape fits."""
+    kind = CUSTOM_KINDS.get(name)
+    typed = kind.from_value(value, **base) if kind is not None else None
+    return typed if typed is not None else Custom(name=name, value=value, **base)
+
+
+def typed(event: Event) -> Event:
+    """`event`, or its typed form when it is a plain CUSTOM of a kind agentcli knows."""
+    if type(event) is Custom:
+        return custom_event(event.name, event.value, timestamp=event.timestamp,
+                            metadata=event.metadata)  # fmt: skip
+    return event
 
 
 @dataclass(slots=True)
@@ -189,6 +367,13 @@ class Usage:
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+        }
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens

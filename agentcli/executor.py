@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli import events as ev
+from agentcli.fold import DENIED, FAILED, INVALID
 from agentcli.messages import Message, ToolCall, new_id
 from agentcli.policy import ApprovalRequest, Decision, Policy
 from agentcli.policy.engine import TurnCancelled
@@ -27,6 +28,15 @@ Emit = Callable[[ev.Event], None]
 
 class InvalidCall(Exception):
     """The model's call cannot run as sent; the message tells the model how to fix it."""
+
+
+class _Deferred(Exception):
+    """The approval went to someone outside this run; the call waits for the next run."""
+
+
+# Called instead of asking when approvals are deferred (agentcli serve): the call, its
+# request and why it would ask. The call then gets no result in this run.
+Defer = Callable[[ToolCall, ApprovalRequest, list[str]], None]
 
 
 @dataclass(slots=True)
@@ -60,31 +70,45 @@ class Executor:
         self.give_up: str | None = None  # set when a weak model keeps sending bad calls
         self._slots = asyncio.Semaphore(max_concurrency)
         self._validators: dict[str, Any] = {}
+        self.defer: Defer | None = None
+        self.deferred: list[str] = []  # ids of calls whose approval was deferred this run
 
-    async def run(self, calls: list[ToolCall]) -> list[Message]:
+    async def run(
+        self, calls: list[ToolCall], decided: dict[str, Decision] | None = None
+    ) -> list[Message]:
         """All calls start together; results come back in the order the model asked. If
-        one prompt cancels the turn (Ctrl-C), the other calls are cancelled too."""
+        one prompt cancels the turn (Ctrl-C), the other calls are cancelled too. `decided`
+        holds decisions made elsewhere (a deferred approval's answer), by call id; a call
+        whose approval is deferred has no result."""
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._run_one(call)) for call in calls]
+                tasks = [
+                    group.create_task(self._run_one(call, (decided or {}).get(call.id)))
+                    for call in calls
+                ]
         except* TurnCancelled as cancelled:
             raise cancelled.exceptions[0] from None
-        return [task.result() for task in tasks]
+        return [result for task in tasks if (result := task.result()) is not None]
 
-    async def _run_one(self, call: ToolCall) -> Message:
+    async def _run_one(self, call: ToolCall, decided: Decision | None = None) -> Message | None:
         started = time.monotonic()
         try:
             prepared = self.prepare(call)
         except InvalidCall as invalid:
-            output = ToolOutput.failure(str(invalid))
+            output = ToolOutput.failure(str(invalid), INVALID)
             self._count_invalid(call.name, str(invalid))
         else:
             self._invalid_streak[call.name] = 0
-            output = await self._decide_and_execute(call, prepared)
+            try:
+                output = await self._decide_and_execute(call, prepared, decided)
+            except _Deferred:
+                self.deferred.append(call.id)
+                return None
         latency_ms = int((time.monotonic() - started) * 1000)
         metadata: dict[str, Any] = {"latencyMs": latency_ms}
         if output.error:
             metadata["error"] = output.summary or output.content
+            metadata["errorKind"] = output.error_kind or FAILED
         if output.summary and not output.error:
             metadata["summary"] = output.summary
         self.emit(
@@ -95,8 +119,10 @@ class Executor:
                 metadata=metadata,
             )
         )
+        if not output.error:
+            return Message.tool_result(call.id, output.content)
         return Message.tool_result(
-            call.id, output.content, error=metadata.get("error") if output.error else None
+            call.id, output.content, error=metadata["error"], kind=metadata["errorKind"]
         )
 
     def _count_invalid(self, name: str, error: str) -> None:
@@ -142,7 +168,7 @@ class Executor:
 
     def _context_for(self, call: ToolCall, profile: str) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
-            self.emit(ev.Custom(name="progress", value={"toolCallId": call.id, **value}))
+            self.emit(ev.custom_event("progress", {"toolCallId": call.id, **value}))
 
         return replace(self.context, call_id=call.id, progress=progress, profile=profile)
 
@@ -156,25 +182,32 @@ class Executor:
             return "none"
         return sandbox.profile_for(assessment.risk, tool.requested_sandbox(args)).value
 
-    async def _decide_and_execute(self, call: ToolCall, prepared: Prepared) -> ToolOutput:
+    async def _decide_and_execute(
+        self, call: ToolCall, prepared: Prepared, decided: Decision | None
+    ) -> ToolOutput:
         tool, args = prepared.tool, prepared.args
         try:
             assessment = tool.assess(args, self.context)
             subjects = tool.rule_subjects(args, self.context)
             preview = tool.preview(args, self.context)
         except Exception as exc:  # a broken risk function must not crash the run
-            return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}")
+            return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}", FAILED)
         profile = self.sandbox_profile(tool, args, assessment)
         request = ApprovalRequest(
             tool.policy_tool(args), args, assessment, preview, subjects, profile
         )
-        if self.policy.approver is not None and self.policy.explain(request).decision == "ask":
+        asks = self.defer is not None or self.policy.approver is not None
+        verdict = self.policy.explain(request) if decided is None and asks else None
+        if verdict is not None and verdict.decision == "ask":
             self._emit_state(call, "waiting for approval")
-        decision = await self.policy.decide(request)
+            if self.defer is not None:  # someone outside this run answers: the call waits
+                self.defer(call, request, verdict.reasons)
+                raise _Deferred
+        decision = decided or await self.policy.decide(request)
         self._emit_approval(call, tool, assessment.risk.label, decision, profile)
         if not decision.allowed:
             self.denied += 1
-            return ToolOutput.failure(f"denied: {decision.reason}")
+            return ToolOutput.failure(f"denied: {decision.reason}", DENIED)
         async with self._slots:
             # Resolve again right before running: if the target changed since the decision
             # (a symlink swapped, say) and is now riskier, refuse rather than run.
@@ -182,7 +215,7 @@ class Executor:
             if again.risk > assessment.risk:
                 self.denied += 1
                 return ToolOutput.failure(
-                    f"denied: the call changed since approval: {again.reason}"
+                    f"denied: the call changed since approval: {again.reason}", DENIED
                 )
             self._emit_state(call, "running")
             try:
@@ -190,29 +223,28 @@ class Executor:
             except TurnCancelled:
                 raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval
             except ToolFailure as failure:
-                return ToolOutput.failure(str(failure))
+                return ToolOutput.failure(str(failure), failure.kind)
             except Exception as exc:  # a tool bug is a result, not a crash
                 return ToolOutput.failure(f"{tool.name} failed: {type(exc).__name__}: {exc}")
 
     def _emit_state(self, call: ToolCall, state: str) -> None:
-        self.emit(ev.Custom(name="tool_state", value={"toolCallId": call.id, "state": state}))
+        self.emit(ev.ToolState(tool_call_id=call.id, state=state))
 
     def _emit_approval(
         self, call: ToolCall, tool: Tool, risk: str, decision: Decision, profile: str | None
     ) -> None:
-        value: dict[str, Any] = {
-            "toolCallId": call.id,
-            "tool": tool.name,
-            "risk": risk,
-            "decision": decision.decision,
-            "by": decision.by,
-            "reason": decision.reason,
-        }
-        if profile is not None:
-            value["sandbox"] = profile
-        if decision.rule:
-            value["rule"] = decision.rule
-        self.emit(ev.Custom(name="approval", value=value))
+        self.emit(
+            ev.Approval(
+                tool_call_id=call.id,
+                tool=tool.name,
+                risk=risk,
+                decision=decision.decision,
+                by=decision.by,
+                reason=decision.reason,
+                rule=decision.rule or None,
+                sandbox=profile,
+            )
+        )
 
 
 def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:

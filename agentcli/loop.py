@@ -24,7 +24,7 @@ class InvalidCallsError(AgentCliError):
     code = "invalid_calls"
 
 
-LoopStatus = Literal["finished", "max_steps"]
+LoopStatus = Literal["finished", "max_steps", "pending"]
 
 
 @dataclass(slots=True)
@@ -57,6 +57,9 @@ class AgentLoop:
         self.max_steps = max_steps
         self.compactor = compactor
         self.state = LoopState()
+        # Tools a client runs (AG-UI frontend tools): offered, never executed here; a call
+        # of one ends the run "pending" until its result comes back.
+        self.frontend: set[str] = set()
 
     async def run(self, conversation: Conversation) -> LoopStatus:
         """Runs until done; adds every assistant and tool message to `conversation`."""
@@ -78,18 +81,23 @@ class AgentLoop:
                 )
             elif end.finish_reason == "refusal":
                 self._warn("the model refused to answer")
+            pending = False
             if message.tool_calls:
-                for result in await self.executor.run(message.tool_calls):
+                local = [c for c in message.tool_calls if c.name not in self.frontend]
+                for result in await self.executor.run(local):
                     conversation.add(result)
                 if self.executor.give_up:
                     raise InvalidCallsError(self.executor.give_up)
+                pending = len(local) < len(message.tool_calls) or bool(self.executor.deferred)
             self.emit(ev.StepFinished(step_name=step_name))
+            if pending:
+                return "pending"  # a client runs or approves a call; its answer continues
             if not message.tool_calls and end.finish_reason != "pause":
                 return "finished"  # "pause": the provider's own tools paused; ask it to go on
         return "max_steps"
 
     def _warn(self, text: str) -> None:
-        self.emit(ev.Custom(name="warning", value={"message": text}))
+        self.emit(ev.RunWarning(message=text))
 
     def _system(self, conversation: Conversation) -> str:
         if conversation.summary:

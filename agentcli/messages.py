@@ -31,6 +31,7 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None  # on tool messages: the call this answers
     error: str | None = None  # on tool messages: why the call failed or was refused
+    error_kind: str | None = None  # on failed tool messages: agentcli.fold.ERROR_KINDS
     id: str = field(default_factory=lambda: new_id("msg"))
     extra: dict[str, Any] = field(default_factory=dict)  # provider-specific parts
 
@@ -39,8 +40,12 @@ class Message:
         return cls(role="user", content=text)
 
     @classmethod
-    def tool_result(cls, call_id: str, content: str, error: str | None = None) -> Message:
-        return cls(role="tool", content=content, tool_call_id=call_id, error=error)
+    def tool_result(
+        cls, call_id: str, content: str, error: str | None = None, kind: str | None = None
+    ) -> Message:
+        if error is not None and kind is None:
+            kind = "failed"
+        return cls(role="tool", content=content, tool_call_id=call_id, error=error, error_kind=kind)
 
 
 class TurnCollector:
@@ -97,6 +102,8 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         data["toolCallId"] = message.tool_call_id
     if message.error is not None:
         data["error"] = message.error
+    if message.error_kind is not None:
+        data["errorKind"] = message.error_kind
     if message.extra:
         data["extra"] = message.extra
     return data
@@ -112,6 +119,7 @@ def message_from_dict(data: dict[str, Any]) -> Message:
         ],
         tool_call_id=data.get("toolCallId"),
         error=data.get("error"),
+        error_kind=data.get("errorKind"),
         id=data.get("id") or new_id("msg"),
         extra=data.get("extra") or {},
     )
@@ -151,7 +159,9 @@ class Conversation:
             for call in message.tool_calls:
                 if call.id in answered:
                     continue
-                result = Message.tool_result(call.id, INTERRUPTED, error=INTERRUPTED)
+                result = Message.tool_result(
+                    call.id, INTERRUPTED, error=INTERRUPTED, kind="interrupted"
+                )
                 self.messages.insert(position, result)
                 self.on_add(result)
                 answered.add(call.id)

@@ -166,6 +166,7 @@ def resolve_settings(
     sandbox: str | None = None,
     allow_network: bool = False,
     env: Mapping[str, str] = os.environ,
+    agent: str | None = None,
 ) -> RunSettings:
     if yes and deny:
         raise UsageError("--yes and --deny contradict each other; pass one of them")
@@ -188,10 +189,13 @@ def resolve_settings(
     labels = {"model": "--model", "max_steps": "--max-steps", "timeout": "--timeout"}
     config = load_config(workspace, flags=flags, flag_labels=labels, env=env)
     rule_set(config, list(allow or ()), list(forbid or ()))
-    providers = providers_of(config)
-    spec = parse_model(_default_model(config, env, base_url), providers)
-    provider = providers[spec.provider]
-    if base_url:  # --base-url applies to whichever provider the model names
+    if agent is not None:
+        spec, provider = _remote_agent(agent, model, base_url)
+    else:
+        providers = providers_of(config)
+        spec = parse_model(_default_model(config, env, base_url), providers)
+        provider = providers[spec.provider]
+    if base_url and agent is None:  # --base-url applies to whichever provider the model names
         provider = ProviderConfig(**{**_fields(provider), "base_url": base_url})
     api_key = env.get(provider.api_key_env) or None
     official = OFFICIAL_URLS.get(provider.type)
@@ -218,6 +222,20 @@ def resolve_settings(
         sandbox=sandbox,
         allow_network=allow_network,
     )
+
+
+def _remote_agent(
+    url: str, model: str | None, base_url: str | None
+) -> tuple[ModelSpec, ProviderConfig]:
+    """`--agent URL`: a remote AG-UI agent answers in the place of a model."""
+    if model or base_url:
+        flag = "--model" if model else "--base-url"
+        raise UsageError(f"--agent and {flag} contradict each other: the agent is the model")
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--agent {url!r} is not an http(s) URL of an AG-UI endpoint")
+    from agentcli.agui.client import TOKEN_ENV
+
+    return ModelSpec("agent", url), ProviderConfig("agent", "agui", url, TOKEN_ENV)
 
 
 def _fields(provider: ProviderConfig) -> dict[str, Any]:

@@ -9,6 +9,7 @@ complete -c agentcli -n __fish_use_subcommand -l version -s V -d 'Show the versi
 complete -c agentcli -n __fish_use_subcommand -l help -s h -d 'Show this message and exit.'
 complete -c agentcli -n __fish_use_subcommand -a run -d 'Run one prompt to the end and exit'
 complete -c agentcli -n __fish_use_subcommand -a chat -d 'Chat with the model in a REPL'
+complete -c agentcli -n __fish_use_subcommand -a serve -d 'Serve AG-UI over HTTP: frontends POST a RunAgentInput and get the run\'s events'
 complete -c agentcli -n __fish_use_subcommand -a doctor -d 'What protects the commands the model runs: the sandbox in force and its profiles'
 complete -c agentcli -n __fish_use_subcommand -a models -d 'The models the configured providers offer'
 complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: its .agentcli/config.toml may then loosen the policy'
@@ -35,6 +36,7 @@ complete -c agentcli -n '__fish_seen_subcommand_from run' -l resume -x -d 'Conti
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l debug -d 'Show tracebacks for internal errors.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l sandbox -x -d 'auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l allow-network -d 'Let --yes grant sandboxed commands the network.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l agent -x -d 'URL of a remote AG-UI agent to use instead of a model.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l help -s h -d 'Show this message and exit.'
 
 # agentcli chat
@@ -53,7 +55,28 @@ complete -c agentcli -n '__fish_seen_subcommand_from chat' -l resume -x -d 'Cont
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l debug -d 'Show tracebacks for internal errors.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l sandbox -x -d 'auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l allow-network -d 'Let --yes grant sandboxed commands the network.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l agent -x -d 'URL of a remote AG-UI agent to use instead of a model.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l help -s h -d 'Show this message and exit.'
+
+# agentcli serve
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l host -x -d 'Address to listen on.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l port -x -d 'Port to listen on.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l token-env -x -d 'Environment variable holding a bearer token clients must send (required off loopback).'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l cors-origin -x -d 'A browser origin allowed to call the server.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l model -s m -x -d 'PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l base-url -x -d 'OpenAI-compatible server URL [env OPENAI_BASE_URL]'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l system -x -d 'Extra system instructions.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l max-steps -x -d 'Most model steps in one run [default: 20]'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l timeout -x -d 'Wall-clock limit for the whole run, in seconds.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l cwd -x -a '(__fish_complete_directories)' -d 'Workspace root that tools are confined to [default: .]'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l yes -s y -d 'Approve every tool call that would ask.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l deny -d 'Deny every tool call that would ask.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l allow -x -d 'Allow calls matching RULE, e.g. \'run_shell(npm test *)\'.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l forbid -x -d 'Deny calls matching RULE (beats --yes).'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l debug -d 'Show tracebacks for internal errors.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l sandbox -x -d 'auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l allow-network -d 'Let --yes grant sandboxed commands the network.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l help -s h -d 'Show this message and exit.'
 
 # agentcli doctor
 complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l json -d 'Print JSON.'

@@ -7,42 +7,17 @@ import json
 from typing import Any, TextIO
 
 from agentcli import events as ev
+from agentcli.fold import StreamFold, ToolCallState
 from agentcli.output.base import RunSummary
 
 
 class JsonOutput:
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        self._calls: dict[str, dict[str, Any]] = {}
-        self._args: dict[str, list[str]] = {}
+        self.fold = StreamFold()
 
     def handle(self, event: ev.Event) -> None:
-        if isinstance(event, ev.ToolCallStart):
-            self._calls[event.tool_call_id] = {
-                "id": event.tool_call_id,
-                "name": event.tool_call_name,
-                "arguments": None,
-                "result": None,
-                "error": None,
-                "approval": None,
-            }
-            self._args[event.tool_call_id] = []
-        elif isinstance(event, ev.ToolCallArgs):
-            self._args[event.tool_call_id].append(event.delta)
-        elif isinstance(event, ev.ToolCallEnd):
-            raw = "".join(self._args.pop(event.tool_call_id, []))
-            self._calls[event.tool_call_id]["arguments"] = _parsed_or_raw(raw)
-        elif isinstance(event, ev.ToolCallResult):
-            call = self._calls.get(event.tool_call_id)
-            if call is not None:
-                meta = event.metadata or {}
-                call["result"] = event.content
-                call["error"] = meta.get("error")
-                call["latencyMs"] = meta.get("latencyMs")
-        elif isinstance(event, ev.Custom) and event.name == "approval":
-            call = self._calls.get(event.value.get("toolCallId"))
-            if call is not None:
-                call["approval"] = {k: v for k, v in event.value.items() if k != "toolCallId"}
+        self.fold.apply(event)
 
     def finish(self, summary: RunSummary) -> None:
         document = {
@@ -53,7 +28,7 @@ class JsonOutput:
             "model": summary.model,
             "steps": summary.steps,
             "usage": summary.usage_wire(),
-            "toolCalls": list(self._calls.values()),
+            "toolCalls": [_call_summary(call) for call in self.fold.calls.values()],
             "threadId": summary.thread_id,
             "runId": summary.run_id,
         }
@@ -61,10 +36,17 @@ class JsonOutput:
         self.stream.flush()
 
 
-def _parsed_or_raw(raw: str) -> Any:
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw  # what the model sent, verbatim, when it was not valid JSON
+def _call_summary(call: ToolCallState) -> dict[str, Any]:
+    summary: dict[str, Any] = {
+        "id": call.id,
+        "name": call.name,
+        "arguments": call.arguments() if call.ended else None,
+        "result": call.result,
+        "error": call.error,
+        "approval": call.approval,
+    }
+    if call.result is not None:
+        summary["latencyMs"] = call.latency_ms
+    if call.error_kind is not None:
+        summary["errorKind"] = call.error_kind
+    return summary

@@ -16,23 +16,17 @@ class Notices:
         self._hinted = False
 
     def handle(self, event: ev.Event) -> None:
-        if not isinstance(event, ev.Custom) or not isinstance(event.value, dict):
-            return
-        value = event.value
-        if (
-            event.name == "approval"
-            and value.get("decision") == "deny"
-            and value.get("by") == "auto"
-        ):
-            if not self._hinted:
+        event = ev.typed(event)
+        if isinstance(event, ev.Approval):
+            if event.decision == "deny" and event.by == "auto" and not self._hinted:
                 self._hinted = True
-                self._say(f"denied {value.get('tool')}: {NO_TERMINAL_HINT}")
-        elif event.name == "warning":
-            self._say(f"warning: {value.get('message')}")
-        elif event.name == "compaction":
+                self._say(f"denied {event.tool}: {NO_TERMINAL_HINT}")
+        elif isinstance(event, ev.RunWarning):
+            self._say(f"warning: {event.message}")
+        elif isinstance(event, ev.Compaction):
             self._say(
-                f"compacted the conversation: {value.get('summarisedMessages')} earlier messages "
-                f"summarised, the latest {value.get('keptMessages')} kept verbatim"
+                f"compacted the conversation: {event.summarised_messages} earlier messages "
+                f"summarised, the latest {event.kept_messages} kept verbatim"
             )
 
     def _say(self, line: str) -> None:

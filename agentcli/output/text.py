@@ -8,6 +8,7 @@ import os
 from typing import Any, TextIO
 
 from agentcli import events as ev
+from agentcli.fold import StreamFold
 from agentcli.output.base import RunSummary
 from agentcli.ui.screen import SCREEN, progress_key
 
@@ -56,6 +57,17 @@ def format_arguments(raw: str) -> str:
     return shown
 
 
+def state_line(event: ev.StateSnapshot | ev.StateDelta) -> str:
+    """A remote agent's state (AG-UI STATE_SNAPSHOT / STATE_DELTA) as one short line."""
+    if isinstance(event, ev.StateDelta):
+        paths = ", ".join(str(op.get("path")) for op in event.delta if isinstance(op, dict))
+        shown = f"{len(event.delta)} change(s): {paths}"
+    else:
+        shown = json.dumps(event.snapshot, ensure_ascii=False, default=str)
+    shown = " ".join(shown.split())
+    return shown if len(shown) <= _MAX_ARGS_SHOWN else shown[: _MAX_ARGS_SHOWN - 1] + "…"
+
+
 class TextOutput:
     def __init__(self, stdout: TextIO, stderr: TextIO, *, markdown: bool | None = None) -> None:
         self.stdout = stdout
@@ -64,7 +76,7 @@ class TextOutput:
         self.markdown = stdout.isatty() if markdown is None else markdown
         self._stream: Any = None  # MarkdownStream while a message renders on a terminal
         self._ends_with_newline = True
-        self._calls: dict[str, tuple[str, list[str]]] = {}
+        self.fold = StreamFold()
         self._live_line = False  # a command's latest output line is on the screen
         SCREEN.on_hold(self._clear_live_line)
 
@@ -119,20 +131,15 @@ class TextOutput:
     def handle(self, event: ev.Event) -> None:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
+        event = self.fold.apply(event)
         if isinstance(event, ev.TextMessageContent):
             self._text(event.delta)
-        elif isinstance(event, ev.TextMessageEnd):
+        elif isinstance(event, (ev.TextMessageEnd, ev.ToolCallStart)):
             self._end_text()
-        elif isinstance(event, ev.ToolCallStart):
-            self._end_text()
-            self._calls[event.tool_call_id] = (event.tool_call_name, [])
-        elif isinstance(event, ev.ToolCallArgs):
-            self._calls[event.tool_call_id][1].append(event.delta)
         elif isinstance(event, ev.ToolCallEnd):
-            name, parts = self._calls.get(event.tool_call_id, ("?", []))
-            self._note(
-                self.style.dim("→ ") + f"{name} " + self.style.dim(format_arguments("".join(parts)))
-            )
+            call = self.fold.call(event.tool_call_id)
+            name, raw = (call.name, call.arguments_text) if call else ("?", "")
+            self._note(self.style.dim("→ ") + f"{name} " + self.style.dim(format_arguments(raw)))
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
         elif isinstance(event, ev.ReasoningMessageContent):
@@ -141,34 +148,30 @@ class TextOutput:
             self.stderr.flush()
         elif isinstance(event, ev.ReasoningMessageEnd):
             self.stderr.write("\n")
-        elif isinstance(event, ev.Custom):
-            self._custom(event)
-
-    def _result(self, event: ev.ToolCallResult) -> None:
-        meta = event.metadata or {}
-        name = self._calls.pop(event.tool_call_id, ("?", []))[0]
-        took = f" ({meta['latencyMs']} ms)" if "latencyMs" in meta else ""
-        if "error" in meta:
-            first = str(meta["error"]).splitlines()[0] if meta["error"] else "failed"
-            self._note(self.style.red(f"  ✗ {name}: {first}") + self.style.dim(took))
-        else:
-            summary = meta.get("summary") or "done"
-            self._note(self.style.green("  ✓ ") + f"{name}: {summary}" + self.style.dim(took))
-
-    def _custom(self, event: ev.Custom) -> None:
-        value = event.value if isinstance(event.value, dict) else {}
-        if event.name == "progress":
-            self._show_live_line(value.get("lines") or [])
-        elif event.name == "tool_state" and value.get("state") == "waiting for approval":
-            name = self._calls.get(value.get("toolCallId", ""), ("?", []))[0]
+        elif isinstance(event, (ev.StateSnapshot, ev.StateDelta)):
+            self._note(self.style.dim(f"  state: {state_line(event)}"))
+        elif isinstance(event, ev.Progress):
+            self._show_live_line(event.lines or [])
+        elif isinstance(event, ev.ToolState) and event.state == "waiting for approval":
+            name = self.fold.name_of(event.tool_call_id)
             self._note(self.style.yellow(f"  … {name}: waiting for approval"))
-        elif event.name == "retry":
+        elif isinstance(event, ev.Retry):
             self._note(
                 self.style.yellow(
-                    f"retrying in {value.get('delaySeconds', 0):.1f}s "
-                    f"(attempt {value.get('attempt')}): {value.get('reason', '')}"
+                    f"retrying in {event.delay_seconds:.1f}s "
+                    f"(attempt {event.attempt}): {event.reason}"
                 )
             )
+
+    def _result(self, event: ev.ToolCallResult) -> None:
+        call = self.fold.calls[event.tool_call_id]
+        took = f" ({call.latency_ms} ms)" if call.latency_ms is not None else ""
+        if call.state == "error":
+            first = str(call.error).splitlines()[0] if call.error else "failed"
+            self._note(self.style.red(f"  ✗ {call.name}: {first}") + self.style.dim(took))
+        else:
+            summary = call.summary or "done"
+            self._note(self.style.green("  ✓ ") + f"{call.name}: {summary}" + self.style.dim(took))
 
     def finish(self, summary: RunSummary) -> None:
         self._end_text()

@@ -51,4 +51,8 @@ def make_provider(settings: RunSettings) -> Provider:
             options=dict(config.options),
             workspace=settings.workspace,
         )
+    if config.type == "agui":
+        from agentcli.agui.client import AguiProvider
+
+        return AguiProvider(config.base_url or "", api_key=settings.api_key)
     raise UsageError(f"provider type {config.type!r} is not available")

@@ -35,8 +35,8 @@ class Session:
     # --- creating and loading
 
     @classmethod
-    def create(cls, workspace: Path, model: str) -> Session:
-        session_id = new_session_id()
+    def create(cls, workspace: Path, model: str, session_id: str | None = None) -> Session:
+        session_id = session_id or new_session_id()
         path = sessions_dir() / f"{session_id}.jsonl"
         header = {
             "t": "session",

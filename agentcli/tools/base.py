@@ -40,14 +40,20 @@ class ToolOutput:
     content: str
     error: bool = False
     summary: str | None = None  # one line for the terminal, e.g. "42 lines"
+    error_kind: str | None = None  # agentcli.fold.ERROR_KINDS; "failed" when unset
 
     @classmethod
-    def failure(cls, message: str) -> ToolOutput:
-        return cls(content=message, error=True, summary=message)
+    def failure(cls, message: str, kind: str = "failed") -> ToolOutput:
+        return cls(content=message, error=True, summary=message, error_kind=kind)
 
 
 class ToolFailure(Exception):
-    """Raised inside a tool for an expected failure; becomes an error result, not a crash."""
+    """Raised inside a tool for an expected failure; becomes an error result, not a crash.
+    `kind` is the result's error kind ("failed", or "timeout" for a time limit)."""
+
+    def __init__(self, message: str, kind: str = "failed") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def _ignore_progress(value: dict[str, Any]) -> None:

@@ -145,7 +145,8 @@ def format_result(label: str, result: CommandResult, timeout: float) -> ToolOutp
     if result.profile != "none":
         summary += f" · sandbox {result.profile}"
     failed = result.timed_out or result.exit_code != 0
-    return ToolOutput(content=content, error=failed, summary=summary)
+    kind = ("timeout" if result.timed_out else "failed") if failed else None
+    return ToolOutput(content=content, error=failed, summary=summary, error_kind=kind)
 
 
 def confine(ctx: ToolContext, argv: list[str], cwd: str, executables: list[str] | None = None):

@@ -81,7 +81,9 @@ async def fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
         async with asyncio.timeout(TIMEOUT_SECONDS):  # the whole fetch, however it trickles
             return await _fetch(url, allow_local=allow_local)
     except TimeoutError:
-        raise ToolFailure(f"timed out after {TIMEOUT_SECONDS:g}s fetching {url}") from None
+        raise ToolFailure(
+            f"timed out after {TIMEOUT_SECONDS:g}s fetching {url}", "timeout"
+        ) from None
 
 
 def checked_transport(*, allow_local: bool) -> Any:
@@ -176,7 +178,9 @@ async def _fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
                     content = body.finish()
                     return str(response.url), response.headers.get("content-type", ""), content
             except httpx.TimeoutException:
-                raise ToolFailure(f"timed out after {TIMEOUT_SECONDS:g}s fetching {url}") from None
+                raise ToolFailure(
+                    f"timed out after {TIMEOUT_SECONDS:g}s fetching {url}", "timeout"
+                ) from None
             except httpx.HTTPError as exc:
                 raise ToolFailure(f"could not fetch {url}: {exc}") from None
     raise ToolFailure(f"more than {MAX_REDIRECTS} redirects, stopped at {url}")

@@ -9,8 +9,9 @@ import time
 from typing import Any, TextIO
 
 from agentcli import events as ev
+from agentcli.fold import DENIED, StreamFold
 from agentcli.output.base import RunSummary
-from agentcli.output.text import Styler, format_arguments
+from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.ui.screen import SCREEN, progress_key
 
 RESULT_PREVIEW_LINES = 4
@@ -24,7 +25,7 @@ class ReplRenderer:
         self.style = Styler(stream.isatty() and not no_color)
         self._markdown: Any = None
         self._spinner: Any = None
-        self._calls: dict[str, tuple[str, list[str]]] = {}
+        self.fold = StreamFold()
         self._started = time.monotonic()
         self._live_line = False
         SCREEN.on_hold(self._clear_live_line)
@@ -88,6 +89,7 @@ class ReplRenderer:
     def handle(self, event: ev.Event) -> None:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
+        event = self.fold.apply(event)
         if isinstance(event, ev.RunStarted):
             self._started = time.monotonic()
             self._spin()
@@ -105,18 +107,15 @@ class ReplRenderer:
         elif isinstance(event, ev.ToolCallStart):
             self._stop_spin()
             self._end_text()
-            self._calls[event.tool_call_id] = (event.tool_call_name, [])
             self._show_live_line(f"{event.tool_call_name} …")
         elif isinstance(event, ev.ToolCallArgs):
-            name, parts = self._calls[event.tool_call_id]
-            parts.append(event.delta)
-            if len(parts) % 8 == 1:  # the arguments as they form, without redrawing per token
-                self._show_live_line(f"{name} {''.join(parts)[-200:]}")
+            call = self.fold.call(event.tool_call_id)
+            if call is not None and len(call.parts) % 8 == 1:  # redrawn now and then, not per token
+                self._show_live_line(f"{call.name} {call.arguments_text[-200:]}")
         elif isinstance(event, ev.ToolCallEnd):
-            name, parts = self._calls.get(event.tool_call_id, ("?", []))
-            self._line(
-                self.style.dim("● ") + name + " " + self.style.dim(format_arguments("".join(parts)))
-            )
+            call = self.fold.call(event.tool_call_id)
+            name, raw = (call.name, call.arguments_text) if call else ("?", "")
+            self._line(self.style.dim("● ") + name + " " + self.style.dim(format_arguments(raw)))
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
         elif isinstance(event, ev.ReasoningMessageContent):
@@ -126,45 +125,44 @@ class ReplRenderer:
             self.stream.flush()
         elif isinstance(event, ev.ReasoningMessageEnd):
             self.stream.write("\n")
+        elif isinstance(event, (ev.StateSnapshot, ev.StateDelta)):
+            self._state(event)
         elif isinstance(event, ev.Custom):
             self._custom(event)
 
-    def _name(self, call_id: str) -> str:
-        return self._calls.get(call_id, ("?", []))[0]
-
     def _custom(self, event: ev.Custom) -> None:
-        value = event.value if isinstance(event.value, dict) else {}
-        call = value.get("toolCallId", "")
-        if event.name == "tool_state" and value.get("state") == "waiting for approval":
-            self._line(self.style.yellow(f"  … {self._name(call)}: waiting for approval"))
-        elif event.name == "tool_state" and value.get("state") == "running":
-            self._show_live_line(f"{self._name(call)}: running")
-        elif event.name == "progress":
-            lines = value.get("lines") or []
-            if lines:
-                self._show_live_line(f"{self._name(call)}: {lines[-1]}")
-        elif event.name == "retry":
+        if isinstance(event, ev.ToolState):
+            name = self.fold.name_of(event.tool_call_id)
+            if event.state == "waiting for approval":
+                self._line(self.style.yellow(f"  … {name}: waiting for approval"))
+            elif event.state == "running":
+                self._show_live_line(f"{name}: running")
+        elif isinstance(event, ev.Progress):
+            if event.lines:
+                self._show_live_line(f"{self.fold.name_of(event.tool_call_id)}: {event.lines[-1]}")
+        elif isinstance(event, ev.Retry):
             self._line(self.style.yellow(
-                f"  retrying in {value.get('delaySeconds', 0):.1f}s: {value.get('reason', '')}"
+                f"  retrying in {event.delay_seconds:.1f}s: {event.reason}"
             ))  # fmt: skip
-        elif event.name == "compaction":
+        elif isinstance(event, ev.Compaction):
             self._line(self.style.dim(
-                f"  compacted: {value.get('summarisedMessages')} earlier messages summarised"
+                f"  compacted: {event.summarised_messages} earlier messages summarised"
             ))  # fmt: skip
-        elif event.name == "warning":
-            self._line(self.style.yellow(f"  warning: {value.get('message')}"))
+        elif isinstance(event, ev.RunWarning):
+            self._line(self.style.yellow(f"  warning: {event.message}"))
+
+    def _state(self, event: ev.StateSnapshot | ev.StateDelta) -> None:
+        self._line(self.style.dim(f"  state: {state_line(event)}"))
 
     def _result(self, event: ev.ToolCallResult) -> None:
-        meta = event.metadata or {}
-        name = self._calls.pop(event.tool_call_id, ("?", []))[0]
-        took = self.style.dim(f" ({meta['latencyMs']} ms)") if "latencyMs" in meta else ""
-        if "error" in meta:
-            denied = str(meta["error"]).startswith("denied")
-            label = "denied" if denied else "failed"
-            first = str(meta["error"]).splitlines()[0]
-            self._line(self.style.red(f"  ✗ {name} {label}: {first}") + took)
+        call = self.fold.calls[event.tool_call_id]
+        took = self.style.dim(f" ({call.latency_ms} ms)") if call.latency_ms is not None else ""
+        if call.state == "error":
+            label = "denied" if call.error_kind == DENIED else "failed"
+            first = str(call.error).splitlines()[0]
+            self._line(self.style.red(f"  ✗ {call.name} {label}: {first}") + took)
             return
-        self._line(self.style.green("  ✓ ") + f"{name}: {meta.get('summary') or 'done'}" + took)
+        self._line(self.style.green("  ✓ ") + f"{call.name}: {call.summary or 'done'}" + took)
         lines = event.content.splitlines()
         for line in lines[:RESULT_PREVIEW_LINES]:
             self.stream.write(self.style.dim(f"    {line[:160]}") + "\n")

@@ -1,0 +1,361 @@
+"""`agentcli serve`: an AG-UI HTTP endpoint. `POST /` takes a RunAgentInput and answers with
+the run's events as `text/event-stream`; `GET /health` answers ok (for load balancers).
+
+Each run loads its thread's session from disk, runs one turn under the same policy as the
+CLI, and closes it; many runs go on at once in one process (one at a time per thread)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcli import events as ev
+from agentcli.agent import Agent
+from agentcli.agui import wire
+from agentcli.agui.threads import Plan, open_thread, plan_run
+from agentcli.errors import AgentCliError, UsageError
+from agentcli.fold import StreamFold
+from agentcli.messages import ToolCall
+from agentcli.output.base import RunSummary
+from agentcli.policy.engine import ApprovalRequest
+from agentcli.settings import RunSettings
+
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+MAX_CONTEXT_CHARS = 32_000  # context, state and system notes a client may add, together
+_TOOL_NAME = r"^[A-Za-z0-9_-]{1,64}$"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(slots=True)
+class ServeOptions:
+    settings: RunSettings
+    token: str | None = None  # a bearer token every request must carry
+    cors_origins: list[str] = field(default_factory=list)
+    max_request_bytes: int = MAX_REQUEST_BYTES
+
+
+class Rejected(Exception):
+    """A request answered with one clear 4xx line."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Relay:
+    """An output of the agent that queues each event, encoded, for the HTTP response. It
+    folds the stream, so that a run cut short still closes what it opened before its end."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.fold = StreamFold()
+
+    def handle(self, event: ev.Event) -> None:
+        if isinstance(event, (ev.RunFinished, ev.RunError)):
+            for end in self.fold.unclosed():
+                self._put(end)
+        self._put(event)
+
+    def _put(self, event: ev.Event) -> None:
+        self.fold.apply(event)
+        self.queue.put_nowait(wire.encode(event))
+
+    def finish(self, summary: RunSummary) -> None:
+        pass
+
+
+class AgentServer:
+    def __init__(self, options: ServeOptions) -> None:
+        self.options = options
+        self.busy: set[str] = set()  # threads with a run in progress
+        self.runs = 0
+        self._provider: Any = None  # one for every run: its HTTP client's pool is shared
+
+    def provider(self) -> Any:
+        if self._provider is None:
+            from agentcli.providers.factory import make_provider
+
+            self._provider = make_provider(self.options.settings)
+        return self._provider
+
+    # --- the request, checked before anything runs
+
+    def check_auth(self, headers: Any) -> None:
+        token = self.options.token
+        if token is None:
+            return
+        given = headers.get("authorization", "")
+        scheme, _, value = given.partition(" ")
+        sent = value.strip().encode("utf-8", "replace")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(sent, token.encode()):
+            raise Rejected(401, "missing or wrong bearer token (Authorization: Bearer TOKEN)")
+
+    async def read_body(self, request: Any) -> bytes:
+        limit = self.options.max_request_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise Rejected(413, f"the request is larger than {limit} bytes")
+        body = bytearray()
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > limit:
+                raise Rejected(413, f"the request is larger than {limit} bytes")
+        return bytes(body)
+
+    def parse_input(self, body: bytes) -> Any:
+        from ag_ui.core import RunAgentInput
+        from pydantic import ValidationError
+
+        try:
+            data = json.loads(body)
+        except ValueError as error:
+            raise Rejected(400, f"the body is not JSON: {error}") from None
+        try:
+            return RunAgentInput.model_validate(data)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "body"
+            more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+            raise Rejected(
+                422, f"not a valid RunAgentInput: {where}: {first.get('msg')}{more}"
+            ) from None
+
+    # --- one run
+
+    def frontend_specs(self, run_input: Any, server_tools: set[str]) -> list[dict[str, Any]]:
+        import re
+
+        specs = []
+        for tool in run_input.tools or []:
+            if tool.name == wire.CONFIRM_TOOL or tool.name in server_tools:
+                continue  # the server's own tools win; confirm_tool_call is not the model's
+            if not re.match(_TOOL_NAME, tool.name):
+                raise Rejected(422, f"tool name {tool.name!r} must match {_TOOL_NAME}")
+            parameters = tool.parameters or {"type": "object", "properties": {}}
+            specs.append(
+                {"name": tool.name, "description": tool.description, "parameters": parameters}
+            )
+        return specs
+
+    async def start_run(self, run_input: Any) -> tuple[Relay, asyncio.Task[None], Agent | None]:
+        thread_id = run_input.thread_id
+        if thread_id in self.busy:
+            raise Rejected(409, f"thread {thread_id!r} has a run in progress; wait for it")
+        settings = self.options.settings
+        self.busy.add(thread_id)
+        relay = Relay()
+        try:
+            session = open_thread(thread_id, settings.workspace, str(settings.model))
+        except AgentCliError as error:
+            self.busy.discard(thread_id)
+            raise Rejected(409, f"thread {thread_id!r}: {error}") from None
+        try:
+            agent = Agent(settings, session, [relay], interactive=False, provider=self.provider())
+        except AgentCliError as error:
+            session.close()
+            self.busy.discard(thread_id)
+            return relay, asyncio.create_task(self._failed(relay, str(error))), None
+        try:
+            plan = self._prepare(agent, run_input)
+        except Rejected:
+            self.busy.discard(thread_id)
+            await agent.aclose(stop_all=False)
+            raise
+        task = asyncio.create_task(self._run(agent, relay, run_input, plan))
+        return relay, task, agent
+
+    def _prepare(self, agent: Agent, run_input: Any) -> Plan:
+        agent.thread_id = run_input.thread_id
+        server_tools = set(agent.registry.names())
+        specs = self.frontend_specs(run_input, server_tools)
+        conversation = agent.session.conversation
+        plan = plan_run(conversation, list(run_input.messages), server_tools)
+        last = conversation.messages[-1].role if conversation.messages else None
+        if plan.empty and last not in ("user", "tool"):
+            raise Rejected(
+                422, "nothing new to run: send a new user message or the pending tool results"
+            )
+        agent.loop.tools = [*agent.loop.tools, *specs]
+        agent.loop.frontend = {spec["name"] for spec in specs}
+        agent.loop.system += context_section(run_input, plan.notes)
+        if any(tool.name == wire.CONFIRM_TOOL for tool in run_input.tools or []):
+            agent.executor.defer = lambda call, request, reasons: self._confirm(
+                agent, call, request, reasons
+            )
+        return plan
+
+    def _confirm(
+        self, agent: Agent, call: ToolCall, request: ApprovalRequest, reasons: list[str]
+    ) -> None:
+        """An approval nobody here can give: a call of the client's confirm_tool_call."""
+        confirm_id = wire.CONFIRM_PREFIX + call.id
+        messages = agent.session.conversation.messages
+        parent = next((m.id for m in reversed(messages) if m.role == "assistant"), None)
+        arguments = {
+            "toolCallId": call.id,
+            "tool": request.tool,
+            "arguments": request.arguments,
+            "risk": request.assessment.risk.label,
+            "reason": "; ".join(reasons),
+        }
+        agent.emit(
+            ev.ToolCallStart(
+                tool_call_id=confirm_id,
+                tool_call_name=wire.CONFIRM_TOOL,
+                parent_message_id=parent,
+            )
+        )
+        agent.emit(ev.ToolCallArgs(tool_call_id=confirm_id, delta=json.dumps(arguments)))
+        agent.emit(ev.ToolCallEnd(tool_call_id=confirm_id))
+        agent.pending.append(confirm_id)
+
+    async def _run(self, agent: Agent, relay: Relay, run_input: Any, plan: Plan) -> None:
+        self.runs += 1
+        try:
+            await agent.run_turn(None, run_id=run_input.run_id, prelude=lambda: apply(agent, plan))
+        finally:
+            self.busy.discard(run_input.thread_id)
+            with contextlib.suppress(Exception):
+                await agent.aclose(stop_all=False)
+            relay.queue.put_nowait(None)
+
+    async def _failed(self, relay: Relay, message: str) -> None:
+        relay.handle(ev.RunError(message=message, code="config"))
+        relay.queue.put_nowait(None)
+
+    async def stream(
+        self, relay: Relay, task: asyncio.Task[None], agent: Agent | None
+    ) -> AsyncIterator[str]:
+        try:
+            while (item := await relay.queue.get()) is not None:
+                yield item
+        finally:
+            if not task.done():  # the client went away: cancel the turn as Ctrl-C would,
+                if agent is None or not agent.cancel():  # leaving the thread valid
+                    task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+
+async def apply(agent: Agent, plan: Plan) -> None:
+    """A served run's prelude: the client's results and answers, then its new messages."""
+    conversation = agent.session.conversation
+    for message in plan.results:
+        conversation.add(message)
+    if plan.approved_calls:
+        for result in await agent.executor.run(plan.approved_calls, decided=plan.approvals):
+            conversation.add(result)
+    conversation.repair()  # calls still unanswered were abandoned by the client
+    for message in plan.messages:
+        conversation.add(message)
+
+
+def context_section(run_input: Any, notes: list[str]) -> str:
+    """The client's context, state and system messages, for the model, bounded."""
+    parts = [note for note in notes if note.strip()]
+    for item in run_input.context or []:
+        parts.append(f"{item.description}: {item.value}")
+    if run_input.state not in (None, {}, []):
+        parts.append("Application state (JSON): " + json.dumps(run_input.state, default=str))
+    if not parts:
+        return ""
+    text = "\n".join(f"- {part}" for part in parts)
+    if len(text) > MAX_CONTEXT_CHARS:
+        text = text[:MAX_CONTEXT_CHARS] + "\n[the rest of the client's context was cut]"
+    return "\n\n# Context from the application (AG-UI client)\n" + text
+
+
+def build_app(options: ServeOptions) -> Any:
+    try:
+        from starlette.applications import Starlette
+        from starlette.middleware import Middleware
+        from starlette.middleware.cors import CORSMiddleware
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
+        from starlette.routing import Route
+    except ImportError:
+        raise UsageError(
+            "agentcli serve needs the serve extra: pip install 'agentcli[serve]'"
+        ) from None
+    server = AgentServer(options)
+
+    async def run(request: Request) -> Any:
+        try:
+            server.check_auth(request.headers)
+            run_input = server.parse_input(await server.read_body(request))
+            relay, task, agent = await server.start_run(run_input)
+        except Rejected as rejected:
+            return JSONResponse({"error": str(rejected)}, status_code=rejected.status)
+        return StreamingResponse(
+            server.stream(relay, task, agent),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    async def health(request: Request) -> Any:
+        return PlainTextResponse("ok\n")
+
+    middleware = []
+    if options.cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=options.cors_origins,
+                allow_methods=["POST", "GET", "OPTIONS"],
+                allow_headers=["Authorization", "Content-Type", "Accept"],
+            )
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        yield
+        from agentcli.process.run import LIVE
+
+        await LIVE.stop_all()  # the server is stopping: nothing it started outlives it
+        if server._provider is not None:
+            await server._provider.aclose()
+
+    app = Starlette(
+        routes=[Route("/", run, methods=["POST"]), Route("/health", health, methods=["GET"])],
+        middleware=middleware,
+        lifespan=lifespan,
+    )
+    app.state.server = server
+    return app
+
+
+def serve(options: ServeOptions, host: str, port: int) -> int:
+    """Runs the server until SIGINT/SIGTERM."""
+    if not is_loopback(host) and options.token is None:  # checked by the command too
+        raise UsageError(f"--host {host} needs --token-env NAME")
+    app = build_app(options)
+    try:
+        import uvicorn
+    except ImportError:
+        raise UsageError(
+            "agentcli serve needs the serve extra: pip install 'agentcli[serve]'"
+        ) from None
+    import sys
+
+    shown = f"[{host}]" if ":" in host else host
+    sys.stderr.write(f"agentcli: serving AG-UI on http://{shown}:{port}/ (Ctrl-C stops)\n")
+    sys.stderr.flush()
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on"
+    )
+    uvicorn.Server(config).run()
+    return 0

@@ -1,0 +1,149 @@
+"""A served thread: its session on disk, and what a new RunAgentInput adds to it.
+
+The session is the thread's memory, so any process that can read the sessions directory can
+continue a thread. A client sends its whole history each run; only what the session has not
+seen is added: new user messages, results of the client's own (frontend) tools, and answers
+to `confirm_tool_call`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.agui.wire import CONFIRM_PREFIX, message_from_sdk, text_of
+from agentcli.messages import Conversation, Message, ToolCall
+from agentcli.policy.engine import Decision
+from agentcli.sessions.session import Session
+from agentcli.sessions.store import sessions_dir
+
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+
+
+def session_id_for(thread_id: str) -> str:
+    """A thread's session id: readable when the threadId is a plain name, hashed otherwise
+    (the id becomes a file name). Prefixed, so a client cannot name a CLI session."""
+    if _SAFE.fullmatch(thread_id):
+        return f"thread-{thread_id}"
+    return "thread-" + hashlib.sha256(thread_id.encode()).hexdigest()[:32]
+
+
+def open_thread(thread_id: str, workspace: Path, model: str) -> Session:
+    """The thread's session: continued when it is on disk, new otherwise."""
+    session_id = session_id_for(thread_id)
+    path = sessions_dir() / f"{session_id}.jsonl"
+    if path.exists():
+        session = Session.load(path)
+        session.open_for_append()
+        return session
+    return Session.create(workspace, model, session_id=session_id)
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a run adds before the model is asked again."""
+
+    results: list[Message] = field(default_factory=list)  # answers to pending client calls
+    approvals: dict[str, Decision] = field(default_factory=dict)  # call id -> the answer
+    approved_calls: list[ToolCall] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)  # new user (or imported) messages
+    notes: list[str] = field(default_factory=list)  # system/developer messages: context
+
+    @property
+    def empty(self) -> bool:
+        return not (self.results or self.approvals or self.messages)
+
+
+def plan_run(conversation: Conversation, messages: list[Any], server_tools: set[str]) -> Plan:
+    """Sorts the client's messages. A result is taken only for a call of a client tool: a
+    call of the server's own tools gets its result here, under the policy, never from the
+    client (which may only approve or deny it through `confirm_tool_call`). The server's
+    session is the thread's memory: of a known thread, only user messages after what the
+    session has are new (a client may have renamed the ids); a new thread takes the
+    client's whole history."""
+    plan = Plan()
+    known = {m.id for m in conversation.messages}
+    answered = {m.tool_call_id for m in conversation.messages if m.role == "tool"}
+    ours = {c.id: c for m in conversation.messages for c in m.tool_calls}
+    fresh = set(map(id, _fresh(conversation, messages, known, ours)))
+    imported: set[str] = set()
+    for message in messages:
+        role = message.role
+        if role in ("system", "developer"):
+            plan.notes.append(text_of(message.content))
+            continue
+        converted = message_from_sdk(message)
+        if converted is None:
+            continue
+        if role == "tool":
+            call_id = message.tool_call_id
+            if call_id in answered:
+                continue
+            if call_id.startswith(CONFIRM_PREFIX):
+                target = ours.get(call_id[len(CONFIRM_PREFIX) :])
+                if target is not None and target.name in server_tools and target.id not in answered:
+                    plan.approvals[target.id] = confirmation(message)
+                    plan.approved_calls.append(target)
+                    answered.add(target.id)
+                continue
+            if call_id in ours and ours[call_id].name not in server_tools:
+                plan.results.append(converted)
+            elif call_id in imported:
+                plan.messages.append(converted)
+            else:
+                continue  # a result for a call nobody here knows
+            answered.add(call_id)
+            continue
+        if id(message) not in fresh or (role == "assistant" and conversation.messages):
+            continue  # seen already; and a client never adds assistant turns to a thread
+        imported.update(c.id for c in converted.tool_calls)
+        plan.messages.append(converted)
+    return plan
+
+
+def _fresh(
+    conversation: Conversation, messages: list[Any], known: set[str], ours: dict[str, ToolCall]
+) -> list[Any]:
+    """The client's messages after the last one the session already has."""
+    if not conversation.messages:
+        return messages
+    last = -1
+    for position, message in enumerate(messages):
+        calls = getattr(message, "tool_calls", None) or []
+        if message.id in known or any(c.id in ours for c in calls):
+            last = position
+    if last < 0:  # ids all renamed: what follows the client's last assistant message
+        roles = [m.role for m in messages]
+        last = max((i for i, role in enumerate(roles) if role == "assistant"), default=-1)
+    return messages[last + 1 :]
+
+
+_YES = ("approve", "approved", "allow", "allowed", "yes", "y", "true", "ok", "confirm")
+
+
+def confirmation(message: Any) -> Decision:
+    """The client's answer to `confirm_tool_call`: approve, or (for anything else, an
+    error included) deny. `{"approved": bool, "reason"?}`, or a word such as "approved"."""
+    content = text_of(message.content).strip()
+    approved, reason = False, ""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        value = content
+    if isinstance(value, dict):
+        decision = value.get("approved", value.get("decision"))
+        approved = decision is True or (isinstance(decision, str) and decision.lower() in _YES)
+        reason = str(value.get("reason") or "")
+    elif isinstance(value, bool):
+        approved = value
+    elif isinstance(value, str):
+        approved = value.lower().rstrip(".!") in _YES
+    if message.error:
+        approved, reason = False, reason or str(message.error)
+    if approved:
+        return Decision("allow", "user", "approved by the user through the client")
+    said = f"; the user said: {reason}" if reason else ""
+    return Decision("deny", "user", f"the user denied it{said}")

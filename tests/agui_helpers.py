@@ -1,0 +1,85 @@
+"""Shared by the AG-UI server and client tests: a running `agentcli serve`, SSE reading, and
+validation of every event with the `ag-ui-protocol` SDK's models."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from typing import Any
+
+import httpx
+from ag_ui.core import Event
+from pydantic import TypeAdapter
+
+EVENT = TypeAdapter(Event)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_ready(
+    process: subprocess.Popen[str], url: str, deadline: float = 20, any_answer: bool = False
+) -> None:
+    """Until GET /health answers 200 (or, `any_answer`, anything: a peer without it)."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited {process.returncode}: {process.stderr.read()}")
+        try:
+            status = httpx.get(url + "health", timeout=1).status_code
+            if status == 200 or any_answer:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("serve did not become ready")
+
+
+def sse_events(text: str) -> list[dict[str, Any]]:
+    """The `data:` records of an SSE body, each validated as an AG-UI event."""
+    events = []
+    for record in text.split("\n\n"):
+        if not record.strip():
+            continue
+        data = "\n".join(
+            line[len("data:") :].removeprefix(" ")
+            for line in record.splitlines()
+            if line.startswith("data:")
+        )
+        raw = json.loads(data)
+        EVENT.validate_python(raw)
+        events.append(raw)
+    return events
+
+
+def run_input(thread: str, run: str, messages: list[dict[str, Any]], **extra: Any) -> dict:
+    body = {
+        "threadId": thread,
+        "runId": run,
+        "messages": messages,
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
+    }
+    body.update(extra)
+    return body
+
+
+def post_run(
+    url: str, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    headers = {"Accept": "text/event-stream", **(headers or {})}
+    response = httpx.post(url, json=body, headers=headers, timeout=30)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/event-stream")
+    return sse_events(response.text)
+
+
+def types(events: list[dict[str, Any]]) -> list[str]:
+    return [e["type"] for e in events]

@@ -1,0 +1,69 @@
+// Drives `agentcli serve` with @ag-ui/client's HttpAgent (a peer nobody here wrote).
+// node http_agent.cjs URL  → prints one JSON object: per scenario, the events the client
+// saw, its messages afterwards, and any error it raised. NODE_PATH names the node_modules.
+const { HttpAgent } = require("@ag-ui/client");
+
+const url = process.argv[2];
+const PICK_COLOR = {
+  name: "pick_color",
+  description: "Ask the user to pick a colour in the page",
+  parameters: {
+    type: "object",
+    properties: { prompt: { type: "string" } },
+    required: ["prompt"],
+  },
+};
+const CONFIRM = {
+  name: "confirm_tool_call",
+  description: "Ask the user to approve a tool call",
+  parameters: { type: "object", properties: {} },
+};
+
+async function run(agent, params, seen) {
+  const failures = [];
+  await agent.runAgent(params, {
+    onEvent: ({ event }) => { seen.push(event); },
+    onRunFailed: ({ error }) => { failures.push(String(error)); },
+  }).catch((error) => failures.push(String(error)));
+  return failures;
+}
+
+function lastCall(agent, name) {
+  for (const message of [...agent.messages].reverse()) {
+    for (const call of message.toolCalls || []) {
+      if (call.function.name === name) return call;
+    }
+  }
+  return null;
+}
+
+async function scenario(threadId, tools, answer) {
+  const agent = new HttpAgent({ url, threadId });
+  agent.addMessage({ id: `${threadId}-u1`, role: "user", content: "hello" });
+  const runs = [];
+  const events = [];
+  runs.push(await run(agent, { runId: `${threadId}-r1`, tools }, events));
+  if (answer) {
+    const call = lastCall(agent, answer.tool);
+    if (call) {
+      agent.addMessage({
+        id: `${threadId}-t1`, role: "tool", toolCallId: call.id, content: answer.content,
+      });
+      runs.push(await run(agent, { runId: `${threadId}-r2`, tools }, events));
+    } else {
+      runs.push([`no ${answer.tool} call in the client's messages`]);
+    }
+  }
+  return { events, messages: agent.messages, failures: runs.flat() };
+}
+
+(async () => {
+  const result = {
+    text: await scenario("js-text", []),
+    frontend: await scenario("js-fe", [PICK_COLOR], { tool: "pick_color", content: "blue" }),
+    confirm: await scenario("js-confirm", [CONFIRM], {
+      tool: "confirm_tool_call", content: JSON.stringify({ approved: true }),
+    }),
+  };
+  process.stdout.write(JSON.stringify(result));
+})().catch((error) => { console.error(error); process.exit(1); });

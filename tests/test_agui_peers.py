@@ -1,0 +1,79 @@
+"""AG-UI against peers nobody here wrote: @ag-ui/client's HttpAgent (npm) drives
+`agentcli serve`. Skips cleanly without node or the package (.ci/run installs it into a
+temporary directory when npm is there and names it in AGUI_NODE_MODULES)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.agui_helpers import EVENT
+from tests.scripted_server import Reply, ScriptedServer
+from tests.test_e2e_serve import Serve, serve  # noqa: F401  (the fixture)
+
+pytest.importorskip("starlette")
+
+PEERS = Path(__file__).parent / "peers"
+
+
+def node_modules() -> str:
+    found = os.environ.get("AGUI_NODE_MODULES", "")
+    if not shutil.which("node") or not found or not (Path(found) / "@ag-ui" / "client").is_dir():
+        pytest.skip("node and @ag-ui/client are not installed (set AGUI_NODE_MODULES)")
+    return found
+
+
+def test_http_agent_runs_text_frontend_tool_and_confirmation_round_trips(
+    serve: Serve,  # noqa: F811
+    server: ScriptedServer,
+    workspace: Path,
+):
+    modules = node_modules()
+    url = serve()
+    # text run
+    server.enqueue(Reply.text(["Hi ", "from agentcli"]))
+    # frontend tool: the call, then the answer after the client's result
+    server.enqueue(
+        Reply.tool_calls([{"id": "call_pc", "name": "pick_color", "arguments": {"prompt": "?"}}])
+    )
+    server.enqueue(Reply.text(["you chose blue"]))
+    # confirmation: a write that asks, then the answer once approved
+    write = {"id": "call_wr", "name": "write_file",
+             "arguments": {"path": "js.txt", "content": "from js\n"}}  # fmt: skip
+    server.enqueue(Reply.tool_calls([write]))
+    server.enqueue(Reply.text(["written"]))
+    done = subprocess.run(
+        ["node", str(PEERS / "http_agent.cjs"), url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NODE_PATH": modules},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    for name, scenario in result.items():
+        assert scenario["failures"] == [], (name, scenario["failures"])
+        for event in scenario["events"]:
+            EVENT.validate_python(event)  # what the client received, valid for the Python SDK
+    text = result["text"]
+    said = [m for m in text["messages"] if m["role"] == "assistant"]
+    assert said[-1]["content"] == "Hi from agentcli"
+
+    frontend = result["frontend"]
+    roles = [m["role"] for m in frontend["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    assert frontend["messages"][-1]["content"] == "you chose blue"
+    assert server.requests[2].json["messages"][-1]["content"] == "blue"
+
+    confirm = result["confirm"]
+    calls = [c for m in confirm["messages"] for c in m.get("toolCalls") or []]
+    assert [c["function"]["name"] for c in calls] == ["write_file", "confirm_tool_call"]
+    assert json.loads(calls[1]["function"]["arguments"])["toolCallId"] == "call_wr"
+    assert (workspace / "js.txt").read_text() == "from js\n"
+    assert confirm["messages"][-1]["content"] == "written"

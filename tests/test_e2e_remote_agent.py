@@ -1,0 +1,147 @@
+"""End-to-end: `agentcli run --agent URL` against a pydantic-ai AG-UI app (a peer nobody here
+wrote). agentcli's local tools are offered as frontend tools; when the remote agent calls
+one, agentcli runs it under its own policy and sends the result in the next run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentcli.agui.client import AguiProvider
+from agentcli.messages import Message, ToolCall
+from agentcli.providers.base import ModelRequest
+from tests.agui_helpers import EVENT, free_port, wait_ready
+from tests.conftest import RunCli, assert_one_error
+from tests.test_e2e_agui import parse_and_validate
+
+pytest.importorskip("pydantic_ai")
+pytest.importorskip("uvicorn")
+
+PEER = Path(__file__).parent / "peers" / "pydantic_ai_agent.py"
+
+
+@pytest.fixture
+def remote() -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(PEER), str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_ready(process, url, any_answer=True)
+        yield url
+    finally:
+        process.kill()
+        process.wait(timeout=5)
+        process.stderr.close()  # type: ignore[union-attr]
+
+
+def test_the_remote_agent_calls_a_local_tool_and_gets_its_result(run_cli: RunCli, remote: str):
+    prompt = 'call read_file {"path": "README.md"}'
+    result = run_cli(["run", "--agent", remote, "-o", "jsonl", prompt])
+    assert result.returncode == 0, result.stderr
+    events = parse_and_validate(result.stdout)  # every line a valid AG-UI event
+    raw = [e for e, _ in events]
+    results = [e for e in raw if e["type"] == "TOOL_CALL_RESULT"]
+    assert len(results) == 1 and "Demo project" in results[0]["content"]
+    text = "".join(e["delta"] for e in raw if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert text.startswith("the tool said:") and "Demo project" in text
+    assert raw[-1]["type"] == "RUN_FINISHED"
+    chat = run_cli(["chat", "--agent", remote], input=prompt + "\n")  # no terminal: one prompt
+    assert chat.returncode == 0, chat.stderr
+    assert "the tool said:" in chat.stdout and "Demo project" in chat.stdout
+
+
+def test_the_remote_agent_cannot_bypass_the_local_policy(
+    run_cli: RunCli, remote: str, workspace: Path
+):
+    prompt = 'call write_file {"path": "remote.txt", "content": "from afar"}'
+    denied = run_cli(["run", "--agent", remote, prompt])
+    assert denied.returncode == 4, denied.stderr  # denied, as with a local model
+    assert not (workspace / "remote.txt").exists()
+    assert "the tool said: denied" in denied.stdout
+    allowed = run_cli(["run", "--agent", remote, "--allow", "write_file", prompt])
+    assert allowed.returncode == 0, allowed.stderr
+    assert (workspace / "remote.txt").read_text() == "from afar"
+
+
+def test_an_unreachable_agent_is_one_clear_error(run_cli: RunCli):
+    url = f"http://127.0.0.1:{free_port()}/"
+    result = run_cli(["run", "--agent", url, "hi"])
+    assert result.returncode == 1
+    assert_one_error(result, url)
+    bad = run_cli(["run", "--agent", "ftp://x", "hi"])
+    assert bad.returncode == 2 and "http(s)" in bad.stderr
+    both = run_cli(["run", "--agent", url, "--model", "openai:m", "hi"])
+    assert both.returncode == 2 and "contradict" in both.stderr
+
+
+def test_the_run_input_sent_is_valid_for_the_sdk():
+    from ag_ui.core import RunAgentInput
+
+    provider = AguiProvider("http://127.0.0.1:9/", api_key=None, thread_id="t")
+    messages = [
+        Message.user("hi"),
+        Message(role="assistant", content="", tool_calls=[ToolCall("c1", "read_file", "{}")]),
+        Message.tool_result("c1", "no such file", error="no such file", kind="failed"),
+    ]
+    tools = [{"name": "read_file", "description": "reads", "parameters": {"type": "object"}}]
+    body = provider.run_input(ModelRequest(system="s", messages=messages, tools=tools))
+    parsed = RunAgentInput.model_validate(body)
+    assert [m.role for m in parsed.messages] == ["user", "assistant", "tool"]
+    assert parsed.messages[2].error == "no such file"
+    assert parsed.tools[0].name == "read_file"
+
+
+def test_received_events_keep_what_agentcli_models_and_mark_the_agents_own_calls():
+    from agentcli import events as ev
+    from agentcli.agui.client import event_from_wire
+
+    start = event_from_wire({"type": "TEXT_MESSAGE_START", "messageId": "m", "future": 1}, set())
+    assert start == ev.TextMessageStart(message_id="m", timestamp=start.timestamp)
+    theirs = event_from_wire(
+        {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "search_web"}, {"read_file"}
+    )
+    ours = event_from_wire(
+        {"type": "TOOL_CALL_START", "toolCallId": "d", "toolCallName": "read_file"}, {"read_file"}
+    )
+    assert theirs.metadata == {"executedBy": "provider"} and ours.metadata is None
+    assert event_from_wire({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m"}, set()) is None
+    assert event_from_wire({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}, set()) is None
+    custom = event_from_wire(
+        {"type": "CUSTOM", "name": "warning", "value": {"message": "x"}}, set()
+    )
+    assert isinstance(custom, ev.RunWarning)
+
+
+def test_chunk_events_become_the_start_content_end_they_stand_for():
+    from agentcli.agui.client import ChunkExpander
+
+    chunks = ChunkExpander()
+    received = [
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "he"},
+        {"type": "TEXT_MESSAGE_CHUNK", "delta": "llo"},
+        {"type": "TOOL_CALL_CHUNK", "toolCallId": "t", "toolCallName": "read_file", "delta": "{}"},
+        {"type": "RUN_FINISHED", "threadId": "x", "runId": "r"},
+    ]
+    out = [item for raw in received for item in chunks.feed(raw)] + chunks.close()
+    assert [e["type"] for e in out] == [
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "RUN_FINISHED",
+    ]
+    for event in out:
+        EVENT.validate_python(event)
