@@ -155,6 +155,8 @@ async def request_json(
     """One request whose whole answer is a JSON document (a completion without streaming,
     a model listing). Errors are translated as for `open_sse`; nothing has reached the
     user before the answer is complete, so every transport failure is retryable."""
+    import httpx
+
     try:
         response = await client.request(
             method, url, headers=headers, json=body, timeout=timeout or client.timeout
