@@ -31,7 +31,7 @@ from agentcli.sessions.session import Session
 from agentcli.settings import ModelSpec, RunSettings, context_window
 from agentcli.system_prompt import build_system_prompt
 from agentcli.tools.base import ToolContext
-from agentcli.tools.registry import build_registry
+from agentcli.tools.registry import add_extensions, build_registry
 from agentcli.workspace import Workspace
 
 INTERRUPTED_MARK = "\n\n[interrupted by the user]"
@@ -72,6 +72,8 @@ class Agent:
         if approver is not None:
             self.policy.approver = approver
         self.registry = build_registry(config, settings.provider)
+        add_extensions(self.registry, config, self.workspace)
+        self.registry.start()  # MCP servers start now, while the rest gets ready
         self.output_dir = data_dir() / "outputs" / session.id
         limit = config.get("shell.output_limit")
         self.context = ToolContext(
@@ -118,10 +120,18 @@ class Agent:
             self.executor,
             self.emit,
             system=system,
-            tools=[tool.spec() for tool in self.registry],
+            tools=self.registry.specs(),
             max_steps=settings.max_steps,
             compactor=compactor,
+            refresh_tools=self._refresh_tools,
         )
+
+    async def _refresh_tools(self) -> list[dict]:
+        """Before every step: the tools as their sources list them now; what went wrong
+        with a source (a server that did not start, a name clash) is said once."""
+        for problem in await self.registry.refresh():
+            self.emit(ev.Custom(name="warning", value={"message": problem}))
+        return self.registry.specs()
 
     async def switch_model(self, spec: ModelSpec, settings: RunSettings) -> None:
         """`/model NAME`: the next turns go to another model (the conversation stays)."""
@@ -237,5 +247,6 @@ class Agent:
 
     async def aclose(self) -> None:
         await LIVE.stop_all()  # foreground commands and background jobs alike
+        await self.registry.aclose()  # MCP servers, with their process trees
         await self.provider.aclose()
         self.session.close()

@@ -19,6 +19,7 @@ from agentcli.policy import ApprovalRequest, Decision, Policy
 from agentcli.policy.engine import TurnCancelled
 from agentcli.refine import refine_arguments
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.content import part_metadata
 from agentcli.tools.registry import ToolRegistry
 
 Emit = Callable[[ev.Event], None]
@@ -86,6 +87,8 @@ class Executor:
             metadata["error"] = output.summary or output.content
         if output.summary and not output.error:
             metadata["summary"] = output.summary
+        if output.parts:
+            metadata["parts"] = [part_metadata(part) for part in output.parts]
         self.emit(
             ev.ToolCallResult(
                 message_id=new_id("msg"),
@@ -121,7 +124,7 @@ class Executor:
 
     def _validate(self, tool: Tool, args: dict[str, Any]) -> None:
         validator = self._validators.get(tool.name)
-        if validator is None:
+        if validator is None or validator.schema is not tool.parameters:  # a list changed
             from jsonschema import Draft202012Validator
 
             validator = Draft202012Validator(tool.parameters)
@@ -149,9 +152,12 @@ class Executor:
             assessment = tool.assess(args, self.context)
             subjects = tool.rule_subjects(args, self.context)
             preview = tool.preview(args, self.context)
+            description = tool.describe(args)
         except Exception as exc:  # a broken risk function must not crash the run
             return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}")
-        request = ApprovalRequest(tool.policy_tool(args), args, assessment, preview, subjects)
+        request = ApprovalRequest(
+            tool.policy_tool(args), args, assessment, preview, subjects, description
+        )
         if self.policy.approver is not None and self.policy.explain(request).decision == "ask":
             self._emit_state(call, "waiting for approval")
         decision = await self.policy.decide(request)
@@ -170,7 +176,7 @@ class Executor:
                 )
             self._emit_state(call, "running")
             try:
-                return await tool.execute(args, self._context_for(call))
+                return await self.registry.call(tool, args, self._context_for(call))
             except TurnCancelled:
                 raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval
             except ToolFailure as failure:

@@ -72,6 +72,7 @@ class ApprovalRequest:
     assessment: Assessment
     preview: str | None = None
     subjects: Subjects = field(default_factory=Subjects)
+    description: list[str] | None = None  # the tool's own lines for the prompt (describe)
 
 
 @dataclass(frozen=True, slots=True)
