@@ -155,7 +155,7 @@ class Policy:
 
     def _allowed_by(self, request: ApprovalRequest, rules: list[Rule]) -> Rule | None:
         tool, subjects = request.tool, request.subjects
-        candidates = [r for r in rules if r.tool == tool]
+        candidates = [r for r in rules if r.names(tool)]
         if not candidates:
             return None
         if subjects.kind != "command":

@@ -205,3 +205,7 @@ def build_registry(config: Any, provider: Any) -> ToolRegistry:
 
 def add_extensions(registry: ToolRegistry, config: Any, workspace: Any) -> None:
     """Sources that list their tools at run time: plug-ins, then MCP servers."""
+    from agentcli.mcp import mcp_sources
+
+    for source in mcp_sources(config, workspace.root):
+        registry.add_source(source)
