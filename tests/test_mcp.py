@@ -365,3 +365,65 @@ def test_a_server_gets_only_the_variables_named(
 
 if os.name != "posix":  # pragma: no cover
     pytest.skip("process trees are POSIX here", allow_module_level=True)
+
+
+# --- agentcli mcp add | remove | list
+
+
+@needs_time
+def test_mcp_add_list_remove_edit_the_user_config(run_cli: RunCli, cli_home: Path) -> None:
+    added = run_cli(
+        [
+            "mcp",
+            "add",
+            "time",
+            "--env",
+            "TZ_HINT",
+            "--",
+            str(TIME_SERVER),
+            "--local-timezone",
+            "UTC",
+        ]
+    )
+    assert added.returncode == 0, added.stderr
+    assert run_cli(["mcp", "add", "nothing", "--", "agentcli-no-such-program"]).returncode == 0
+    web = ["mcp", "add", "web", "--url", "http://127.0.0.1:9/mcp", "--header", "X-Key: ${WEB_KEY}"]
+    assert run_cli(web).returncode == 0
+    text = (cli_home / "agentcli" / "config.toml").read_text(encoding="utf-8")
+    assert "[mcp.servers.time]" in text and '"--local-timezone", "UTC"' in text
+    assert 'env = ["TZ_HINT"]' in text and "${WEB_KEY}" in text
+
+    listing = run_cli(["mcp", "list", "--json"], env={"WEB_KEY": "k"}, timeout=90)
+    assert listing.returncode == 0, listing.stderr
+    rows = {row["name"]: row for row in json.loads(listing.stdout)["servers"]}
+    assert rows["time"]["state"] == "running"
+    assert {t["name"]: t["risk"] for t in rows["time"]["tools"]} == {
+        "mcp__time__get_current_time": "high",
+        "mcp__time__convert_time": "high",
+    }
+    assert rows["nothing"]["state"] == "failed"
+    assert "program not found" in rows["nothing"]["error"]
+    assert rows["web"]["state"] == "failed" and "cannot reach" in rows["web"]["error"]
+
+    text_listing = run_cli(["mcp", "list"], env={"WEB_KEY": "k"}, timeout=90)
+    assert "tools: mcp__time__get_current_time (high)" in text_listing.stdout
+
+    assert run_cli(["mcp", "remove", "nothing"]).returncode == 0
+    again = run_cli(["mcp", "remove", "nothing"])
+    assert again.returncode == 2
+    assert_one_error(again, "no MCP server 'nothing'")
+    assert "[mcp.servers.nothing]" not in (cli_home / "agentcli" / "config.toml").read_text()
+
+
+def test_mcp_add_refuses_what_cannot_work(run_cli: RunCli, cli_home: Path) -> None:
+    for args, needle in [
+        (["mcp", "add", "x"], "after --"),
+        (["mcp", "add", "x", "--url", "http://127.0.0.1:9/", "--", "prog"], "after --"),
+        (["mcp", "add", "a__b", "--", "prog"], "no '__'"),
+        (["mcp", "add", "x", "--env", "A=secret", "--", "prog"], "not a variable name"),
+        (["mcp", "add", "x", "--url", "ftp://h/"], "http:// or https://"),
+    ]:
+        result = run_cli(args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert_one_error(result, needle)
+    assert not (cli_home / "agentcli" / "config.toml").exists()

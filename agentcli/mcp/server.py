@@ -316,6 +316,8 @@ class McpServer(ToolSource):
                 f"{self.config.url} answered 401 Unauthorized: set the token that "
                 f"mcp.servers.{self.config.name}.headers names (OAuth is not supported)"
             )
+        if self.config.url and "Connect" in type(error).__name__:
+            return f"cannot reach {self.config.url}: {error}"
         if isinstance(error, FileNotFoundError):
             return f"program not found: {self.config.command}"
         if isinstance(error, OSError):
