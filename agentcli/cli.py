@@ -434,6 +434,16 @@ def mcp_list(
 
 
 @app.command()
+def plugins(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The installed plug-ins (Python entry points) and the tools they register."""
+    from agentcli.commands import plugin_commands
+
+    _guarded(lambda: plugin_commands.list_plugins(as_json))
+
+
+@app.command()
 def trust(
     directory: Annotated[
         str | None, typer.Argument(help="The workspace [default: .]", show_default=False)

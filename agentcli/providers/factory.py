@@ -51,4 +51,9 @@ def make_provider(settings: RunSettings) -> Provider:
             options=dict(config.options),
             workspace=settings.workspace,
         )
+    from agentcli.settings import plugin_provider
+
+    plugin = plugin_provider(config.type)  # an `agentcli.providers` plug-in
+    if plugin is not None:
+        return plugin.factory(settings)
     raise UsageError(f"provider type {config.type!r} is not available")

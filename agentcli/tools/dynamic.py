@@ -51,13 +51,18 @@ class DynamicTool(Tool):
         )
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        from agentcli.policy.rules import Subjects
-
-        texts = tuple(str(v) for v in args.values() if isinstance(v, str | int | float))
-        return Subjects("text", values=texts)
+        return text_subjects(args)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         return await self._run(args, ctx)
+
+
+def text_subjects(args: dict[str, Any]) -> Any:
+    """What `TOOL(PATTERN)` rules match for a tool without paths or commands: its values."""
+    from agentcli.policy.rules import Subjects
+
+    texts = tuple(str(v) for v in args.values() if isinstance(v, str | int | float))
+    return Subjects("text", values=texts)
 
 
 def check_spec(spec: DynamicSpec) -> None:

@@ -137,33 +137,12 @@ class ToolRegistry:
 
 
 def builtin_tools() -> ToolRegistry:
-    from agentcli.tools.ask_user import AskUser
-    from agentcli.tools.calculator import Calculator
-    from agentcli.tools.files import CreateDirectory, EditFile, ListDirectory, ReadFile, WriteFile
-    from agentcli.tools.search import SearchContent, SearchFiles
-    from agentcli.tools.shell import JobKill, JobOutput, RunPython, RunShell
-    from agentcli.tools.system_info import SystemInfo
-    from agentcli.tools.web import FetchUrl
+    from agentcli.plugins import ToolRegistrar
+    from agentcli.tools.builtin import register_tools
 
-    return ToolRegistry(
-        [
-            ReadFile(),
-            ListDirectory(),
-            SearchFiles(),
-            SearchContent(),
-            CreateDirectory(),
-            WriteFile(),
-            EditFile(),
-            RunShell(),
-            RunPython(),
-            JobOutput(),
-            JobKill(),
-            FetchUrl(),
-            Calculator(),
-            SystemInfo(),
-            AskUser(),
-        ]
-    )
+    register = ToolRegistrar("builtin", check=False)
+    register_tools(register)
+    return ToolRegistry(register.tools)
 
 
 def provider_tools(provider: Any) -> list[Tool]:
@@ -206,6 +185,10 @@ def build_registry(config: Any, provider: Any) -> ToolRegistry:
 def add_extensions(registry: ToolRegistry, config: Any, workspace: Any) -> None:
     """Sources that list their tools at run time: plug-ins, then MCP servers."""
     from agentcli.mcp import mcp_sources
+    from agentcli.plugins import plugin_sources
+
+    for plugin in plugin_sources():
+        registry.add_source(plugin)
 
     for source in mcp_sources(config, workspace.root):
         registry.add_source(source)
