@@ -14,10 +14,12 @@ TOP_LEVEL_HELP = (
     "Commands:\n"
     "  run          Run one prompt to the end and exit.\n"
     "  chat         Chat with the model in a REPL.\n"
+    "  plugins      The installed plug-ins (Python entry points) and the tools...\n"
     "  trust        Trust a workspace: its .agentcli/config.toml may then loosen...\n"
     "  completions  Print the shell completion script (also shipped in the...\n"
     "  config       Show and change the configuration.\n"
     "  sessions     List, show, export and remove sessions.\n"
     "  policy       Explain what the policy decides.\n"
     "  tools        The tools the model can call.\n"
+    "  mcp          MCP servers: add, remove, list.\n"
 )

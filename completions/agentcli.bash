@@ -48,17 +48,19 @@ _agentcli() {
             "") _agentcli_words "--version -V --help -h" ;;
             "run") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --output -o --yes -y --deny --allow --forbid --continue -c --resume --debug --help -h" ;;
             "chat") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --continue -c --resume --debug --help -h" ;;
+            "plugins") _agentcli_words "--json --help -h" ;;
             "trust") _agentcli_words "--revoke --list --help -h" ;;
             "completions") _agentcli_words "--help -h" ;;
             "config") _agentcli_words "--help -h" ;;
             "sessions") _agentcli_words "--help -h" ;;
             "policy") _agentcli_words "--help -h" ;;
             "tools") _agentcli_words "--help -h" ;;
+            "mcp") _agentcli_words "--help -h" ;;
         esac
         return 0
     fi
     if [[ -z $cmd ]]; then
-        _agentcli_words "run chat trust completions config sessions policy tools"
+        _agentcli_words "run chat plugins trust completions config sessions policy tools mcp"
         return 0
     fi
     case "$cmd:$npos" in

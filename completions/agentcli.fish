@@ -9,12 +9,14 @@ complete -c agentcli -n __fish_use_subcommand -l version -s V -d 'Show the versi
 complete -c agentcli -n __fish_use_subcommand -l help -s h -d 'Show this message and exit.'
 complete -c agentcli -n __fish_use_subcommand -a run -d 'Run one prompt to the end and exit'
 complete -c agentcli -n __fish_use_subcommand -a chat -d 'Chat with the model in a REPL'
+complete -c agentcli -n __fish_use_subcommand -a plugins -d 'The installed plug-ins (Python entry points) and the tools they register'
 complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: its .agentcli/config.toml may then loosen the policy'
 complete -c agentcli -n __fish_use_subcommand -a completions -d 'Print the shell completion script (also shipped in the repository\'s completions/)'
 complete -c agentcli -n __fish_use_subcommand -a config -d 'Show and change the configuration'
 complete -c agentcli -n __fish_use_subcommand -a sessions -d 'List, show, export and remove sessions'
 complete -c agentcli -n __fish_use_subcommand -a policy -d 'Explain what the policy decides'
 complete -c agentcli -n __fish_use_subcommand -a tools -d 'The tools the model can call'
+complete -c agentcli -n __fish_use_subcommand -a mcp -d 'MCP servers: add, remove, list'
 
 # agentcli run
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l model -s m -x -d 'PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]'
@@ -49,6 +51,10 @@ complete -c agentcli -n '__fish_seen_subcommand_from chat' -l resume -x -d 'Cont
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l debug -d 'Show tracebacks for internal errors.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l help -s h -d 'Show this message and exit.'
 
+# agentcli plugins
+complete -c agentcli -n '__fish_seen_subcommand_from plugins' -l json -d 'Print JSON.'
+complete -c agentcli -n '__fish_seen_subcommand_from plugins' -l help -s h -d 'Show this message and exit.'
+
 # agentcli trust
 complete -c agentcli -n '__fish_seen_subcommand_from trust' -l revoke -d 'Stop trusting it.'
 complete -c agentcli -n '__fish_seen_subcommand_from trust' -l list -d 'List trusted workspaces.'
@@ -69,3 +75,6 @@ complete -c agentcli -n '__fish_seen_subcommand_from policy' -l help -s h -d 'Sh
 
 # agentcli tools
 complete -c agentcli -n '__fish_seen_subcommand_from tools' -l help -s h -d 'Show this message and exit.'
+
+# agentcli mcp
+complete -c agentcli -n '__fish_seen_subcommand_from mcp' -l help -s h -d 'Show this message and exit.'
