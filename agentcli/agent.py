@@ -74,6 +74,7 @@ class Agent:
         self.registry = build_registry(config, settings.provider)
         add_extensions(self.registry, config, self.workspace)
         self.registry.start()  # MCP servers start now, while the rest gets ready
+        self._announced: set[str] = set()  # MCP servers whose start was reported
         self.output_dir = data_dir() / "outputs" / session.id
         limit = config.get("shell.output_limit")
         self.context = ToolContext(
@@ -99,6 +100,11 @@ class Agent:
         self.usage = ev.Usage()  # the whole session's tokens, for /usage
         self._cancel_code: int | None = None
         self._turn: asyncio.Task | None = None
+
+    def _warm_provider(self) -> None:
+        warm = getattr(self.provider, "warm", None)
+        if warm is not None and self.registry.starting:
+            warm()
 
     def _build_loop(self) -> AgentLoop:
         config, settings = self.settings.config, self.settings
@@ -129,8 +135,18 @@ class Agent:
     async def _refresh_tools(self) -> list[dict]:
         """Before every step: the tools as their sources list them now; what went wrong
         with a source (a server that did not start, a name clash) is said once."""
+        if self.registry.starting and not self._announced:
+            # Once the servers are spawned the loop waits on them: build the provider's
+            # client then, so the first request leaves as soon as the last one is ready.
+            asyncio.get_running_loop().call_later(0.05, self._warm_provider)
         for problem in await self.registry.refresh():
             self.emit(ev.Custom(name="warning", value={"message": problem}))
+        for source in self.registry.sources:
+            if source.kind == "mcp" and source.name not in self._announced:
+                self._announced.add(source.name)
+                status = getattr(source, "status", None)
+                if status is not None:
+                    self.emit(ev.Custom(name="mcp_server", value=status()))
         return self.registry.specs()
 
     async def switch_model(self, spec: ModelSpec, settings: RunSettings) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import psutil
 
+from agentcli.events import now_ms
 from agentcli.mcp.config import ServerConfig
 from agentcli.mcp.tools import McpTool, make_tool, result_parts
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
@@ -70,10 +71,12 @@ class McpServer(ToolSource):
         self._restarted = False
         self._unauthorized = False
         self._reconnect = asyncio.Lock()
+        self.started_at = self.ready_at = 0  # ms since the epoch, as event timestamps
 
     # --- the source interface
 
     async def start(self) -> None:
+        self.started_at = now_ms()
         try:
             await self._connect()
         except StartFailed as failure:
@@ -81,6 +84,12 @@ class McpServer(ToolSource):
             self.problems.append(
                 f"MCP server {self.config.name} did not start: {failure}; its tools are absent"
             )
+        self.ready_at = now_ms()
+
+    def status(self) -> dict[str, Any]:
+        """For the event stream: the state, the tools, and when the start began and ended."""
+        return {"server": self.config.name, "state": self.state, "tools": len(self._tools),
+                "startedAt": self.started_at, "readyAt": self.ready_at}  # fmt: skip
 
     def tools(self) -> list[Tool]:
         return list(self._tools)

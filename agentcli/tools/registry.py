@@ -59,6 +59,10 @@ class ToolRegistry:
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._start_all())
 
+    @property
+    def starting(self) -> bool:
+        return self._starting is not None and not self._starting.done()
+
     async def _start_all(self) -> None:
         results = await asyncio.gather(
             *(source.start() for source in self._sources), return_exceptions=True
