@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_mcp import events_of, toml_str, tool_messages, write_config
+from tests.test_repl import CTRL_D, StartChat, chat  # noqa: F401 (the `chat` fixture)
 
 pytest.importorskip("mcp")
 EVERYTHING = os.environ.get("AGENTCLI_TEST_MCP_EVERYTHING", "")
@@ -165,3 +167,26 @@ def test_tools_of_an_untrusted_server_are_sent_but_high_risk(
     [row] = json.loads(listing.stdout)["servers"]
     assert row["state"] == "running" and row["prompts"] and row["resources"]
     assert {tool["risk"] for tool in row["tools"]} == {"high"}
+
+
+def test_mcp_prompts_are_repl_slash_commands(
+    chat: StartChat,  # noqa: F811 (the fixture imported above)
+    server: ScriptedServer,
+    cli_home: Path,
+) -> None:
+    everything(cli_home)
+    server.enqueue(Reply.text(["Noted."]))
+    session = chat()
+    for _ in range(60):  # the server starts while the prompt is up
+        shown = session.command("/help", "Alt+Enter")
+        if "/mcp__ev__args-prompt" in shown:
+            break
+        time.sleep(0.5)
+    assert "/mcp__ev__simple-prompt" in shown and "city=…" in shown, shown
+    missing = session.command("/mcp__ev__args-prompt", "needs")
+    assert "needs city=…" in missing
+    session.turn("/mcp__ev__args-prompt city=Paris state=Texas")
+    session.send(CTRL_D)
+    assert session.exit_status() == 0
+    users = [m for m in server.requests[0].json["messages"] if m["role"] == "user"]
+    assert "Paris" in users[-1]["content"] and "Texas" in users[-1]["content"]

@@ -20,8 +20,9 @@ import psutil
 
 from agentcli.events import now_ms
 from agentcli.mcp.config import ServerConfig
-from agentcli.mcp.tools import McpTool, make_tool, result_parts
+from agentcli.mcp.tools import McpTool, content_parts, make_tool, result_parts
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.content import render_text
 from agentcli.tools.dynamic import DynamicToolError
 from agentcli.tools.source import ToolSource
 
@@ -102,16 +103,21 @@ class McpServer(ToolSource):
 
     async def call(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
 
         session = await self._live_session()
         assert isinstance(tool, McpTool)
         try:
             result = await session.call_tool(tool.remote_name, args)
-        except MCPError as error:
-            if self._session is session and self._alive():
-                raise ToolFailure(f"{tool.name}: the server answered: {error}") from None
+        except Exception as error:  # a closed connection shows as MCPError or a stream error
+            closed = isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
+            if not closed and self._session is session and self._alive():
+                if isinstance(error, MCPError):
+                    raise ToolFailure(f"{tool.name}: the server answered: {error}") from None
+                raise
             await self._lost(session)
-            raise ToolFailure(self._lost_message(f"stopped during the call ({error})")) from None
+            what = f"stopped during the call ({error or type(error).__name__})"
+            raise ToolFailure(self._lost_message(what)) from None
         return ToolOutput.of_parts(result_parts(result), error=bool(result.is_error))
 
     async def close(self) -> None:
@@ -134,6 +140,14 @@ class McpServer(ToolSource):
         return [
             {"uri": str(r.uri), "name": r.name, "mimeType": r.mime_type} for r in listed.resources
         ]
+
+    async def prompt_text(self, name: str, arguments: dict[str, str]) -> str:
+        """An MCP prompt rendered as the text of one user message."""
+        session = await self._live_session()
+        result = await session.get_prompt(name, arguments)
+        return "\n\n".join(
+            render_text(content_parts([message.content])) for message in result.messages
+        )
 
     # --- connecting
 

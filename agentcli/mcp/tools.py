@@ -93,8 +93,17 @@ async def _unused(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 
 def result_parts(result: Any) -> list[Part]:
     """A CallToolResult's content and structured content as parts."""
+    parts = content_parts(result.content or [])
+    structured = getattr(result, "structured_content", None)
+    if structured is not None and not _said_in_text(structured, parts):
+        parts.append(JsonPart(structured))
+    return parts or [TextPart("(no content)")]
+
+
+def content_parts(items: list[Any]) -> list[Part]:
+    """MCP content blocks (of a tool result or a prompt message) as parts."""
     parts: list[Part] = []
-    for item in result.content or []:
+    for item in items:
         kind = getattr(item, "type", "")
         if kind == "text":
             parts.append(TextPart(item.text))
@@ -115,10 +124,7 @@ def result_parts(result: Any) -> list[Part]:
             parts.append(ResourceLinkPart(str(resource.uri), "", resource.mime_type, None, text))
         else:
             parts.append(TextPart(f"[{kind or 'unknown'} content]"))
-    structured = getattr(result, "structured_content", None)
-    if structured is not None and not _said_in_text(structured, parts):
-        parts.append(JsonPart(structured))
-    return parts or [TextPart("(no content)")]
+    return parts
 
 
 def _said_in_text(value: Any, parts: list[Part]) -> bool:

@@ -45,7 +45,7 @@ class ChatCompleter(Completer):
     def get_completions(self, document: Any, complete_event: Any) -> Iterator[Completion]:
         before = document.text_before_cursor
         if before.startswith("/") and " " not in before:
-            for name, help_text in COMMANDS.items():
+            for name, help_text in self._commands().items():
                 if name.startswith(before[1:]):
                     yield Completion(f"/{name}", -len(before), display_meta=help_text)
             return
@@ -55,6 +55,16 @@ class ChatCompleter(Completer):
             workspace = self.repl.agent.workspace
             for completion, display in path_completions(word[1:], workspace):
                 yield Completion("@" + completion, -len(word), display=display)
+
+    def _commands(self) -> dict[str, str]:
+        """The slash commands, and the prompts of the MCP servers that have started."""
+        commands = dict(COMMANDS)
+        if any(source.kind == "mcp" for source in self.repl.agent.registry.sources):
+            from agentcli.ui.mcp_prompts import describe, prompt_commands
+
+            for name, (_, prompt) in prompt_commands(self.repl.agent.registry).items():
+                commands[name] = describe(prompt)
+        return commands
 
 
 def _key_bindings() -> KeyBindings:
