@@ -275,6 +275,9 @@ def test_an_untrusted_workspace_s_servers_wait_until_it_is_trusted(
     assert not any(name.startswith("mcp__") for name in sent_tools(server, 0))
     second = run_cli(["run", "hi"], server=server, timeout=90)
     assert "not trusted" not in second.stderr  # said once
+    listing = run_cli(["mcp", "list", "--json"])
+    [row] = json.loads(listing.stdout)["servers"]
+    assert (row["name"], row["state"]) == ("time", "waiting for trust")
 
     assert run_cli(["trust"]).returncode == 0
     third = run_cli(["run", "hi"], server=server, timeout=90)
