@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any
 import psutil
 import pytest
 
-from tests.conftest import RunCli, assert_one_error
+from tests.conftest import RunCli, StartCli, assert_one_error
 from tests.scripted_server import Reply, ScriptedServer
 
 pytest.importorskip("mcp")
@@ -430,3 +432,32 @@ def test_mcp_add_refuses_what_cannot_work(run_cli: RunCli, cli_home: Path) -> No
         assert result.returncode == 2, (args, result.stderr)
         assert_one_error(result, needle)
     assert not (cli_home / "agentcli" / "config.toml").exists()
+
+
+def test_ctrl_c_while_a_server_starts_ends_at_once_and_leaves_no_process(
+    start_cli: StartCli, server: ScriptedServer, cli_home: Path, workspace: Path
+) -> None:
+    """A server that never answers the handshake (and ignores SIGTERM): SIGINT during the
+    start ends agentcli within seconds, and the server process with it."""
+    hang = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+    write_config(
+        cli_home,
+        f"[mcp.servers.hangs]\ncommand = {toml_str(sys.executable)}\n"
+        f"args = ['-c', {toml_str(hang)}, 'mcp-server-hangs']\n",
+    )
+    process = start_cli(["run", "hi"], server=server)
+    deadline = time.monotonic() + 60
+    while not _servers_in(workspace) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _servers_in(workspace), "the server never started"
+    started = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert time.monotonic() - started < 10, stderr
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    deadline = time.monotonic() + 5
+    while _servers_in(workspace) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _servers_in(workspace) == []
+    assert server.requests == []  # the turn ended before any request

@@ -317,8 +317,11 @@ class McpServer(ToolSource):
         self._stop.set()
         if task is None:
             return
+        # A running session ends when told to (the SDK closes its side); one still
+        # starting is waiting on the server: cancel it at once.
+        timeout = 10 if self._session is not None else 0
         try:
-            await asyncio.wait_for(asyncio.shield(task), timeout=10)
+            await asyncio.wait_for(asyncio.shield(task), timeout=timeout)
         except (TimeoutError, Exception):
             task.cancel()
             with contextlib.suppress(BaseException):
