@@ -31,7 +31,7 @@ from agentcli.sessions.session import Session
 from agentcli.settings import ModelSpec, RunSettings, context_window
 from agentcli.system_prompt import build_system_prompt
 from agentcli.tools.base import ToolContext
-from agentcli.tools.registry import add_extensions, build_registry
+from agentcli.tools.registry import ToolRegistry, session_registry
 from agentcli.workspace import Workspace
 
 INTERRUPTED_MARK = "\n\n[interrupted by the user]"
@@ -54,6 +54,7 @@ class Agent:
         *,
         approver: Approver | None = None,
         interactive: bool = True,
+        registry: ToolRegistry | None = None,
     ) -> None:
         self.settings = settings
         self.session = session
@@ -71,9 +72,10 @@ class Agent:
         )
         if approver is not None:
             self.policy.approver = approver
-        self.registry = build_registry(config, settings.provider)
-        add_extensions(self.registry, config, self.workspace)
-        self.registry.start()  # MCP servers start now, while the rest gets ready
+        # The REPL hands its registry to each agent it makes (/clear, /resume), so MCP
+        # servers keep running; otherwise the agent has its own, started now.
+        self._owns_registry = registry is None
+        self.registry = registry or session_registry(config, settings.provider, self.workspace)
         self._announced: set[str] = set()  # MCP servers whose start was reported
         self.output_dir = data_dir() / "outputs" / session.id
         limit = config.get("shell.output_limit")
@@ -263,6 +265,7 @@ class Agent:
 
     async def aclose(self) -> None:
         await LIVE.stop_all()  # foreground commands and background jobs alike
-        await self.registry.aclose()  # MCP servers, with their process trees
+        if self._owns_registry:
+            await self.registry.aclose()  # MCP servers, with their process trees
         await self.provider.aclose()
         self.session.close()

@@ -23,6 +23,7 @@ import pytest
 
 from tests.conftest import RunCli, StartCli, assert_one_error
 from tests.scripted_server import Reply, ScriptedServer
+from tests.test_repl import CTRL_D, StartChat, chat  # noqa: F401 (the `chat` fixture)
 
 pytest.importorskip("mcp")
 BIN = Path(sys.executable).parent
@@ -461,3 +462,26 @@ def test_ctrl_c_while_a_server_starts_ends_at_once_and_leaves_no_process(
         time.sleep(0.1)
     assert _servers_in(workspace) == []
     assert server.requests == []  # the turn ended before any request
+
+
+@needs_time
+def test_repl_keeps_its_servers_across_clear_and_stops_them_at_exit(
+    chat: StartChat,  # noqa: F811 (the fixture imported above)
+    cli_home: Path,
+    workspace: Path,
+) -> None:
+    write_config(cli_home, time_server())
+    session = chat()
+    deadline = time.monotonic() + 60
+    while not (first := _servers_in(workspace)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(first) == 1, "the server did not start"
+    session.command("/clear", "new conversation")
+    time.sleep(1)
+    assert _servers_in(workspace) == first  # the same process: not restarted
+    session.send(CTRL_D)
+    assert session.exit_status(timeout=30) == 0
+    deadline = time.monotonic() + 5
+    while _servers_in(workspace) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _servers_in(workspace) == []

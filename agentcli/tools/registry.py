@@ -196,3 +196,12 @@ def add_extensions(registry: ToolRegistry, config: Any, workspace: Any) -> None:
 
     for source in mcp_sources(config, workspace.root):
         registry.add_source(source)
+
+
+def session_registry(config: Any, provider: Any, workspace: Any) -> ToolRegistry:
+    """A session's tools: the built registry with plug-ins and MCP servers, started now
+    (in the background: MCP servers take a while)."""
+    registry = build_registry(config, provider)
+    add_extensions(registry, config, workspace)
+    registry.start()
+    return registry

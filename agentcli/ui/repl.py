@@ -27,11 +27,13 @@ from agentcli.errors import AgentCliError, ExitCode
 from agentcli.paths import data_dir
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
+from agentcli.tools.registry import session_registry
 from agentcli.ui.approval import TerminalApprover
 from agentcli.ui.keys import EscWatcher
 from agentcli.ui.mentions import expand_mentions, path_completions
 from agentcli.ui.render import ReplRenderer
 from agentcli.ui.slash import COMMANDS, SlashCommands
+from agentcli.workspace import Workspace
 
 EXIT_WINDOW_SECONDS = 2.0
 
@@ -83,6 +85,10 @@ class Repl:
         self.out = sys.stdout
         self.renderer = ReplRenderer(self.out)
         self.keys = EscWatcher(on_escape=self._cancel_turn)
+        # The tools outlive each agent (/clear, /resume): MCP servers keep running.
+        self.registry = session_registry(
+            settings.config, settings.provider, Workspace(settings.workspace)
+        )
         self.agent = self._new_agent(session)
         self.pending_context: list[str] = []  # `!command` output for the next message
         self.slash = SlashCommands(self)
@@ -99,7 +105,8 @@ class Repl:
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys)
-        return Agent(self.settings, session, [self.renderer], approver=approver)
+        return Agent(self.settings, session, [self.renderer], approver=approver,
+                     registry=self.registry)  # fmt: skip
 
     @staticmethod
     def _history_path() -> Any:
@@ -155,6 +162,7 @@ class Repl:
             except AgentCliError as error:
                 self.say(f"error: {error}")
         await self.agent.aclose()
+        await self.registry.aclose()  # MCP servers, kept across /clear and /resume
         return ExitCode.OK
 
     async def _turn(self, text: str) -> None:
