@@ -16,6 +16,7 @@ TOP_LEVEL_HELP = (
     "  chat         Chat with the model in a REPL.\n"
     "  serve        Serve AG-UI over HTTP: frontends POST a RunAgentInput and...\n"
     "  doctor       What protects the commands the model runs: the sandbox in...\n"
+    "  plugins      The installed plug-ins (Python entry points) and the tools...\n"
     "  models       The models the configured providers offer.\n"
     "  trust        Trust a workspace: its .agentcli/config.toml may then loosen...\n"
     "  completions  Print the shell completion script (also shipped in the...\n"
@@ -23,4 +24,5 @@ TOP_LEVEL_HELP = (
     "  sessions     List, show, export and remove sessions.\n"
     "  policy       Explain what the policy decides.\n"
     "  tools        The tools the model can call.\n"
+    "  mcp          MCP servers: add, remove, list.\n"
 )

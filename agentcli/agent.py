@@ -32,7 +32,7 @@ from agentcli.sessions.session import Session
 from agentcli.settings import ModelSpec, RunSettings, context_window
 from agentcli.system_prompt import build_system_prompt
 from agentcli.tools.base import ToolContext
-from agentcli.tools.registry import build_registry
+from agentcli.tools.registry import ToolRegistry, session_registry
 from agentcli.workspace import Workspace
 
 INTERRUPTED_MARK = "\n\n[interrupted by the user]"
@@ -56,6 +56,7 @@ class Agent:
         approver: Approver | None = None,
         interactive: bool = True,
         provider: Provider | None = None,
+        registry: ToolRegistry | None = None,
     ) -> None:
         """`provider`: one shared by many agents (agentcli serve), not closed by this one."""
         self.settings = settings
@@ -82,7 +83,11 @@ class Agent:
         self.policy.sandbox = self.sandbox
         if approver is not None:
             self.policy.approver = approver
-        self.registry = build_registry(config, settings.provider)
+        # The REPL hands its registry to each agent it makes (/clear, /resume), so MCP
+        # servers keep running; otherwise the agent has its own, started now.
+        self._owns_registry = registry is None
+        self.registry = registry or session_registry(config, settings.provider, self.workspace)
+        self._announced: set[str] = set()  # MCP servers whose start was reported
         self.output_dir = data_dir() / "outputs" / session.id
         limit = config.get("shell.output_limit")
         self.context = ToolContext(
@@ -115,6 +120,11 @@ class Agent:
         self._cancel_code: int | None = None
         self._turn: asyncio.Task | None = None
 
+    def _warm_provider(self) -> None:
+        warm = getattr(self.provider, "warm", None)
+        if warm is not None and self.registry.starting:
+            warm()
+
     def _build_loop(self) -> AgentLoop:
         config, settings = self.settings.config, self.settings
         compactor = Compactor(
@@ -135,10 +145,28 @@ class Agent:
             self.executor,
             self.emit,
             system=system,
-            tools=[tool.spec() for tool in self.registry],
+            tools=self.registry.specs(),
             max_steps=settings.max_steps,
             compactor=compactor,
+            refresh_tools=self._refresh_tools,
         )
+
+    async def _refresh_tools(self) -> list[dict]:
+        """Before every step: the tools as their sources list them now; what went wrong
+        with a source (a server that did not start, a name clash) is said once."""
+        if self.registry.starting and not self._announced:
+            # Once the servers are spawned the loop waits on them: build the provider's
+            # client then, so the first request leaves as soon as the last one is ready.
+            asyncio.get_running_loop().call_later(0.05, self._warm_provider)
+        for problem in await self.registry.refresh():
+            self.emit(ev.Custom(name="warning", value={"message": problem}))
+        for source in self.registry.sources:
+            if source.kind == "mcp" and source.name not in self._announced:
+                self._announced.add(source.name)
+                status = getattr(source, "status", None)
+                if status is not None:
+                    self.emit(ev.Custom(name="mcp_server", value=status()))
+        return self.registry.specs()
 
     async def switch_model(self, spec: ModelSpec, settings: RunSettings) -> None:
         """`/model NAME`: the next turns go to another model (the conversation stays)."""
@@ -289,6 +317,8 @@ class Agent:
             jobs = self.context.jobs
             for job in list(jobs.jobs.values()) if jobs is not None else []:
                 await jobs.kill(job)
+        if self._owns_registry:
+            await self.registry.aclose()  # MCP servers, with their process trees
         if self._owns_provider:
             await self.provider.aclose()
         self.sandbox.close()

@@ -267,6 +267,85 @@ def tools_list(
     _guarded(lambda: policy_commands.list_tools(_workspace(cwd), as_json))
 
 
+mcp_app = typer.Typer(help="MCP servers: add, remove, list.", no_args_is_help=True,
+                      rich_markup_mode=None)  # fmt: skip
+app.add_typer(mcp_app, name="mcp")
+Project = Annotated[
+    bool, typer.Option("--project", help="The project's file, not the user's configuration.")
+]
+
+
+@mcp_app.command("add")
+def mcp_add(
+    name: Annotated[str, typer.Argument(help="The server's name (tools: mcp__NAME__TOOL).")],
+    command: Annotated[
+        list[str] | None,
+        typer.Argument(help="After --: the command that starts a stdio server, and its args."),
+    ] = None,
+    url: Annotated[str | None, typer.Option("--url", help="A streamable HTTP server.")] = None,
+    env: Annotated[
+        list[str] | None, typer.Option("--env", help="Pass this variable to the server (a name).")
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option("--header", help="'Name: value' for HTTP; ${VAR} takes a variable."),
+    ] = None,
+    trusted: Annotated[
+        bool, typer.Option("--trusted", help="Honour its tool annotations for risk.")
+    ] = False,
+    project: Project = False,
+    cwd: Workspace = None,
+) -> None:
+    """Add an MCP server: agentcli mcp add NAME -- COMMAND ARGS... or --url URL."""
+    from agentcli.commands import mcp_commands
+
+    _guarded(
+        lambda: mcp_commands.add(
+            _workspace(cwd),
+            name,
+            command or [],
+            url=url,
+            env=env or [],
+            headers=header or [],
+            trusted=trusted,
+            project=project,
+        )
+    )
+
+
+@mcp_app.command("remove")
+def mcp_remove(
+    name: Annotated[str, typer.Argument(help="The server's name.")],
+    project: Project = False,
+    cwd: Workspace = None,
+) -> None:
+    """Remove an MCP server from the configuration."""
+    from agentcli.commands import mcp_commands
+
+    _guarded(lambda: mcp_commands.remove(_workspace(cwd), name, project))
+
+
+@mcp_app.command("list")
+def mcp_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    cwd: Workspace = None,
+) -> None:
+    """Start each server and show its state, tools, resources, prompts and errors."""
+    from agentcli.commands import mcp_commands
+
+    _guarded(lambda: mcp_commands.list_servers(_workspace(cwd), as_json))
+
+
+@app.command()
+def plugins(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The installed plug-ins (Python entry points) and the tools they register."""
+    from agentcli.commands import plugin_commands
+
+    _guarded(lambda: plugin_commands.list_plugins(as_json))
+
+
 @app.command()
 def models(
     base_url: Annotated[

@@ -21,6 +21,7 @@ from agentcli.policy.engine import TurnCancelled
 from agentcli.quick_schema import conforms
 from agentcli.refine import refine_arguments
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.content import part_metadata
 from agentcli.tools.registry import ToolRegistry
 
 Emit = Callable[[ev.Event], None]
@@ -111,6 +112,8 @@ class Executor:
             metadata["errorKind"] = output.error_kind or FAILED
         if output.summary and not output.error:
             metadata["summary"] = output.summary
+        if output.parts:
+            metadata["parts"] = [part_metadata(part) for part in output.parts]
         self.emit(
             ev.ToolCallResult(
                 message_id=new_id("msg"),
@@ -150,7 +153,7 @@ class Executor:
         if conforms(tool.parameters, args):
             return  # certainly valid; jsonschema (slow to import) only to explain a failure
         validator = self._validators.get(tool.name)
-        if validator is None:
+        if validator is None or validator.schema is not tool.parameters:  # a list changed
             from jsonschema import Draft202012Validator
 
             validator = Draft202012Validator(tool.parameters)
@@ -190,12 +193,14 @@ class Executor:
             assessment = tool.assess(args, self.context)
             subjects = tool.rule_subjects(args, self.context)
             preview = tool.preview(args, self.context)
+            description = tool.describe(args)
         except Exception as exc:  # a broken risk function must not crash the run
             return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}", FAILED)
         profile = self.sandbox_profile(tool, args, assessment)
         request = ApprovalRequest(
-            tool.policy_tool(args), args, assessment, preview, subjects, profile
-        )
+            tool.policy_tool(args), args, assessment, preview, subjects,
+            sandbox=profile, description=description,
+        )  # fmt: skip
         asks = self.defer is not None or self.policy.approver is not None
         verdict = self.policy.explain(request) if decided is None and asks else None
         if verdict is not None and verdict.decision == "ask":
@@ -219,7 +224,8 @@ class Executor:
                 )
             self._emit_state(call, "running")
             try:
-                return await tool.execute(args, self._context_for(call, profile or "none"))
+                context = self._context_for(call, profile or "none")
+                return await self.registry.call(tool, args, context)
             except TurnCancelled:
                 raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval
             except ToolFailure as failure:

@@ -4,7 +4,7 @@ results → send again, until the model answers without tool calls or the step l
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -48,6 +48,7 @@ class AgentLoop:
         tools: list[dict[str, Any]],
         max_steps: int,
         compactor: Compactor | None = None,
+        refresh_tools: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None,
     ) -> None:
         self.provider = provider
         self.executor = executor
@@ -56,6 +57,7 @@ class AgentLoop:
         self.tools = tools
         self.max_steps = max_steps
         self.compactor = compactor
+        self.refresh_tools = refresh_tools  # the registry, read again before every step
         self.state = LoopState()
         # Tools a client runs (AG-UI frontend tools): offered, never executed here; a call
         # of one ends the run "pending" until its result comes back.
@@ -69,6 +71,8 @@ class AgentLoop:
             self.state.steps += 1
             step_name = f"step-{self.state.steps}"
             self.emit(ev.StepStarted(step_name=step_name))
+            if self.refresh_tools is not None:
+                self.tools = await self.refresh_tools()
             await self._compact_if_needed(conversation)
             message, end = await self._model_step(conversation)
             if end.extra:

@@ -81,10 +81,14 @@ def providers_of(config: Config) -> dict[str, ProviderConfig]:
     providers = {}
     for name, values in tables.items():
         kind = values.get("type", name if name in PROVIDER_TYPES else None)
-        if kind not in PROVIDER_TYPES:
+        if kind not in PROVIDER_TYPES and plugin_provider(kind) is None:
+            from agentcli.plugins import provider_plugins
+
+            found, problems = provider_plugins()
             raise ConfigError(
-                f"providers.{name}.type must be one of: {', '.join(PROVIDER_TYPES)} "
+                f"providers.{name}.type must be one of: {', '.join([*PROVIDER_TYPES, *found])} "
                 f"(in {config.source(f'providers.{name}.type')})"
+                + "".join(f"; {problem}" for problem in problems)
             )
         aliases = values.get("models", {})
         if not isinstance(aliases, dict):
@@ -101,11 +105,23 @@ def providers_of(config: Config) -> dict[str, ProviderConfig]:
     return providers
 
 
+def plugin_provider(kind: Any) -> Any:
+    """The `agentcli.providers` plug-in for a provider type, if one registers it."""
+    if not isinstance(kind, str):
+        return None
+    from agentcli.plugins import provider_plugins
+
+    return provider_plugins()[0].get(kind)
+
+
 def _default_model_name(kind: str) -> str:
     if kind == "local":
         from agentcli.providers.local import DEFAULT_MODEL
 
         return DEFAULT_MODEL
+    if kind not in DEFAULT_MODELS:
+        plugin = plugin_provider(kind)
+        return plugin.default_model if plugin is not None else ""
     return DEFAULT_MODELS[kind]
 
 

@@ -50,6 +50,7 @@ _agentcli() {
             "chat") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --continue -c --resume --debug --sandbox --allow-network --agent --help -h" ;;
             "serve") _agentcli_words "--host --port --token-env --cors-origin --model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --debug --sandbox --allow-network --help -h" ;;
             "doctor") _agentcli_words "--json --cwd --help -h" ;;
+            "plugins") _agentcli_words "--json --help -h" ;;
             "models") _agentcli_words "--base-url --json --help -h" ;;
             "trust") _agentcli_words "--revoke --list --help -h" ;;
             "completions") _agentcli_words "--help -h" ;;
@@ -57,11 +58,12 @@ _agentcli() {
             "sessions") _agentcli_words "--help -h" ;;
             "policy") _agentcli_words "--help -h" ;;
             "tools") _agentcli_words "--help -h" ;;
+            "mcp") _agentcli_words "--help -h" ;;
         esac
         return 0
     fi
     if [[ -z $cmd ]]; then
-        _agentcli_words "run chat serve doctor models trust completions config sessions policy tools"
+        _agentcli_words "run chat serve doctor plugins models trust completions config sessions policy tools mcp"
         return 0
     fi
     case "$cmd:$npos" in

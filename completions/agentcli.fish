@@ -11,6 +11,7 @@ complete -c agentcli -n __fish_use_subcommand -a run -d 'Run one prompt to the e
 complete -c agentcli -n __fish_use_subcommand -a chat -d 'Chat with the model in a REPL'
 complete -c agentcli -n __fish_use_subcommand -a serve -d 'Serve AG-UI over HTTP: frontends POST a RunAgentInput and get the run\'s events'
 complete -c agentcli -n __fish_use_subcommand -a doctor -d 'What protects the commands the model runs: the sandbox in force and its profiles'
+complete -c agentcli -n __fish_use_subcommand -a plugins -d 'The installed plug-ins (Python entry points) and the tools they register'
 complete -c agentcli -n __fish_use_subcommand -a models -d 'The models the configured providers offer'
 complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: its .agentcli/config.toml may then loosen the policy'
 complete -c agentcli -n __fish_use_subcommand -a completions -d 'Print the shell completion script (also shipped in the repository\'s completions/)'
@@ -18,6 +19,7 @@ complete -c agentcli -n __fish_use_subcommand -a config -d 'Show and change the 
 complete -c agentcli -n __fish_use_subcommand -a sessions -d 'List, show, export and remove sessions'
 complete -c agentcli -n __fish_use_subcommand -a policy -d 'Explain what the policy decides'
 complete -c agentcli -n __fish_use_subcommand -a tools -d 'The tools the model can call'
+complete -c agentcli -n __fish_use_subcommand -a mcp -d 'MCP servers: add, remove, list'
 
 # agentcli run
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l model -s m -x -d 'PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]'
@@ -83,6 +85,10 @@ complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l json -d 'Print J
 complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l cwd -x -a '(__fish_complete_directories)' -d 'The workspace [default: .]'
 complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l help -s h -d 'Show this message and exit.'
 
+# agentcli plugins
+complete -c agentcli -n '__fish_seen_subcommand_from plugins' -l json -d 'Print JSON.'
+complete -c agentcli -n '__fish_seen_subcommand_from plugins' -l help -s h -d 'Show this message and exit.'
+
 # agentcli models
 complete -c agentcli -n '__fish_seen_subcommand_from models' -l base-url -x -d 'Ask only this OpenAI-compatible server (URL/v1).'
 complete -c agentcli -n '__fish_seen_subcommand_from models' -l json -d 'Print JSON.'
@@ -108,3 +114,6 @@ complete -c agentcli -n '__fish_seen_subcommand_from policy' -l help -s h -d 'Sh
 
 # agentcli tools
 complete -c agentcli -n '__fish_seen_subcommand_from tools' -l help -s h -d 'Show this message and exit.'
+
+# agentcli mcp
+complete -c agentcli -n '__fish_seen_subcommand_from mcp' -l help -s h -d 'Show this message and exit.'

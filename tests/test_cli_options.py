@@ -87,7 +87,8 @@ def test_run_imports_neither_typer_nor_pydantic(cli_home, workspace, server):
         "import sys; from agentcli.__main__ import main\n"
         "sys.argv = ['agentcli', 'run', '--max-steps', '2', 'hi']\n"
         "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
-        "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'pydantic',"
+        "print(code, sorted({m.split('.')[0] for m, mod in sys.modules.items() if mod is not None}"
+        " & {'typer', 'pydantic',"
         " 'click', 'rich', 'prompt_toolkit', 'jsonschema'}), file=sys.stderr)"
     )
     env = {"HOME": str(cli_home), "AGENTCLI_HOME": str(cli_home / "agentcli"),

@@ -22,7 +22,8 @@ def loaded_after(args: list[str]) -> tuple[str, list[str]]:
     probe = (
         "import sys; from agentcli.__main__ import main; sys.argv = ['agentcli', *sys.argv[1:]]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})), file=sys.stderr)"
+        f"print(sorted({{m.split('.')[0] for m, mod in sys.modules.items() if mod is not None}}"
+        f" & set({HEAVY!r})), file=sys.stderr)"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True

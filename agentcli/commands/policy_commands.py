@@ -13,6 +13,7 @@ from agentcli.config import load_config
 from agentcli.errors import ExitCode, UsageError
 from agentcli.executor import Executor, InvalidCall
 from agentcli.messages import ToolCall
+from agentcli.plugins import plugin_sources
 from agentcli.policy import ApprovalRequest, Policy
 from agentcli.policy.setup import build_policy
 from agentcli.tools.base import ToolContext
@@ -63,7 +64,7 @@ class Explainer:
         assessment = tool.assess(args, self.context)
         subjects = tool.rule_subjects(args, self.context)
         profile = self.executor.sandbox_profile(tool, args, assessment)
-        request = ApprovalRequest(tool.name, args, assessment, None, subjects, profile)
+        request = ApprovalRequest(tool.name, args, assessment, None, subjects, sandbox=profile)
         verdict = self.policy.explain(request)
         return {
             "tool": tool.name,
@@ -187,6 +188,11 @@ def list_tools(workspace: Path, as_json: bool) -> int:
     registry = build_registry(config, None)
     for provider in providers_of(config).values():  # provider-defined tools, where enabled
         for tool in provider_tools(provider):
+            if registry.get(tool.name) is None:
+                registry.add(tool)
+    for plugin in plugin_sources():  # (MCP servers' tools: `agentcli mcp list`)
+        plugin.load()
+        for tool in plugin.tools():
             if registry.get(tool.name) is None:
                 registry.add(tool)
     rows = [

@@ -20,9 +20,10 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def _open_table(path: Path, key: str) -> tuple[Any, Any, str]:
+def _open_table(path: Path, key: str, *, super_tables: bool = False) -> tuple[Any, Any, str]:
     """The file as a tomlkit document (comments and layout kept), the table that holds
-    `key` (created if missing), and the key's last part."""
+    `key` (created if missing; `super_tables`: without headers of their own, so a new
+    table reads `[mcp.servers.NAME]`), and the key's last part."""
     import tomlkit
 
     text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -31,7 +32,7 @@ def _open_table(path: Path, key: str) -> tuple[Any, Any, str]:
     node: Any = document
     for part in tables:
         if part not in node:
-            node[part] = tomlkit.table()
+            node[part] = tomlkit.table(is_super_table=super_tables)
         node = node[part]
     return document, node, leaf
 
@@ -64,6 +65,43 @@ def append_values(path: Path, key: str, values: list[str]) -> None:
         if value not in current:
             current.append(value)
     _write(path, tomlkit.dumps(document))
+
+
+def set_table(path: Path, key: str, values: dict[str, Any]) -> None:
+    """Writes a whole table (`mcp.servers.NAME`), replacing one of that name; nested
+    dicts become inline tables."""
+    import tomlkit
+
+    document, node, leaf = _open_table(path, key, super_tables=True)
+    table = tomlkit.table()
+    for name, value in values.items():
+        if isinstance(value, dict):
+            inline = tomlkit.inline_table()
+            inline.update(value)
+            value = inline
+        table[name] = value
+    node[leaf] = table
+    _write(path, tomlkit.dumps(document))
+
+
+def remove_key(path: Path, key: str) -> bool:
+    """Removes a key or table; False when the file does not have it."""
+    import tomlkit
+
+    if not path.exists():
+        return False
+    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    *tables, leaf = key.split(".")
+    node: Any = document
+    for part in tables:
+        if part not in node:
+            return False
+        node = node[part]
+    if leaf not in node:
+        return False
+    del node[leaf]
+    _write(path, tomlkit.dumps(document))
+    return True
 
 
 def _write(path: Path, text: str) -> None:

@@ -72,6 +72,7 @@ class ApprovalRequest:
     preview: str | None = None
     subjects: Subjects = field(default_factory=Subjects)
     sandbox: str | None = None  # the sandbox profile it would run in (tools that run commands)
+    description: list[str] | None = None  # the tool's own lines for the prompt (describe)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +165,7 @@ class Policy:
 
     def _allowed_by(self, request: ApprovalRequest, rules: list[Rule]) -> Rule | None:
         tool, subjects = request.tool, request.subjects
-        candidates = [r for r in rules if r.tool == tool]
+        candidates = [r for r in rules if r.names(tool)]
         if not candidates:
             return None
         if subjects.kind != "command":

@@ -21,7 +21,9 @@ from agentcli.errors import ConfigError
 from agentcli.policy.shell_parse import UNKNOWN, SimpleCommand
 
 SubjectKind = Literal["command", "path", "text", "none"]
-_RULE = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_RULE = re.compile(r"^\s*([A-Za-z_][\w.*?-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+# Globs in the tool name only for MCP tools (`mcp__time__*`): never a rule for every tool.
+MCP_PREFIX = "mcp__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,12 @@ class Rule:
     def __str__(self) -> str:
         return self.text
 
+    def names(self, tool: str) -> bool:
+        """Whether the rule is about this tool (its name, or a glob over MCP tool names)."""
+        return self.tool == tool or (
+            self.tool.startswith(MCP_PREFIX) and fnmatchcase(tool, self.tool)
+        )
+
 
 def parse_rule(text: str, source: str = "") -> Rule:
     match = _RULE.match(text)
@@ -57,6 +65,11 @@ def parse_rule(text: str, source: str = "") -> Rule:
             "e.g. run_shell(git push *) or write_file(src/**)"
         )
     pattern = match.group(2).strip() if match.group(2) is not None else None
+    if any(c in match.group(1) for c in "*?") and not match.group(1).startswith(MCP_PREFIX):
+        raise ConfigError(
+            f"bad rule {text!r} ({source or 'rule'}): a tool name may have * or ? only for "
+            "MCP tools, e.g. mcp__time__*"
+        )
     return Rule(match.group(1), pattern, source)
 
 
@@ -167,7 +180,7 @@ class RuleSet:
 def matches_any(rule: Rule, tool: str, subjects: Subjects, workspace: Path) -> bool:
     """For deny and ask rules: the rule applies if it matches any part of the call (deny
     must also see commands hidden inside substitutions)."""
-    if rule.tool != tool:
+    if not rule.names(tool):
         return False
     if rule.pattern is None:
         return True
@@ -190,7 +203,7 @@ def covers(
     """For allow rules on paths and texts: every value must match. A protected call (outside
     the workspace, or a sensitive file) is covered only by a rule that names it specifically:
     `write_file` or `write_file(**)` never reaches .git/hooks or ~/.bashrc."""
-    if rule.tool != tool:
+    if not rule.names(tool):
         return False
     if rule.pattern is None:
         return not protected

@@ -55,4 +55,9 @@ def make_provider(settings: RunSettings) -> Provider:
         from agentcli.agui.client import AguiProvider
 
         return AguiProvider(config.base_url or "", api_key=settings.api_key)
+    from agentcli.settings import plugin_provider
+
+    plugin = plugin_provider(config.type)  # an `agentcli.providers` plug-in
+    if plugin is not None:
+        return plugin.factory(settings)
     raise UsageError(f"provider type {config.type!r} is not available")

@@ -256,6 +256,12 @@ class HttpProvider:
     def stream(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
         return with_retries(lambda: self._attempt(request), max_retries=self.max_retries)
 
+    def warm(self) -> None:
+        """Builds the HTTP client (its TLS context takes a while) before the first request,
+        while something else is awaited (MCP servers starting)."""
+        if self._client is None:
+            self._client = new_client()
+
     def _attempt(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
         raise NotImplementedError
 

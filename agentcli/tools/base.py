@@ -1,5 +1,6 @@
 """The tool interface: name, description, JSON Schema, a risk function of the arguments,
-an async execute, and an optional preview for the approval prompt."""
+an async execute, an optional preview and description for the approval prompt, and
+optional examples (request → arguments) for the local model's router."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
+from agentcli.tools.content import Part, render_text
 from agentcli.workspace import Workspace
 
 
@@ -35,16 +37,25 @@ class Assessment:
 
 @dataclass(slots=True)
 class ToolOutput:
-    """What a tool returns. `error` marks a failed call; the model sees `content` either way."""
+    """What a tool returns. `error` marks a failed call; the model sees `content` either way.
+    `parts` keeps content that is more than text (images, structured JSON, resource links);
+    `content` is then their text rendering, for the providers and outputs that need text."""
 
     content: str
     error: bool = False
     summary: str | None = None  # one line for the terminal, e.g. "42 lines"
     error_kind: str | None = None  # agentcli.fold.ERROR_KINDS; "failed" when unset
+    parts: list[Part] = field(default_factory=list)
 
     @classmethod
     def failure(cls, message: str, kind: str = "failed") -> ToolOutput:
         return cls(content=message, error=True, summary=message, error_kind=kind)
+
+    @classmethod
+    def of_parts(cls, parts: list[Part], *, error: bool = False) -> ToolOutput:
+        text = render_text(parts)
+        summary = (text.splitlines() or [""])[0] if error else None
+        return cls(content=text, error=error, summary=summary, parts=list(parts))
 
 
 class ToolFailure(Exception):
@@ -93,6 +104,9 @@ class Tool:
     source: str = "builtin"
     risk_summary: str = "high"  # for `agentcli tools list`: how risk depends on arguments
     runs_commands: bool = False  # True: it starts processes, which run in the sandbox
+    # Requests a person might make, with the arguments they mean: the local model's router
+    # uses them to choose a tool (a plug-in or MCP tool with examples can be chosen too).
+    examples: list[tuple[str, dict[str, Any]]] = []  # noqa: RUF012
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
         return Assessment(Risk.HIGH, f"{self.name} has no risk rating")
@@ -118,6 +132,11 @@ class Tool:
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
         """What the approval prompt shows besides the arguments (a diff, say)."""
+        return None
+
+    def describe(self, args: dict[str, Any]) -> list[str] | None:
+        """The lines the approval prompt shows for this call; None: the arguments as the
+        prompt shows any call's (a command as a command, others as JSON)."""
         return None
 
     def spec(self) -> dict[str, Any]:

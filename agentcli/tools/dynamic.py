@@ -1,6 +1,6 @@
 """Dynamic tools: tools whose schema is known only at run time. Every such tool — command
-tools from the configuration now, MCP servers and plugins later — enters the registry
-through `register_dynamic`, which checks its name and its JSON Schema, takes its risk
+tools from the configuration, MCP servers' tools and plug-ins' tools — is checked by
+`check_spec` (its name and its JSON Schema), takes its risk
 (unknown means high) and records where it came from for `agentcli tools list`."""
 
 from __future__ import annotations
@@ -58,22 +58,26 @@ class DynamicTool(Tool):
         )
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        from agentcli.policy.rules import Subjects
-
-        texts = tuple(str(v) for v in args.values() if isinstance(v, str | int | float))
-        return Subjects("text", values=texts)
+        return text_subjects(args)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         return await self._run(args, ctx)
 
 
-def register_dynamic(registry: ToolRegistry, spec: DynamicSpec) -> DynamicTool:
+def text_subjects(args: dict[str, Any]) -> Any:
+    """What `TOOL(PATTERN)` rules match for a tool without paths or commands: its values."""
+    from agentcli.policy.rules import Subjects
+
+    texts = tuple(str(v) for v in args.values() if isinstance(v, str | int | float))
+    return Subjects("text", values=texts)
+
+
+def check_spec(spec: DynamicSpec) -> None:
+    """Raises DynamicToolError when the name or the JSON Schema cannot be used."""
     if not NAME.match(spec.name):
         raise DynamicToolError(
             f"tool name {spec.name!r} ({spec.source}) must be 1-64 letters, digits, _ or -"
         )
-    if registry.get(spec.name) is not None:
-        raise DynamicToolError(f"a tool named {spec.name!r} already exists ({spec.source})")
     schema = spec.parameters
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise DynamicToolError(f"{spec.name}: parameters must be a JSON Schema of type object")
@@ -84,6 +88,12 @@ def register_dynamic(registry: ToolRegistry, spec: DynamicSpec) -> DynamicTool:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise DynamicToolError(f"{spec.name}: invalid parameters schema: {exc.message}") from None
+
+
+def register_dynamic(registry: ToolRegistry, spec: DynamicSpec) -> DynamicTool:
+    check_spec(spec)
+    if registry.get(spec.name) is not None:
+        raise DynamicToolError(f"a tool named {spec.name!r} already exists ({spec.source})")
     tool = DynamicTool(spec)
     registry.add(tool)
     return tool

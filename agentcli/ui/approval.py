@@ -44,7 +44,8 @@ def render_prompt(prompt: Prompt, color: bool) -> str:
     out = [
         _style(color, f"1;{colour}", f"● {request.tool} wants to run ({risk.label} risk{where})")
     ]
-    out += [f"  {line}" for line in describe_call(request.tool, request.arguments)]
+    lines = request.description or describe_call(request.tool, request.arguments)
+    out += [f"  {line}" for line in lines]
     if request.preview:
         preview = request.preview.splitlines()
         for line in preview[:MAX_PREVIEW_LINES]:

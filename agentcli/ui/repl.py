@@ -27,11 +27,13 @@ from agentcli.errors import AgentCliError, ExitCode
 from agentcli.paths import data_dir
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
+from agentcli.tools.registry import session_registry
 from agentcli.ui.approval import TerminalApprover
 from agentcli.ui.keys import EscWatcher
 from agentcli.ui.mentions import expand_mentions, path_completions
 from agentcli.ui.render import ReplRenderer
 from agentcli.ui.slash import COMMANDS, SlashCommands
+from agentcli.workspace import Workspace
 
 EXIT_WINDOW_SECONDS = 2.0
 
@@ -45,7 +47,7 @@ class ChatCompleter(Completer):
     def get_completions(self, document: Any, complete_event: Any) -> Iterator[Completion]:
         before = document.text_before_cursor
         if before.startswith("/") and " " not in before:
-            for name, help_text in COMMANDS.items():
+            for name, help_text in self._commands().items():
                 if name.startswith(before[1:]):
                     yield Completion(f"/{name}", -len(before), display_meta=help_text)
             return
@@ -55,6 +57,16 @@ class ChatCompleter(Completer):
             workspace = self.repl.agent.workspace
             for completion, display in path_completions(word[1:], workspace):
                 yield Completion("@" + completion, -len(word), display=display)
+
+    def _commands(self) -> dict[str, str]:
+        """The slash commands, and the prompts of the MCP servers that have started."""
+        commands = dict(COMMANDS)
+        if any(source.kind == "mcp" for source in self.repl.agent.registry.sources):
+            from agentcli.ui.mcp_prompts import describe, prompt_commands
+
+            for name, (_, prompt) in prompt_commands(self.repl.agent.registry).items():
+                commands[name] = describe(prompt)
+        return commands
 
 
 def _key_bindings() -> KeyBindings:
@@ -73,6 +85,10 @@ class Repl:
         self.out = sys.stdout
         self.renderer = ReplRenderer(self.out)
         self.keys = EscWatcher(on_escape=self._cancel_turn)
+        # The tools outlive each agent (/clear, /resume): MCP servers keep running.
+        self.registry = session_registry(
+            settings.config, settings.provider, Workspace(settings.workspace)
+        )
         self.agent = self._new_agent(session)
         self.pending_context: list[str] = []  # `!command` output for the next message
         self.slash = SlashCommands(self)
@@ -89,7 +105,8 @@ class Repl:
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys)
-        return Agent(self.settings, session, [self.renderer], approver=approver)
+        return Agent(self.settings, session, [self.renderer], approver=approver,
+                     registry=self.registry)  # fmt: skip
 
     @staticmethod
     def _history_path() -> Any:
@@ -145,6 +162,7 @@ class Repl:
             except AgentCliError as error:
                 self.say(f"error: {error}")
         await self.agent.aclose()
+        await self.registry.aclose()  # MCP servers, kept across /clear and /resume
         return ExitCode.OK
 
     async def _turn(self, text: str) -> None:

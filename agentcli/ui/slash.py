@@ -31,14 +31,37 @@ class SlashCommands:
     async def run(self, text: str) -> None:
         name, _, argument = text[1:].partition(" ")
         argument = argument.strip()
+        if name.startswith("mcp__"):
+            await self._mcp_prompt(name, argument)
+            return
         if name not in COMMANDS:
             self.repl.say(f"unknown command /{name}; /help lists them")
             return
         await getattr(self, f"cmd_{name}")(argument)
 
+    async def _mcp_prompt(self, name: str, argument: str) -> None:
+        from agentcli.ui import mcp_prompts
+
+        found = mcp_prompts.prompt_commands(self.repl.agent.registry).get(name)
+        if found is None:
+            self.repl.say(f"no MCP prompt /{name}; /help lists them")
+            return
+        source, prompt = found
+        try:
+            text = await mcp_prompts.render(source, prompt, argument)
+        except UsageError:
+            raise  # the user's arguments: said as they are
+        except Exception as error:  # the server's failure, said in one line
+            raise UsageError(f"/{name}: {error}") from None
+        await self.repl._turn(text)
+
     async def cmd_help(self, argument: str) -> None:
         for name, help_text in COMMANDS.items():
             self.repl.say(f"  /{name:<9} {help_text}")
+        from agentcli.ui.mcp_prompts import describe, prompt_commands
+
+        for name, (_, prompt) in prompt_commands(self.repl.agent.registry).items():
+            self.repl.say(f"  /{name}  {describe(prompt)}")
         self.repl.say("  @path attaches a file · !cmd runs a command yourself · Alt+Enter: newline")
 
     async def cmd_exit(self, argument: str) -> None:

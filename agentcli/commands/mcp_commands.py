@@ -1,0 +1,144 @@
+"""`agentcli mcp add | remove | list`: the MCP servers in the configuration files, and what
+each one offers when started."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentcli.config import load_config
+from agentcli.config.edit import remove_key, set_table
+from agentcli.config.files import project_config_path, user_config_path
+from agentcli.errors import ConfigError, UsageError
+from agentcli.mcp.config import ignored_servers, parse_server, servers_of
+
+
+def _config_file(workspace: Path, project: bool) -> Path:
+    return project_config_path(workspace) if project else user_config_path()
+
+
+def add(
+    workspace: Path,
+    name: str,
+    command: list[str],
+    *,
+    url: str | None,
+    env: list[str],
+    headers: list[str],
+    trusted: bool,
+    project: bool,
+) -> int:
+    if bool(command) == bool(url):
+        raise UsageError(
+            "give the server's command after --, e.g. agentcli mcp add time -- mcp-server-time, "
+            "or its address with --url URL"
+        )
+    table: dict[str, Any] = {"url": url} if url else {"command": command[0]}
+    if command[1:]:
+        table["args"] = command[1:]
+    if env:
+        table["env"] = env
+    if headers:
+        table["headers"] = dict(_header(text) for text in headers)
+    if trusted:
+        table["trusted"] = True
+    try:
+        parse_server(name, table)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    path = _config_file(workspace, project)
+    set_table(path, f"mcp.servers.{name}", table)
+    sys.stdout.write(f"added MCP server {name} to {path}\n")
+    return 0
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise UsageError(
+            f"--header {text!r}: write 'Name: value', e.g. 'Authorization: Bearer ${{TOKEN}}'"
+        )
+    return name.strip(), value.strip()
+
+
+def remove(workspace: Path, name: str, project: bool) -> int:
+    path = _config_file(workspace, project)
+    if not remove_key(path, f"mcp.servers.{name}"):
+        raise UsageError(
+            f"there is no MCP server {name!r} in {path}; `agentcli mcp list` shows them"
+        )
+    sys.stdout.write(f"removed MCP server {name} from {path}\n")
+    return 0
+
+
+def list_servers(workspace: Path, as_json: bool) -> int:
+    config = load_config(workspace)
+    rows = asyncio.run(_survey(config, workspace))
+    rows += [
+        {"name": name, "state": "waiting for trust", "tools": [], "resources": [], "prompts": [],
+         "error": "declared by an untrusted workspace: `agentcli trust` lets it start"}
+        for name in ignored_servers(config)
+    ]  # fmt: skip
+    if as_json:
+        sys.stdout.write(json.dumps({"servers": rows}, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    if not rows:
+        sys.stdout.write("no MCP servers configured; add one: agentcli mcp add NAME -- COMMAND\n")
+    for row in rows:
+        sys.stdout.write(_text(row))
+    return 0
+
+
+def _text(row: dict[str, Any]) -> str:
+    head = f"{row['name']}  {row['state']}"
+    if row.get("target"):
+        head += f"  {row['transport']}: {row['target']}"
+    lines = [head + (f"  ({row['server']})" if row.get("server") else "")]
+    if row.get("error"):
+        lines.append(f"  error: {row['error']}")
+    if row["tools"]:
+        tools = ", ".join(f"{t['name']} ({t['risk']})" for t in row["tools"])
+        lines.append(f"  tools: {tools}")
+    if row["resources"]:
+        lines.append(f"  resources: {', '.join(r['uri'] for r in row['resources'])}")
+    if row["prompts"]:
+        lines.append(f"  prompts: {', '.join(row['prompts'])}")
+    return "\n".join(lines) + "\n"
+
+
+async def _survey(config: Any, workspace: Path) -> list[dict[str, Any]]:
+    """Starts every server at once, asks what it offers, and stops them all."""
+    from agentcli.mcp import mcp_sources
+    from agentcli.mcp.server import McpServer
+
+    sources = mcp_sources(config, workspace)
+    await asyncio.gather(*(source.start() for source in sources))
+    rows = []
+    try:
+        for server in servers_of(config):
+            source = next((s for s in sources if getattr(s, "config", None) == server), None)
+            row: dict[str, Any] = {
+                "name": server.name, "transport": server.transport, "target": server.shown(),
+                "trusted": server.trusted, "tools": [], "resources": [], "prompts": [],
+            }  # fmt: skip
+            if not isinstance(source, McpServer):  # the SDK is not installed
+                row.update(state="failed", error=sources[0].problems[0])
+                rows.append(row)
+                continue
+            row.update(state=source.state, server=source.server_info, error=source.error)
+            row["tools"] = [
+                {"name": t.name, "risk": t.risk_summary, "description": t.description}
+                for t in source.tools()
+            ]
+            try:
+                row["resources"] = await source.resources()
+            except Exception as error:  # a server's failure is its row's, not the command's
+                row["error"] = f"listing resources failed: {error}"
+            row["prompts"] = [prompt.name for prompt in source.prompts]
+            rows.append(row)
+    finally:
+        await asyncio.gather(*(source.close() for source in sources))
+    return rows

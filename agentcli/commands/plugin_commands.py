@@ -1,0 +1,46 @@
+"""`agentcli plugins`: the installed plug-ins, what they register, and what failed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from agentcli.plugins import plugin_sources, provider_plugins
+
+
+def list_plugins(as_json: bool) -> int:
+    rows: list[dict[str, Any]] = []
+    for source in plugin_sources():
+        source.load()
+        rows.append(
+            {
+                "name": source.entry.name,
+                "group": "agentcli.tools",
+                "package": source.origin,
+                "state": source.state,
+                "error": source.error,
+                "tools": [{"name": t.name, "risk": t.risk_summary} for t in source.tools()],
+            }
+        )
+    providers, problems = provider_plugins()
+    for plugin in providers.values():
+        rows.append({"name": plugin.type, "group": "agentcli.providers", "package": plugin.origin,
+                     "state": "loaded", "error": None, "tools": []})  # fmt: skip
+    if as_json:
+        document = {"plugins": rows, "problems": problems}
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    if not rows and not problems:
+        sys.stdout.write("no plug-ins installed (README: Plug-ins)\n")
+    for row in rows:
+        kind = "provider" if row["group"] == "agentcli.providers" else row["state"]
+        sys.stdout.write(f"{row['name']}  {kind}  {row['package']}\n")
+        if row["error"]:
+            sys.stdout.write(f"  error: {row['error']}\n")
+        if row["tools"]:
+            tools = ", ".join(f"{t['name']} ({t['risk']})" for t in row["tools"])
+            sys.stdout.write(f"  tools: {tools}\n")
+    for problem in problems:
+        sys.stdout.write(f"error: {problem}\n")
+    return 0

@@ -1,0 +1,35 @@
+"""MCP (Model Context Protocol) servers as tool sources. The `mcp` SDK is imported only
+when a server is configured (it is the `agentcli[mcp]` extra)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from agentcli.tools.source import StaticSource, ToolSource
+
+INSTALL_HINT = "pip install 'agentcli[mcp]'"
+
+
+def mcp_sources(config: Any, workspace: Path) -> list[ToolSource]:
+    """One source per configured server; none started yet."""
+    from agentcli.mcp.config import servers_of
+
+    servers = servers_of(config)
+    if not servers:
+        return []
+    if importlib.util.find_spec("mcp") is None:
+        missing = StaticSource("mcp", kind="mcp")
+        names = ", ".join(s.name for s in servers)
+        missing.problems.append(
+            f"MCP servers {names} need the mcp package, which is not installed: {INSTALL_HINT}"
+        )
+        return [missing]
+    from agentcli.mcp.server import McpServer
+    from agentcli.paths import data_dir
+
+    lock = asyncio.Lock()  # spawns one at a time, each so quick that starts still overlap
+    logs = data_dir() / "mcp"
+    return [McpServer(server, workspace, lock, logs) for server in servers]

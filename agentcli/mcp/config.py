@@ -1,0 +1,165 @@
+"""`[mcp.servers.NAME]`: the MCP servers a session starts, read and checked.
+
+stdio: `command`, `args`, `cwd` (relative to the workspace), `env` = names of variables to
+pass from agentcli's environment (their values are never copied into the file).
+Streamable HTTP: `url`, `headers` whose values may name variables as `${NAME}`.
+Both: `trusted` (honour the server's tool annotations), `start_timeout` in seconds, and
+`[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"`."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.errors import ConfigError
+
+SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+DEFAULT_START_TIMEOUT = 30.0
+MAX_START_TIMEOUT = 600.0
+RISK_LABELS = ("low", "medium", "high")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: tuple[str, ...] = ()  # names of variables passed through
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)  # values may hold ${VAR}
+    trusted: bool = False
+    start_timeout: float = DEFAULT_START_TIMEOUT
+    tool_risks: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url else "stdio"
+
+    def shown(self) -> str:
+        """One line: what runs, or where it connects."""
+        if self.url:
+            return self.url
+        import shlex
+
+        return shlex.join([self.command or "", *self.args])
+
+    def environment(self, source: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The variables the user named, with the values they have now (absent: left out)."""
+        source = os.environ if source is None else source
+        return {name: source[name] for name in self.env if name in source}
+
+    def working_directory(self, workspace: Path) -> str:
+        return str((workspace / self.cwd) if self.cwd else workspace)
+
+    def resolved_headers(self, source: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Header values with `${VAR}` replaced; a variable that is not set is an error."""
+        source = os.environ if source is None else source
+
+        def value(match: re.Match[str]) -> str:
+            if match.group(1) not in source:
+                raise ConfigError(
+                    f"mcp.servers.{self.name}.headers needs the variable {match.group(1)}, "
+                    "which is not set"
+                )
+            return source[match.group(1)]
+
+        return {name: VARIABLE.sub(value, text) for name, text in self.headers.items()}
+
+
+def _fail(name: str, key: str, problem: str) -> ConfigError:
+    return ConfigError(f"mcp.servers.{name}.{key}: {problem}")
+
+
+def _strings(name: str, key: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(name, key, "must be a list of strings")
+    return tuple(value)
+
+
+def parse_server(name: str, table: Any) -> ServerConfig:
+    if not SERVER_NAME.match(name) or "__" in name:
+        raise ConfigError(
+            f"mcp.servers.{name}: a server name is 1-32 letters, digits, _ or - (no '__')"
+        )
+    if not isinstance(table, dict):
+        raise ConfigError(f"mcp.servers.{name} must be a table with command = ... or url = ...")
+    command, url = table.get("command"), table.get("url")
+    if bool(command) == bool(url):
+        raise ConfigError(
+            f'mcp.servers.{name}: give either command = "..." (stdio) or url = "..." '
+            "(streamable HTTP)"
+        )
+    if command is not None and not isinstance(command, str):
+        raise _fail(name, "command", "must be a string")
+    if url is not None and (
+        not isinstance(url, str) or not url.startswith(("http://", "https://"))
+    ):
+        raise _fail(name, "url", "must be an http:// or https:// URL")
+    env = _strings(name, "env", table.get("env"))
+    for variable in env:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
+            raise _fail(
+                name, "env", f"{variable!r} is not a variable name (give names, not values)"
+            )
+    headers = table.get("headers") or {}
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise _fail(
+            name, "headers", 'must be a table of strings, e.g. {Authorization = "Bearer ${TOKEN}"}'
+        )
+    timeout = table.get("start_timeout", DEFAULT_START_TIMEOUT)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not (math.isfinite(timeout) and 0 < timeout <= MAX_START_TIMEOUT)
+    ):
+        raise _fail(
+            name, "start_timeout", f"must be a number of seconds in (0, {MAX_START_TIMEOUT:g}]"
+        )
+    trusted = table.get("trusted", False)
+    if not isinstance(trusted, bool):
+        raise _fail(name, "trusted", "must be true or false")
+    cwd = table.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise _fail(name, "cwd", "must be a string")
+    risks: dict[str, str] = {}
+    for tool, settings in (table.get("tools") or {}).items():
+        risk = settings.get("risk") if isinstance(settings, dict) else None
+        if risk not in RISK_LABELS:
+            raise _fail(name, f"tools.{tool}.risk", "must be low, medium or high")
+        risks[tool] = risk
+    return ServerConfig(
+        name=name,
+        command=command,
+        args=_strings(name, "args", table.get("args")),
+        cwd=cwd,
+        env=env,
+        url=url,
+        headers=dict(headers),
+        trusted=trusted,
+        start_timeout=float(timeout),
+        tool_risks=risks,
+    )
+
+
+def servers_of(config: Any) -> list[ServerConfig]:
+    """The servers the configuration declares (an untrusted project's were already left
+    out when the configuration was read), in name order."""
+    servers = config.table("mcp").get("servers") or {}
+    if not isinstance(servers, dict):
+        raise ConfigError("mcp.servers must be a table of servers: [mcp.servers.NAME]")
+    return [parse_server(name, servers[name]) for name in sorted(servers)]
+
+
+def ignored_servers(config: Any) -> list[str]:
+    """Servers an untrusted project file declares: they wait until it is trusted."""
+    names = {key.split(".")[2] for key in config.ignored if key.startswith("mcp.servers.")}
+    return sorted(names)

@@ -1,0 +1,378 @@
+"""One MCP server as a tool source, through the official `mcp` SDK.
+
+The connection lives in a task of its own (the SDK's transports are anyio contexts that
+must be entered and left by one task); calls from the agent's tasks go through its session.
+A start has a timeout; a failure is kept as the source's problem and its tools are absent.
+A server that dies gives its pending calls error results and is restarted once, at the
+next call. Closing ends the server's whole process tree (the SDK kills its process group;
+descendants that left the group are found with psutil and killed too)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from agentcli.events import now_ms
+from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.tools import McpTool, content_parts, make_tool, result_parts
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.content import render_text
+from agentcli.tools.dynamic import DynamicToolError
+from agentcli.tools.source import ToolSource
+
+STOP_GRACE = 2.0  # seconds between SIGTERM and SIGKILL at close
+LOG_TAIL = 300  # characters of the server's stderr quoted when it fails
+
+
+# The SDK logs a dying server's broken pipes; with no handler, Python would print them on
+# our stderr. What went wrong is said once, by us.
+for _name in ("mcp", "client"):
+    logging.getLogger(_name).addHandler(logging.NullHandler())
+    logging.getLogger(_name).propagate = False
+
+
+class StartFailed(Exception):
+    """The server could not be started; the message says why, in one line."""
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The first real error inside the exception groups anyio's task groups raise."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+class McpServer(ToolSource):
+    kind = "mcp"
+
+    def __init__(self, config: ServerConfig, workspace: Path, spawn_lock: asyncio.Lock,
+                 log_dir: Path) -> None:  # fmt: skip
+        super().__init__()
+        self.config = config
+        self.name = f"mcp:{config.name}"
+        self.workspace = workspace
+        self.state = "not started"  # running | failed | exited | stopped
+        self.error: str | None = None
+        self.server_info = ""
+        self.capabilities: Any = None
+        self.prompts: list[Any] = []
+        self._spawn_lock = spawn_lock  # one spawn at a time, so its new child is known
+        self._log_path = log_dir / f"{config.name}.log"
+        self._tools: list[McpTool] = []
+        self._session: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._pid: int | None = None
+        self._restarted = False
+        self._unauthorized = False
+        self._reconnect = asyncio.Lock()
+        self.started_at = self.ready_at = 0  # ms since the epoch, as event timestamps
+
+    # --- the source interface
+
+    async def start(self) -> None:
+        self.started_at = now_ms()
+        try:
+            await self._connect()
+        except StartFailed as failure:
+            self.state, self.error = "failed", str(failure)
+            self.problems.append(
+                f"MCP server {self.config.name} did not start: {failure}; its tools are absent"
+            )
+        self.ready_at = now_ms()
+
+    def status(self) -> dict[str, Any]:
+        """For the event stream: the state, the tools, and when the start began and ended."""
+        return {"server": self.config.name, "state": self.state, "tools": len(self._tools),
+                "startedAt": self.started_at, "readyAt": self.ready_at}  # fmt: skip
+
+    def tools(self) -> list[Tool]:
+        return list(self._tools)
+
+    async def refresh(self) -> None:
+        self.changed = False
+        if self._session is not None:
+            with contextlib.suppress(Exception):  # a dead server: found at the next call
+                self._set_tools(await self._list_tools(self._session))
+
+    async def call(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        session = await self._live_session()
+        assert isinstance(tool, McpTool)
+        try:
+            result = await session.call_tool(tool.remote_name, args)
+        except Exception as error:  # a closed connection shows as MCPError or a stream error
+            closed = isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
+            if not closed and self._session is session and self._alive():
+                if isinstance(error, MCPError):
+                    raise ToolFailure(f"{tool.name}: the server answered: {error}") from None
+                raise
+            await self._lost(session)
+            what = f"stopped during the call ({error or type(error).__name__})"
+            raise ToolFailure(self._lost_message(what)) from None
+        return ToolOutput.of_parts(result_parts(result), error=bool(result.is_error))
+
+    async def close(self) -> None:
+        tree = self._tree()  # before the kill: a descendant that left the group is in it
+        _signal_all(tree, signal.SIGTERM)  # a quick end, rather than the SDK's wait on stdin
+        await self._end_task()
+        deadline = asyncio.get_running_loop().time() + STOP_GRACE
+        while _living(tree) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        _signal_all(_living(tree), signal.SIGKILL)
+        if self.state == "running":
+            self.state = "stopped"
+
+    # --- what `mcp list` shows besides the tools
+
+    async def resources(self) -> list[dict[str, Any]]:
+        if self._session is None or not getattr(self.capabilities, "resources", None):
+            return []
+        listed = await self._session.list_resources()
+        return [
+            {"uri": str(r.uri), "name": r.name, "mimeType": r.mime_type} for r in listed.resources
+        ]
+
+    async def prompt_text(self, name: str, arguments: dict[str, str]) -> str:
+        """An MCP prompt rendered as the text of one user message."""
+        session = await self._live_session()
+        result = await session.get_prompt(name, arguments)
+        return "\n\n".join(
+            render_text(content_parts([message.content])) for message in result.messages
+        )
+
+    # --- connecting
+
+    async def _connect(self) -> None:
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._serve(ready), name=self.name)
+        try:
+            async with asyncio.timeout(self.config.start_timeout):
+                await asyncio.shield(ready)
+        except TimeoutError:
+            await self._end_task()
+            raise StartFailed(
+                f"no answer within {self.config.start_timeout:g} s (raise "
+                f"mcp.servers.{self.config.name}.start_timeout if it needs longer)"
+            ) from None
+        except Exception as error:
+            await self._end_task()
+            raise StartFailed(self._explain(_leaf(error))) from None
+
+    async def _serve(self, ready: asyncio.Future[None]) -> None:
+        from mcp import ClientSession
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await self._open_transport(stack)
+                session = ClientSession(read, write, message_handler=self._on_message)
+                await stack.enter_async_context(session)
+                initialized = await session.initialize()
+                self.capabilities = initialized.capabilities
+                info = initialized.server_info
+                self.server_info = f"{info.name} {info.version}" if info else ""
+                self._set_tools(await self._list_tools(session))
+                if getattr(self.capabilities, "prompts", None):
+                    with contextlib.suppress(Exception):  # prompts are a nicety
+                        self.prompts = list((await session.list_prompts()).prompts)
+                self._session, self.state = session, "running"
+                ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as error:
+            if not ready.done():
+                ready.set_exception(
+                    error if isinstance(error, Exception) else StartFailed("stopped")
+                )
+            if not isinstance(error, Exception):
+                raise
+        finally:
+            self._session = None
+
+    async def _open_transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        config = self.config
+        if config.url:
+            return await self._open_http(stack)
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = stack.enter_context(self._log_path.open("a", encoding="utf-8"))
+        params = StdioServerParameters(
+            command=config.command or "",
+            args=list(config.args),
+            env=config.environment(),
+            cwd=config.working_directory(self.workspace),
+        )
+        async with self._spawn_lock:
+            before = {p.pid for p in psutil.Process().children()}
+            streams = await stack.enter_async_context(stdio_client(params, errlog=log))
+            new = [p.pid for p in psutil.Process().children() if p.pid not in before]
+        self._pid = new[0] if new else None
+        return streams
+
+    async def _open_http(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        from agentcli.errors import ConfigError
+
+        try:
+            headers = self.config.resolved_headers()
+        except ConfigError as error:
+            raise StartFailed(str(error)) from None
+
+        async def saw(response: Any) -> None:
+            if response.status_code == 401:
+                self._unauthorized = True
+
+        client = httpx2.AsyncClient(
+            headers=headers,
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [saw]},
+        )
+        await stack.enter_async_context(client)
+        return await stack.enter_async_context(
+            streamable_http_client(self.config.url or "", http_client=client)
+        )
+
+    async def _list_tools(self, session: Any) -> list[Any]:
+        from mcp.types import PaginatedRequestParams
+
+        listed, cursor = [], None
+        while True:
+            params = PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                return listed
+
+    def _set_tools(self, listed: list[Any]) -> None:
+        tools = []
+        for item in listed:
+            try:
+                tools.append(make_tool(self.config, item, self))
+            except DynamicToolError as problem:
+                self.problems.append(f"MCP server {self.config.name}: {problem}; skipped")
+        self._tools = tools
+
+    async def _on_message(self, message: Any) -> None:
+        method = getattr(message, "method", "")
+        if method == "notifications/tools/list_changed":
+            self.changed = True  # listed again before the next model step
+
+    # --- a server that died
+
+    def _alive(self) -> bool:
+        if self.config.url:
+            return self._session is not None
+        try:
+            process = psutil.Process(self._pid) if self._pid else None
+        except psutil.NoSuchProcess:
+            return False
+        return process is not None and process.status() != psutil.STATUS_ZOMBIE
+
+    async def _live_session(self) -> Any:
+        async with self._reconnect:
+            if self._session is not None and self._alive():
+                return self._session
+            if self._session is not None:
+                await self._lost(self._session)
+            if self._restarted:
+                raise ToolFailure(self._lost_message("stopped"))
+            self._restarted = True
+            try:
+                await self._connect()
+            except StartFailed as failure:
+                self.state, self.error = "failed", str(failure)
+                raise ToolFailure(
+                    f"MCP server {self.config.name} stopped and could not be restarted: {failure}"
+                ) from None
+            return self._session
+
+    async def _lost(self, session: Any) -> None:
+        if self._session is session or self._session is None:
+            self.state, self.error = "exited", "the server stopped"
+            await self._end_task()
+
+    def _lost_message(self, what: str) -> str:
+        then = (
+            "it was restarted once already, so it stays down for this session"
+            if self._restarted
+            else "it will be restarted at the next call"
+        )
+        return f"MCP server {self.config.name} {what}; {then}"
+
+    async def _end_task(self) -> None:
+        task, self._task = self._task, None
+        self._stop.set()
+        if task is None:
+            return
+        # A running session ends when told to (the SDK closes its side); one still
+        # starting is waiting on the server: cancel it at once.
+        timeout = 10 if self._session is not None else 0
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout=timeout)
+        except (TimeoutError, Exception):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+    def _tree(self) -> list[psutil.Process]:
+        if self._pid is None:
+            return []
+        try:
+            root = psutil.Process(self._pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def _explain(self, error: BaseException) -> str:
+        if self._unauthorized:
+            return (
+                f"{self.config.url} answered 401 Unauthorized: set the token that "
+                f"mcp.servers.{self.config.name}.headers names (OAuth is not supported)"
+            )
+        if self.config.url and "Connect" in type(error).__name__:
+            return f"cannot reach {self.config.url}: {error}"
+        if isinstance(error, FileNotFoundError):
+            return f"program not found: {self.config.command}"
+        if isinstance(error, OSError):
+            return f"could not run {self.config.command}: {error.strerror or error}"
+        text = f"{type(error).__name__}: {error}" if not str(error) else str(error)
+        tail = self._log_tail()
+        return f"{text} (its stderr: {tail})" if tail else text
+
+    def _log_tail(self) -> str:
+        if self.config.url:
+            return ""
+        try:
+            text = self._log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return lines[-1][-LOG_TAIL:] if lines else ""
+
+
+def _living(processes: list[psutil.Process]) -> list[psutil.Process]:
+    alive = []
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process)
+    return alive
+
+
+def _signal_all(processes: list[psutil.Process], sig: int) -> None:
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            process.send_signal(sig)
