@@ -29,9 +29,10 @@ def list_models(
         for spec, detail in rows:
             sys.stdout.write(f"{spec:<{width}}  {detail}".rstrip() + "\n")
     for offer in offers:
-        where = offer.provider.base_url or offer.provider.name
+        url = offer.provider.base_url
         if offer.error is not None:
             sys.stderr.write(f"agentcli: error: {offer.error}\n")
         elif not offer.models:
-            sys.stderr.write(f"agentcli: {offer.provider.name} ({where}) lists no models\n")
+            where = f" ({url})" if url else ""
+            sys.stderr.write(f"agentcli: {offer.provider.name}{where} lists no models\n")
     return ExitCode.FAILURE if any(o.error is not None for o in offers) else ExitCode.OK
