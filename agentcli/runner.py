@@ -14,6 +14,7 @@ from agentcli.errors import AgentCliError, ExitCode, UsageError
 from agentcli.output.base import Output
 from agentcli.sessions.session import Session, find_session, latest_for
 from agentcli.settings import RunSettings
+from agentcli.signals import ending_signals
 
 
 def print_error(message: str) -> None:
@@ -49,23 +50,20 @@ def startup_notices(settings: RunSettings, session: Session) -> None:
 async def run_prompt(
     settings: RunSettings, prompt: str, outputs: list[Output], session: Session
 ) -> int:
-    """One prompt to the end: SIGINT and SIGTERM cancel it, and everything it started stops."""
+    """One prompt to the end: SIGINT, SIGTERM and SIGHUP cancel it, and everything it started
+    stops."""
     try:
         agent = Agent(settings, session, outputs)
     except AgentCliError as error:
         session.close()
         print_error(str(error))
         return error.exit_code
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, agent.cancel, ExitCode.INTERRUPTED)
-    loop.add_signal_handler(signal.SIGTERM, agent.cancel, ExitCode.TERMINATED)
     try:
-        summary = await agent.run_turn(prompt)
+        with ending_signals(agent.cancel):
+            summary = await agent.run_turn(prompt)
     except BrokenPipeError:  # stdout's reader left while the ending was written
         return ExitCode.OUTPUT_CLOSED
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        loop.remove_signal_handler(signal.SIGTERM)
         await agent.aclose()
     if summary.error and summary.status not in ("cancelled", "output_closed"):
         print_error(summary.error)

@@ -27,6 +27,7 @@ from agentcli.errors import AgentCliError, ExitCode
 from agentcli.paths import data_dir
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
+from agentcli.signals import ending_signals
 from agentcli.ui.approval import TerminalApprover
 from agentcli.ui.keys import EscWatcher
 from agentcli.ui.mentions import expand_mentions, path_completions
@@ -86,6 +87,8 @@ class Repl:
             enable_history_search=False,  # Ctrl-R stays the reverse search
         )
         self.done = False
+        self.exit_code = ExitCode.OK
+        self._command_task: asyncio.Task | None = None  # a `!command` in progress
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys)
@@ -118,6 +121,22 @@ class Repl:
         self.say("  /help for commands · Ctrl-C cancels · Ctrl-D exits")
 
     async def run(self) -> int:
+        with ending_signals(self._end, (signal.SIGTERM, signal.SIGHUP)):
+            return await self._run()
+
+    def _end(self, code: int) -> None:
+        """SIGTERM or a hang-up: stop what runs (the turn, its tools, a `!command`), leave
+        the prompt, and exit with `code` once the turn has written its ending."""
+        self.done, self.exit_code = True, code
+        if self.agent.cancel(code):
+            return
+        if self._command_task is not None and not self._command_task.done():
+            self._command_task.cancel()
+        app = self.prompt.app
+        if app.is_running:
+            app.exit(exception=EOFError())
+
+    async def _run(self) -> int:
         self._banner()
         last_interrupt = 0.0
         while not self.done:
@@ -133,7 +152,7 @@ class Repl:
             except EOFError:
                 break
             text = text.strip()
-            if not text:
+            if not text or self.done:
                 continue
             try:
                 if text.startswith("/"):
@@ -145,7 +164,7 @@ class Repl:
             except AgentCliError as error:
                 self.say(f"error: {error}")
         await self.agent.aclose()
-        return ExitCode.OK
+        return self.exit_code
 
     async def _turn(self, text: str) -> None:
         message, notes = expand_mentions(text, self.agent.workspace)
@@ -177,7 +196,7 @@ class Repl:
             return
         capture = OutputCapture(self.agent.context.output_limit)
         loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
+        task = self._command_task = asyncio.current_task()
         loop.add_signal_handler(signal.SIGINT, task.cancel)  # type: ignore[union-attr]
         try:
             result = await run_command(
@@ -192,6 +211,7 @@ class Repl:
             self.say("(interrupted)")
             return
         finally:
+            self._command_task = None
             loop.remove_signal_handler(signal.SIGINT)
         output = capture.text()
         self.out.write(output if output.endswith("\n") or not output else output + "\n")
