@@ -29,9 +29,7 @@ def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) 
         raise UsageError("--continue and --resume contradict each other; pass one of them")
     if resume or continue_:
         path = find_session(resume) if resume else latest_for(settings.workspace)
-        session = Session.load(path)
-        session.open_for_append()
-        return session
+        return Session.open(path, lock_wait=settings.config.get("sessions.lock_wait"))
     return Session.create(settings.workspace, str(settings.model))
 
 

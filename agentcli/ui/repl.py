@@ -58,6 +58,14 @@ class ChatCompleter(Completer):
                 yield Completion("@" + completion, -len(word), display=display)
 
 
+class _History(FileHistory):
+    """Prompt history that a read-only or full data directory does not break."""
+
+    def store_string(self, string: str) -> None:
+        with contextlib.suppress(OSError):
+            super().store_string(string)
+
+
 def _key_bindings() -> KeyBindings:
     bindings = KeyBindings()
 
@@ -78,7 +86,7 @@ class Repl:
         self.pending_context: list[str] = []  # `!command` output for the next message
         self.slash = SlashCommands(self)
         self.prompt: PromptSession[str] = PromptSession(
-            history=FileHistory(str(self._history_path())),
+            history=_History(str(self._history_path())),
             completer=ChatCompleter(self),
             complete_while_typing=True,
             key_bindings=_key_bindings(),
@@ -97,14 +105,16 @@ class Repl:
     @staticmethod
     def _history_path() -> Any:
         path = data_dir() / "history"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # unwritable: the history is not kept, that is all
+            path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
     def _toolbar(self) -> str:
         usage = self.agent.usage
+        unsaved = " · not saved" if self.agent.session.unsaved else ""
         return (
             f" {self.agent.model} · {self.settings.workspace} · "
-            f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens · /help"
+            f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens{unsaved} · /help"
         )
 
     def say(self, text: str) -> None:
