@@ -60,17 +60,23 @@ class Executor:
         self._slots = asyncio.Semaphore(max_concurrency)
         self._validators: dict[str, Any] = {}
 
-    async def run(self, calls: list[ToolCall]) -> list[Message]:
+    async def run(
+        self, calls: list[ToolCall], on_result: Callable[[Message], None] | None = None
+    ) -> list[Message]:
         """All calls start together; results come back in the order the model asked. If
-        one prompt cancels the turn (Ctrl-C), the other calls are cancelled too."""
+        one prompt cancels the turn (Ctrl-C), the other calls are cancelled too.
+        `on_result` gets each result the moment its call finishes (to record it then, so
+        an interruption loses no finished result)."""
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._run_one(call)) for call in calls]
+                tasks = [group.create_task(self._run_one(call, on_result)) for call in calls]
         except* TurnCancelled as cancelled:
             raise cancelled.exceptions[0] from None
         return [task.result() for task in tasks]
 
-    async def _run_one(self, call: ToolCall) -> Message:
+    async def _run_one(
+        self, call: ToolCall, on_result: Callable[[Message], None] | None = None
+    ) -> Message:
         started = time.monotonic()
         try:
             prepared = self.prepare(call)
@@ -94,9 +100,12 @@ class Executor:
                 metadata=metadata,
             )
         )
-        return Message.tool_result(
+        result = Message.tool_result(
             call.id, output.content, error=metadata.get("error") if output.error else None
         )
+        if on_result is not None:
+            on_result(result)
+        return result
 
     def _count_invalid(self, name: str, error: str) -> None:
         """Bad calls go back to the model to retry — but not forever."""

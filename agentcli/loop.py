@@ -79,8 +79,11 @@ class AgentLoop:
             elif end.finish_reason == "refusal":
                 self._warn("the model refused to answer")
             if message.tool_calls:
-                for result in await self.executor.run(message.tool_calls):
-                    conversation.add(result)
+                # Each result is recorded as it comes (an interruption keeps the finished
+                # ones); then they are put in the order of the calls.
+                start = len(conversation.messages)
+                results = await self.executor.run(message.tool_calls, on_result=conversation.add)
+                conversation.messages[start:] = results
                 if self.executor.give_up:
                     raise InvalidCallsError(self.executor.give_up)
             self.emit(ev.StepFinished(step_name=step_name))

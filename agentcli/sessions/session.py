@@ -129,6 +129,7 @@ class Session:
                     partial.write(event.get("delta", ""))
                 elif event.get("type") == "STEP_STARTED":
                     partial = io.StringIO()
+        conversation.order_results()
         if partial.tell():  # the process died while the model was answering: keep what it said
             text = partial.getvalue() + "\n[the answer was interrupted here]"
             conversation.messages.append(Message(role="assistant", content=text))
