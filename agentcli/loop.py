@@ -14,6 +14,7 @@ from agentcli.errors import AgentCliError, ProviderError
 from agentcli.executor import Executor
 from agentcli.messages import Conversation, Message, TurnCollector
 from agentcli.providers.base import ModelRequest, Provider
+from agentcli.waiting import WaitingNotice
 
 Emit = Callable[[ev.Event], None]
 
@@ -122,12 +123,14 @@ class AgentLoop:
         # aclosing: if anything stops this step early, the provider's stream (and its HTTP
         # response) is closed here, not later by the garbage collector.
         async with contextlib.aclosing(self.provider.stream(request)) as stream:
-            async for item in stream:
-                if isinstance(item, ev.StepEnd):
-                    end = item
-                    continue
-                collector.feed(item)
-                self.emit(item)
+            with WaitingNotice(self.emit) as waiting:
+                async for item in stream:
+                    waiting.touch()
+                    if isinstance(item, ev.StepEnd):
+                        end = item
+                        continue
+                    collector.feed(item)
+                    self.emit(item)
         if end.usage is not None:
             self.state.usage.add(end.usage)
         self.state.collector = None

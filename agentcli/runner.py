@@ -71,7 +71,7 @@ async def run_prompt(
 def build_outputs(settings: RunSettings) -> list[Output]:
     from agentcli.output.notices import Notices
 
-    outputs: list[Output] = [Notices(sys.stderr)]
+    outputs: list[Output] = [Notices(sys.stderr, waiting=settings.output != "text")]
     if settings.output == "jsonl":
         from agentcli.output.jsonl import JsonlOutput
 

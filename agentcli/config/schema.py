@@ -35,6 +35,8 @@ SETTINGS: dict[str, Setting] = {
         Setting("context.window", int, 128_000, "context window in tokens (default for all)"),
         Setting("context.threshold", float, 0.8, "compact when this share of the window is used"),
         Setting("context.keep_turns", int, 2, "latest user turns kept verbatim in compaction"),
+        Setting("requests.first_byte_timeout", (int, float), 90, "first-byte timeout (s)"),
+        Setting("requests.max_wait", (int, float), 300, "seconds to wait for an answer to begin"),
         Setting("sessions.lock_wait", (int, float), 5, "seconds to wait for a session in use"),
         Setting("repl.vi_mode", bool, False, "vi key bindings in the chat prompt"),
         Setting("web_search.backend", str, None, "searxng or brave", True),

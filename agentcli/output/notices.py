@@ -8,11 +8,13 @@ from typing import TextIO
 from agentcli import events as ev
 from agentcli.output.base import RunSummary
 from agentcli.policy import NO_TERMINAL_HINT
+from agentcli.waiting import waiting_line
 
 
 class Notices:
-    def __init__(self, stderr: TextIO) -> None:
+    def __init__(self, stderr: TextIO, *, waiting: bool = True) -> None:
         self.stderr = stderr
+        self.waiting = waiting  # False where the output itself shows it (text mode)
         self._hinted = False
 
     def handle(self, event: ev.Event) -> None:
@@ -29,6 +31,8 @@ class Notices:
                 self._say(f"denied {value.get('tool')}: {NO_TERMINAL_HINT}")
         elif event.name == "warning":
             self._say(f"warning: {value.get('message')}")
+        elif event.name == "waiting" and self.waiting:
+            self._say(waiting_line(value))
         elif event.name == "compaction":
             self._say(
                 f"compacted the conversation: {value.get('summarisedMessages')} earlier messages "

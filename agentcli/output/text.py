@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from agentcli import events as ev
 from agentcli.output.base import RunSummary
 from agentcli.ui.screen import SCREEN, progress_key
+from agentcli.waiting import waiting_line
 
 _MAX_ARGS_SHOWN = 160
 
@@ -162,6 +163,8 @@ class TextOutput:
         elif event.name == "tool_state" and value.get("state") == "waiting for approval":
             name = self._calls.get(value.get("toolCallId", ""), ("?", []))[0]
             self._note(self.style.yellow(f"  … {name}: waiting for approval"))
+        elif event.name == "waiting":
+            self._note(self.style.yellow(f"agentcli: {waiting_line(value)}"))
         elif event.name == "retry":
             self._note(
                 self.style.yellow(

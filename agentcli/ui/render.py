@@ -12,6 +12,7 @@ from agentcli import events as ev
 from agentcli.output.base import RunSummary
 from agentcli.output.text import Styler, format_arguments
 from agentcli.ui.screen import SCREEN, progress_key
+from agentcli.waiting import waiting_line
 
 RESULT_PREVIEW_LINES = 4
 
@@ -132,6 +133,11 @@ class ReplRenderer:
             lines = value.get("lines") or []
             if lines:
                 self._show_live_line(f"{self._name(call)}: {lines[-1]}")
+        elif event.name == "waiting":
+            if self._spinner is not None:
+                self._spinner.update(waiting_line(value))
+            else:
+                self._line(self.style.yellow(f"  {waiting_line(value)}"))
         elif event.name == "retry":
             self._line(self.style.yellow(
                 f"  retrying in {value.get('delaySeconds', 0):.1f}s: {value.get('reason', '')}"
