@@ -1,0 +1,78 @@
+"""End-to-end: compaction when the history is already beyond the context window (grown
+under a larger model, or a huge pasted text): the summary is written piece by piece, every
+summary request fits the window, non-English text included, and the session continues."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import RunCli
+from tests.scripted_server import Reply, ScriptedServer
+from tests.test_e2e_sessions import assert_valid_history, jsonl_events
+
+SUMMARY_SYSTEM_START = "You condense a conversation"
+WINDOW = 4_000
+
+
+class Summariser(ScriptedServer):
+    """Answers each summary request with a numbered summary, anything else plainly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._local = threading.local()
+        self.summaries = 0
+
+    def _record(self, request: Any) -> None:
+        self._local.request = request
+        super()._record(request)
+
+    def _next_reply(self) -> Reply:
+        system = self._local.request.json["messages"][0]["content"]
+        if system.startswith(SUMMARY_SYSTEM_START):
+            with self._cond:
+                self.summaries += 1
+                number = self.summaries
+            return Reply.text([f"SUMMARY-{number}: the user pasted a long text."])
+        return Reply.text(["Answered."])
+
+
+def is_summary(request: Any) -> bool:
+    return request.json["messages"][0]["content"].startswith(SUMMARY_SYSTEM_START)
+
+
+@pytest.mark.parametrize("text", ["code", "cjk"])
+def test_a_history_beyond_the_window_is_summarised_in_pieces(
+    run_cli: RunCli, cli_home: Path, text: str
+) -> None:
+    if text == "code":
+        big = "\n".join(f"def f{i}(x): return x * {i}  # line {i}" for i in range(2_000))
+    else:
+        big = "".join(chr(0x4E00 + i % 2000) for i in range(20_000))  # CJK characters
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True)
+    with Summariser() as server:
+        first = run_cli(["run", "-"], input=big, server=server)  # under a large window
+        assert first.returncode == 0, first.stderr
+        config.write_text(f"[context]\nwindow = {WINDOW}\nkeep_turns = 1\n")
+
+        second = run_cli(["run", "--continue", "-o", "jsonl", "and now?"], server=server)
+
+        assert second.returncode == 0, second.stderr
+        summary_requests = [r for r in server.requests if is_summary(r)]
+        assert len(summary_requests) >= 3, len(summary_requests)
+        for request in summary_requests:
+            size = len(json.dumps(request.json["messages"], ensure_ascii=False).encode())
+            assert size <= 2 * WINDOW, size  # at most ~1.5 tokens per CJK char: it fits
+        # Each piece carries the summary so far; the whole text went into some piece.
+        assert "SUMMARY-1" in json.dumps(summary_requests[1].json, ensure_ascii=False)
+        main = server.requests[-1].json["messages"]
+        assert f"SUMMARY-{server.summaries}" in main[0]["content"]
+        assert_valid_history(main)
+        assert main[-1] == {"role": "user", "content": "and now?"}
+        [event] = [e for e in jsonl_events(second.stdout) if e.get("name") == "compaction"]
+        assert event["value"]["requests"] == len(summary_requests)
