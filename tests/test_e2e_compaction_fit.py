@@ -5,34 +5,29 @@ summary request fits the window, non-English text included, and the session cont
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import RunCli
-from tests.scripted_server import Reply, ScriptedServer
+from tests.replying_server import ReplyingServer
+from tests.scripted_server import Reply
 from tests.test_e2e_sessions import assert_valid_history, jsonl_events
 
 SUMMARY_SYSTEM_START = "You condense a conversation"
 WINDOW = 4_000
 
 
-class Summariser(ScriptedServer):
+class Summariser(ReplyingServer):
     """Answers each summary request with a numbered summary, anything else plainly."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._local = threading.local()
         self.summaries = 0
 
-    def _record(self, request: Any) -> None:
-        self._local.request = request
-        super()._record(request)
-
-    def _next_reply(self) -> Reply:
-        system = self._local.request.json["messages"][0]["content"]
+    def reply_for(self, request: Any) -> Reply:
+        system = request.json["messages"][0]["content"]
         if system.startswith(SUMMARY_SYSTEM_START):
             with self._cond:
                 self.summaries += 1

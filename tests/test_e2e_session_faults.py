@@ -9,13 +9,13 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import AGENTCLI, RunCli, build_env
+from tests.replying_server import ReplyingServer
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_sessions import (
     assert_valid_history,
@@ -160,21 +160,16 @@ def test_read_only_commands_work_on_a_read_only_home(
 # --- two writers, one session ---
 
 
-class ToolThenText(ScriptedServer):
+class ToolThenText(ReplyingServer):
     """Answers a request that ends with a tool result with text, any other with a tool
     call: each run's own two steps, however concurrent runs interleave their requests."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._local = threading.local()
         self.calls = 0
 
-    def _record(self, request: Any) -> None:
-        self._local.request = request
-        super()._record(request)
-
-    def _next_reply(self) -> Reply:
-        last = self._local.request.json["messages"][-1]
+    def reply_for(self, request: Any) -> Reply:
+        last = request.json["messages"][-1]
         if last["role"] == "tool":
             return Reply.text(["read it"])
         with self._cond:
