@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli import events as ev
@@ -82,6 +82,33 @@ def pieces_of(entries: list[str], budget: int) -> list[str]:
     return pieces
 
 
+FIT_SHARE = 0.9  # what a request may use of the window after trimming
+TRIMMED_RESULT_CHARS = 1_000
+TRIM_NOTE = "\n[… {cut} characters of this result were left out to fit the context window]"
+
+
+def fit_to_window(
+    system: str, messages: list[Message], tools: list[dict[str, Any]], window: int
+) -> list[Message]:
+    """What to send when even the latest turns are beyond the window (compaction keeps them
+    verbatim): the oldest tool results shortened first, until the request fits. Copies;
+    the conversation and the session file keep every result whole."""
+    excess = estimate_tokens(system, messages, tools) - int(window * FIT_SHARE)
+    if excess <= 0:
+        return messages
+    fitted = list(messages)
+    for index, message in enumerate(messages):
+        if excess <= 0:
+            break
+        if message.role != "tool" or len(message.content) <= TRIMMED_RESULT_CHARS:
+            continue
+        kept = message.content[:TRIMMED_RESULT_CHARS]
+        cut = len(message.content) - len(kept)
+        fitted[index] = replace(message, content=kept + TRIM_NOTE.format(cut=cut))
+        excess -= text_tokens(message.content) - text_tokens(fitted[index].content)
+    return fitted
+
+
 def split_point(conversation: Conversation, keep_turns: int) -> int | None:
     """Where the verbatim part starts: at the `keep_turns`-th last user message, or, in one
     long turn, at an assistant message halfway through. Never between a tool call and its
@@ -128,6 +155,11 @@ class Compactor:
     keep_turns: int
     emit: Callable[[ev.Event], None]
     on_compacted: Callable[[str, int], None] = lambda summary, start: None
+
+    def fit(
+        self, system: str, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> list[Message]:
+        return fit_to_window(system, messages, tools, self.window)
 
     def needed(self, system: str, conversation: Conversation, tools: list[dict[str, Any]]) -> bool:
         used = estimate_tokens(system, conversation.visible(), tools)

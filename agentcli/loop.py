@@ -116,9 +116,10 @@ class AgentLoop:
         messages = conversation.visible()
         if messages and messages[0].role != "user":  # after a compaction: start with the user
             messages = [Message.user("(The conversation continues from the summary.)"), *messages]
-        request = ModelRequest(
-            system=self._system(conversation), messages=messages, tools=self.tools
-        )
+        system = self._system(conversation)
+        if self.compactor is not None:
+            messages = self.compactor.fit(system, messages, self.tools)
+        request = ModelRequest(system=system, messages=messages, tools=self.tools)
         end = ev.StepEnd(finish_reason="stop")
         # aclosing: if anything stops this step early, the provider's stream (and its HTTP
         # response) is closed here, not later by the garbage collector.

@@ -12,8 +12,13 @@ import pytest
 
 from tests.conftest import RunCli
 from tests.replying_server import ReplyingServer
-from tests.scripted_server import Reply
-from tests.test_e2e_sessions import assert_valid_history, jsonl_events
+from tests.scripted_server import Reply, ScriptedServer
+from tests.test_e2e_sessions import (
+    assert_valid_history,
+    jsonl_events,
+    only_session,
+    stored_messages,
+)
 
 SUMMARY_SYSTEM_START = "You condense a conversation"
 WINDOW = 4_000
@@ -71,3 +76,33 @@ def test_a_history_beyond_the_window_is_summarised_in_pieces(
         assert main[-1] == {"role": "user", "content": "and now?"}
         [event] = [e for e in jsonl_events(second.stdout) if e.get("name") == "compaction"]
         assert event["value"]["requests"] == len(summary_requests)
+
+
+def test_latest_tool_outputs_beyond_the_window_are_trimmed_oldest_first(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    """One turn whose own tool outputs overflow the window: nothing older to summarise, so
+    the oldest results are shortened in what is sent (the session keeps them whole)."""
+    window = 8_000
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f"[context]\nwindow = {window}\n")
+    calls = [
+        {"id": f"c{n}", "name": "run_shell",
+         "arguments": {"command": f"echo OUT{n}; head -c 12000 /dev/zero | tr '\\0' {n}"}}
+        for n in (1, 2, 3)
+    ]  # fmt: skip
+    summary = Reply.text(["SUMMARY: the user wants three outputs."])  # of the prompt alone
+    server.enqueue(Reply.tool_calls(calls), summary, Reply.text(["Read them."]))
+    result = run_cli(["run", "--yes", "three outputs"], server=server)
+
+    assert result.returncode == 0, result.stderr
+    body = server.requests[-1].json
+    assert_valid_history([*body["messages"], {"role": "user", "content": ""}])
+    size = len(json.dumps(body["messages"])) + len(json.dumps(body["tools"]))
+    assert size <= 3 * window, size
+    results = {m["tool_call_id"]: m["content"] for m in body["messages"] if m["role"] == "tool"}
+    assert "left out to fit the context window" in results["c1"]
+    assert all(f"OUT{n}" in results[f"c{n}"] for n in (1, 2, 3))
+    stored = [m for m in stored_messages(only_session(cli_home)) if m["role"] == "tool"]
+    assert [len(m["content"]) >= 12_000 for m in stored] == [True, True, True]
