@@ -285,3 +285,33 @@ def test_a_huge_session_file_is_read_in_bounded_memory(cli_home: Path) -> None:
         peak, out = peak_memory_mb(args, env)
         assert "x x" in out or "go" in out, out
         assert peak - baseline < size_mb / 4, (args, peak, baseline, size_mb)
+
+
+def test_the_repl_survives_a_full_disk_mid_turn(
+    server: ScriptedServer, workspace: Path, cli_home: Path
+) -> None:
+    import io
+
+    import pexpect
+
+    from tests.test_repl import COLUMNS, ROWS, Chat
+
+    extra = {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    [python, *rest] = with_file_size_limit(3000)
+    child = pexpect.spawn(
+        python, [*rest, "chat"], env=build_env(cli_home, server, extra), cwd=str(workspace),
+        dimensions=(ROWS, COLUMNS), encoding="utf-8", codec_errors="replace", timeout=10,
+    )  # fmt: skip
+    log = io.StringIO()
+    child.logfile_read = log
+    session = Chat(child, log)
+    try:
+        session.prompt()
+        server.enqueue(Reply.text(PIECES), Reply.text(["Still here."]))
+        screen = session.turn("talk a lot")
+        assert PIECES[-1].strip() in screen
+        assert "not saved" in screen and "File too large" in screen
+        assert "Still here." in session.turn("and now?")
+        assert "Traceback" not in session.screen()
+    finally:
+        session.close()
