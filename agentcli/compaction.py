@@ -14,6 +14,7 @@ from typing import Any
 from agentcli import events as ev
 from agentcli.messages import Conversation, Message
 from agentcli.providers.base import ModelRequest, Provider
+from agentcli.waiting import WaitingNotice
 
 RESULT_CHARS_IN_TRANSCRIPT = 2_000
 # A summary request must fit the window: the transcript goes in pieces of at most this
@@ -209,7 +210,9 @@ class Compactor:
         )
         parts: list[str] = []
         async with contextlib.aclosing(self.provider.stream(request)) as stream:
-            async for item in stream:
-                if isinstance(item, ev.TextMessageContent):
-                    parts.append(item.delta)
+            with WaitingNotice(self.emit) as waiting:
+                async for item in stream:
+                    waiting.touch()
+                    if isinstance(item, ev.TextMessageContent):
+                        parts.append(item.delta)
         return "".join(parts).strip()
