@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 import os
@@ -18,6 +17,7 @@ from agentcli import events as ev
 from agentcli.errors import UsageError
 from agentcli.messages import Conversation, Message, message_from_dict, message_to_dict
 from agentcli.output.base import RunSummary
+from agentcli.sessions.coalesce import Coalescer
 from agentcli.sessions.store import (
     FORMAT_VERSION,
     LOCK_WAIT_SECONDS,
@@ -27,16 +27,6 @@ from agentcli.sessions.store import (
     new_session_id,
     sessions_dir,
 )
-
-# Streamed pieces are coalesced in the file: one line per piece made a long answer a huge
-# file. A piece that comes after a quiet moment is written at once (so `kill -9` right after
-# text was shown keeps it); a burst is written at most every COALESCE_SECONDS.
-COALESCE_SECONDS = 0.05
-_DELTA_KEYS = {
-    "TEXT_MESSAGE_CONTENT": "messageId",
-    "TOOL_CALL_ARGS": "toolCallId",
-    "REASONING_MESSAGE_CONTENT": "messageId",
-}
 
 
 def _warn(text: str) -> None:
@@ -55,11 +45,7 @@ class Session:
     pending_partial: Message | None = None  # rebuilt from events; recorded when reopened
     unsaved: str | None = None  # why the session file is no longer written, if it is not
     on_problem: Callable[[str], None] = _warn
-    _pending: dict[str, Any] | None = None  # a streamed piece not yet written
-    _pending_key: tuple[str, Any] = ("", None)
-    _pieces: list[str] = field(default_factory=list)
-    _last_piece_write: float = 0.0
-    _timer: asyncio.TimerHandle | None = None
+    _events: Coalescer | None = None  # streamed pieces on their way to the file
 
     # --- creating and loading
 
@@ -197,40 +183,13 @@ class Session:
     def handle(self, event: ev.Event) -> None:
         if self.writer is None:
             return
-        wire = event.to_wire()
-        id_key = _DELTA_KEYS.get(wire["type"])
-        if id_key is None:
-            self._append({"t": "event", "e": wire})
-            return
-        key = (wire["type"], wire.get(id_key))
-        if self._pending is not None and self._pending_key != key:
-            self._flush_pieces()
-        if self._pending is None:
-            self._pending, self._pending_key = wire, key
-        else:
-            self._pieces.append(wire.get("delta", ""))
-        if time.monotonic() - self._last_piece_write >= COALESCE_SECONDS:
-            self._flush_pieces()
-        elif self._timer is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                self._flush_pieces()
-            else:
-                self._timer = loop.call_later(COALESCE_SECONDS, self._flush_pieces)
+        if self._events is None:
+            self._events = Coalescer(lambda wire: self._write({"t": "event", "e": wire}))
+        self._events.add(event.to_wire())
 
     def _flush_pieces(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        pending, self._pending = self._pending, None
-        if pending is None:
-            return
-        if self._pieces:
-            pending["delta"] = pending.get("delta", "") + "".join(self._pieces)
-            self._pieces = []
-        self._write({"t": "event", "e": pending})
-        self._last_piece_write = time.monotonic()
+        if self._events is not None:
+            self._events.flush()
 
     def finish(self, summary: RunSummary) -> None:
         self._flush_pieces()
