@@ -587,7 +587,7 @@ def test_policy_remembers_a_session_choice_and_revokes_it(
 
 def test_unknown_command_and_bad_arguments(chat: StartChat, server: ScriptedServer) -> None:
     session = chat()
-    assert "nothing to compact" in session.command("/compact", "compact")  # nothing said yet
+    assert "nothing to compact" in session.command("/compact", "nothing to compact")
     assert "unknown command /frobnicate" in session.command("/frobnicate", "unknown command")
     assert "session id" in session.command("/resume", "session id")
     assert "/policy revoke N" in session.command("/policy revoke 9", "revoke N")
