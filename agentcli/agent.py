@@ -159,7 +159,7 @@ class Agent:
             # client then, so the first request leaves as soon as the last one is ready.
             asyncio.get_running_loop().call_later(0.05, self._warm_provider)
         for problem in await self.registry.refresh():
-            self.emit(ev.Custom(name="warning", value={"message": problem}))
+            self.emit(ev.RunWarning(message=problem))
         for source in self.registry.sources:
             if source.kind == "mcp" and source.name not in self._announced:
                 self._announced.add(source.name)

@@ -8,15 +8,20 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli import events as ev
 from agentcli.messages import Conversation, Message
 from agentcli.providers.base import ModelRequest, Provider
+from agentcli.waiting import WaitingNotice
 
-CHARS_PER_TOKEN = 4  # a deliberately rough estimate; the threshold leaves room for error
 RESULT_CHARS_IN_TRANSCRIPT = 2_000
+# A summary request must fit the window: the transcript goes in pieces of at most this
+# share of it (the rest is the instructions, the summary so far and the summary to write).
+PIECE_SHARE = 0.6
+MIN_PIECE_TOKENS = 1_000  # below this, windows are test artifacts, not models
+_HIGH_BYTES = bytes(range(128, 256))
 
 SUMMARY_SYSTEM = """You condense a conversation between a user and a coding agent so that the
 agent can continue the work without the full history. Write a faithful summary: the user's
@@ -29,13 +34,80 @@ def summary_section(summary: str) -> str:
     return f"\n\n## Summary of the earlier conversation\n\n{summary}"
 
 
+def text_tokens(text: str) -> int:
+    """An estimate that errs high: 3 ASCII characters per token (English runs nearer 4,
+    code about 3) and 2 UTF-8 bytes per token beyond ASCII (a CJK character, 3 bytes, is
+    counted 1.5 tokens; tokenizers give it 1 to 1.5)."""
+    data = text.encode("utf-8", "surrogatepass")
+    ascii_bytes = len(data.translate(None, _HIGH_BYTES))
+    return ascii_bytes // 3 + (len(data) - ascii_bytes) // 2 + 1
+
+
 def estimate_tokens(system: str, messages: list[Message], tools: list[dict[str, Any]]) -> int:
-    chars = len(system) + len(json.dumps(tools))
+    total = text_tokens(system) + text_tokens(json.dumps(tools, ensure_ascii=False))
     for message in messages:
-        chars += len(message.content) + sum(
-            len(c.arguments) + len(c.name) for c in message.tool_calls
-        )
-    return chars // CHARS_PER_TOKEN
+        total += 4 + text_tokens(message.content)  # 4: the message's own framing
+        for call in message.tool_calls:
+            total += text_tokens(call.name) + text_tokens(call.arguments)
+    return total
+
+
+def split_text(text: str, budget: int) -> list[str]:
+    """`text` in consecutive slices of at most `budget` estimated tokens."""
+    slices = []
+    while text:
+        size = budget * 3
+        while size > 1 and text_tokens(text[:size]) > budget:
+            size = size * 2 // 3
+        slices.append(text[:size])
+        text = text[size:]
+    return slices
+
+
+def pieces_of(entries: list[str], budget: int) -> list[str]:
+    """The transcript's entries packed, in order, into pieces of at most `budget` tokens;
+    an entry larger than that is cut."""
+    pieces: list[str] = []
+    current: list[str] = []
+    used = 0
+    for entry in entries:
+        for part in split_text(entry, budget) if text_tokens(entry) > budget else [entry]:
+            cost = text_tokens(part) + 1
+            if current and used + cost > budget:
+                pieces.append("\n\n".join(current))
+                current, used = [], 0
+            current.append(part)
+            used += cost
+    if current:
+        pieces.append("\n\n".join(current))
+    return pieces
+
+
+FIT_SHARE = 0.9  # what a request may use of the window after trimming
+TRIMMED_RESULT_CHARS = 1_000
+TRIM_NOTE = "\n[… {cut} characters of this result were left out to fit the context window]"
+
+
+def fit_to_window(
+    system: str, messages: list[Message], tools: list[dict[str, Any]], window: int
+) -> list[Message]:
+    """What to send when even the latest turns are beyond the window (compaction keeps them
+    verbatim): the oldest tool results shortened first, until the request fits. Copies;
+    the conversation and the session file keep every result whole."""
+    excess = estimate_tokens(system, messages, tools) - int(window * FIT_SHARE)
+    if excess <= 0:
+        return messages
+    fitted = list(messages)
+    for index, message in enumerate(messages):
+        if excess <= 0:
+            break
+        if message.role != "tool" or len(message.content) <= TRIMMED_RESULT_CHARS:
+            continue
+        kept = message.content[:TRIMMED_RESULT_CHARS]
+        cut = len(message.content) - len(kept)
+        fitted[index] = replace(message, content=kept + TRIM_NOTE.format(cut=cut))
+        excess -= text_tokens(message.content) - text_tokens(fitted[index].content)
+    return fitted
 
 
 def split_point(conversation: Conversation, keep_turns: int) -> int | None:
@@ -57,6 +129,10 @@ def split_point(conversation: Conversation, keep_turns: int) -> int | None:
 
 
 def transcript(messages: list[Message]) -> str:
+    return "\n\n".join(transcript_entries(messages))
+
+
+def transcript_entries(messages: list[Message]) -> list[str]:
     lines = []
     for message in messages:
         if message.role == "tool":
@@ -69,7 +145,7 @@ def transcript(messages: list[Message]) -> str:
             lines.append(f"[{message.role}]\n{message.content}")
         for call in message.tool_calls:
             lines.append(f"[{message.role} calls {call.name}] {call.arguments}")
-    return "\n\n".join(lines)
+    return lines
 
 
 @dataclass(slots=True)
@@ -81,30 +157,33 @@ class Compactor:
     emit: Callable[[ev.Event], None]
     on_compacted: Callable[[str, int], None] = lambda summary, start: None
 
+    def fit(
+        self, system: str, messages: list[Message], tools: list[dict[str, Any]]
+    ) -> list[Message]:
+        return fit_to_window(system, messages, tools, self.window)
+
     def needed(self, system: str, conversation: Conversation, tools: list[dict[str, Any]]) -> bool:
         used = estimate_tokens(system, conversation.visible(), tools)
         return used > self.window * self.threshold
 
     async def compact(self, conversation: Conversation) -> bool:
-        """Summarises everything before the split point. False when nothing was done."""
+        """Summarises everything before the split point. False when nothing was done. A
+        transcript too long for one request (a history grown under a larger model, long
+        tool outputs) is summarised piece by piece, each piece with the summary so far."""
         split = split_point(conversation, self.keep_turns)
         if split is None or split <= conversation.start:
             return False
         older = conversation.messages[conversation.start : split]
-        prompt = transcript(older)
-        if conversation.summary:
-            prompt = f"Summary of what came before:\n{conversation.summary}\n\n{prompt}"
-        request = ModelRequest(
-            system=SUMMARY_SYSTEM,
-            messages=[Message.user(f"Summarise this conversation:\n\n{prompt}")],
-        )
-        pieces: list[str] = []
-        async with contextlib.aclosing(self.provider.stream(request)) as stream:
-            async for item in stream:
-                if isinstance(item, ev.TextMessageContent):
-                    pieces.append(item.delta)
-        summary = "".join(pieces).strip()
-        if not summary:
+        summary = conversation.summary or ""
+        entries = transcript_entries(older)
+        room = int(self.window * PIECE_SHARE) - text_tokens(SUMMARY_SYSTEM)
+        # The summary so far rides along with every piece: leave it room as it grows.
+        summary_room = max(text_tokens(summary), int(self.window * 0.1))
+        budget = max(room - summary_room, MIN_PIECE_TOKENS)
+        pieces = pieces_of(entries, budget)
+        for piece in pieces:
+            summary = await self._summarise(summary, piece) or summary
+        if not summary or summary == conversation.summary:
             return False
         conversation.summary, conversation.start = summary, split
         self.on_compacted(summary, split)
@@ -113,6 +192,24 @@ class Compactor:
                 summarised_messages=len(older),
                 kept_messages=len(conversation.messages) - split,
                 summary_chars=len(summary),
+                requests=len(pieces),
             )
         )
         return True
+
+    async def _summarise(self, summary: str, piece: str) -> str:
+        prompt = piece
+        if summary:
+            prompt = f"Summary of what came before:\n{summary}\n\n{piece}"
+        request = ModelRequest(
+            system=SUMMARY_SYSTEM,
+            messages=[Message.user(f"Summarise this conversation:\n\n{prompt}")],
+        )
+        parts: list[str] = []
+        async with contextlib.aclosing(self.provider.stream(request)) as stream:
+            with WaitingNotice(self.emit) as waiting:
+                async for item in stream:
+                    waiting.touch()
+                    if isinstance(item, ev.TextMessageContent):
+                        parts.append(item.delta)
+        return "".join(parts).strip()

@@ -13,6 +13,7 @@ class ExitCode:
     USAGE = 2  # bad flag, missing prompt, bad configuration
     LIMIT = 3  # step limit or --timeout reached before the model finished
     DENIED = 4  # finished, but at least one tool call was denied by policy
+    HANGUP = 129  # SIGHUP: the terminal was closed
     INTERRUPTED = 130  # Ctrl-C
     OUTPUT_CLOSED = 141  # stdout's reader went away; agentcli ends by SIGPIPE
     TERMINATED = 143  # SIGTERM

@@ -280,9 +280,12 @@ class Progress(TypedCustom):
 @_typed("warning")
 @dataclass(kw_only=True, slots=True)
 class RunWarning(TypedCustom):
-    """Something the user should know that did not stop the run: `{"message"}`."""
+    """Something the user should know that did not stop the run: `{"message", "code"?}` —
+    `code` names the kind when a program may act on it (`no_streaming`: the server is asked
+    without streaming from here on)."""
 
     message: str
+    code: str | None = None
 
 
 @_typed("instructions")
@@ -326,11 +329,13 @@ class Retry(TypedCustom):
 @dataclass(kw_only=True, slots=True)
 class Compaction(TypedCustom):
     """Earlier messages were summarised: `{"summarisedMessages", "keptMessages",
-    "summaryChars"}`."""
+    "summaryChars", "requests"?}` — `requests`: how many summary requests it took (a
+    history beyond the window is summarised in pieces)."""
 
     summarised_messages: int
     kept_messages: int
     summary_chars: int
+    requests: int | None = None
 
 
 def custom_event(name: str, value: Any, **base: Any) -> Custom:

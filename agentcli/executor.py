@@ -75,23 +75,32 @@ class Executor:
         self.deferred: list[str] = []  # ids of calls whose approval was deferred this run
 
     async def run(
-        self, calls: list[ToolCall], decided: dict[str, Decision] | None = None
+        self,
+        calls: list[ToolCall],
+        decided: dict[str, Decision] | None = None,
+        on_result: Callable[[Message], None] | None = None,
     ) -> list[Message]:
         """All calls start together; results come back in the order the model asked. If
         one prompt cancels the turn (Ctrl-C), the other calls are cancelled too. `decided`
         holds decisions made elsewhere (a deferred approval's answer), by call id; a call
-        whose approval is deferred has no result."""
+        whose approval is deferred has no result. `on_result` gets each result the moment
+        its call finishes (to record it then, so an interruption loses no finished result)."""
         try:
             async with asyncio.TaskGroup() as group:
                 tasks = [
-                    group.create_task(self._run_one(call, (decided or {}).get(call.id)))
+                    group.create_task(self._run_one(call, (decided or {}).get(call.id), on_result))
                     for call in calls
                 ]
         except* TurnCancelled as cancelled:
             raise cancelled.exceptions[0] from None
         return [result for task in tasks if (result := task.result()) is not None]
 
-    async def _run_one(self, call: ToolCall, decided: Decision | None = None) -> Message | None:
+    async def _run_one(
+        self,
+        call: ToolCall,
+        decided: Decision | None = None,
+        on_result: Callable[[Message], None] | None = None,
+    ) -> Message | None:
         started = time.monotonic()
         try:
             prepared = self.prepare(call)
@@ -123,10 +132,14 @@ class Executor:
             )
         )
         if not output.error:
-            return Message.tool_result(call.id, output.content)
-        return Message.tool_result(
-            call.id, output.content, error=metadata["error"], kind=metadata["errorKind"]
-        )
+            result = Message.tool_result(call.id, output.content)
+        else:
+            result = Message.tool_result(
+                call.id, output.content, error=metadata["error"], kind=metadata["errorKind"]
+            )
+        if on_result is not None:
+            on_result(result)
+        return result
 
     def _count_invalid(self, name: str, error: str) -> None:
         """Bad calls go back to the model to retry — but not forever."""

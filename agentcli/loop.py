@@ -14,6 +14,7 @@ from agentcli.errors import AgentCliError, ProviderError
 from agentcli.executor import Executor
 from agentcli.messages import Conversation, Message, TurnCollector
 from agentcli.providers.base import ModelRequest, Provider
+from agentcli.waiting import WaitingNotice
 
 Emit = Callable[[ev.Event], None]
 
@@ -87,9 +88,12 @@ class AgentLoop:
                 self._warn("the model refused to answer")
             pending = False
             if message.tool_calls:
+                # Each result is recorded as it comes (an interruption keeps the finished
+                # ones); then they are put in the order of the calls.
                 local = [c for c in message.tool_calls if c.name not in self.frontend]
-                for result in await self.executor.run(local):
-                    conversation.add(result)
+                start = len(conversation.messages)
+                results = await self.executor.run(local, on_result=conversation.add)
+                conversation.messages[start:] = results
                 if self.executor.give_up:
                     raise InvalidCallsError(self.executor.give_up)
                 pending = len(local) < len(message.tool_calls) or bool(self.executor.deferred)
@@ -124,19 +128,22 @@ class AgentLoop:
         messages = conversation.visible()
         if messages and messages[0].role != "user":  # after a compaction: start with the user
             messages = [Message.user("(The conversation continues from the summary.)"), *messages]
-        request = ModelRequest(
-            system=self._system(conversation), messages=messages, tools=self.tools
-        )
+        system = self._system(conversation)
+        if self.compactor is not None:
+            messages = self.compactor.fit(system, messages, self.tools)
+        request = ModelRequest(system=system, messages=messages, tools=self.tools)
         end = ev.StepEnd(finish_reason="stop")
         # aclosing: if anything stops this step early, the provider's stream (and its HTTP
         # response) is closed here, not later by the garbage collector.
         async with contextlib.aclosing(self.provider.stream(request)) as stream:
-            async for item in stream:
-                if isinstance(item, ev.StepEnd):
-                    end = item
-                    continue
-                collector.feed(item)
-                self.emit(item)
+            with WaitingNotice(self.emit) as waiting:
+                async for item in stream:
+                    waiting.touch()
+                    if isinstance(item, ev.StepEnd):
+                        end = item
+                        continue
+                    collector.feed(item)
+                    self.emit(item)
         if end.usage is not None:
             self.state.usage.add(end.usage)
         self.state.collector = None

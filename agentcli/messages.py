@@ -142,6 +142,26 @@ class Conversation:
     def visible(self) -> list[Message]:
         return self.messages[self.start :]
 
+    def order_results(self) -> None:
+        """Puts the results after each assistant message in the order of its calls (they
+        are recorded in the order they finished)."""
+        messages = self.messages
+        position = 0
+        while position < len(messages):
+            message = messages[position]
+            position += 1
+            if message.role != "assistant" or not message.tool_calls:
+                continue
+            end = position
+            while end < len(messages) and messages[end].role == "tool":
+                end += 1
+            rank = {call.id: n for n, call in enumerate(message.tool_calls)}
+            last = len(rank)
+            messages[position:end] = sorted(
+                messages[position:end], key=lambda m: rank.get(m.tool_call_id or "", last)
+            )
+            position = end
+
     def repair(self) -> int:
         """Gives every tool call that has no result a synthetic "interrupted" result, so
         that no provider rejects the history. Returns how many were added."""
@@ -167,4 +187,6 @@ class Conversation:
                 answered.add(call.id)
                 position += 1
                 added += 1
+        if added:
+            self.order_results()
         return added

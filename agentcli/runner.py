@@ -14,6 +14,7 @@ from agentcli.errors import AgentCliError, ExitCode, UsageError, print_error
 from agentcli.output.base import Output
 from agentcli.sessions.session import Session, find_session, latest_for
 from agentcli.settings import RunSettings
+from agentcli.signals import ending_signals
 
 
 def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) -> Session:
@@ -23,9 +24,7 @@ def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) 
         raise UsageError("--continue and --resume contradict each other; pass one of them")
     if resume or continue_:
         path = find_session(resume) if resume else latest_for(settings.workspace)
-        session = Session.load(path)
-        session.open_for_append()
-        return session
+        return Session.open(path, lock_wait=settings.config.get("sessions.lock_wait"))
     return Session.create(settings.workspace, str(settings.model))
 
 
@@ -44,23 +43,20 @@ def startup_notices(settings: RunSettings, session: Session) -> None:
 async def run_prompt(
     settings: RunSettings, prompt: str, outputs: list[Output], session: Session
 ) -> int:
-    """One prompt to the end: SIGINT and SIGTERM cancel it, and everything it started stops."""
+    """One prompt to the end: SIGINT, SIGTERM and SIGHUP cancel it, and everything it started
+    stops."""
     try:
         agent = Agent(settings, session, outputs)
     except AgentCliError as error:
         session.close()
         print_error(str(error))
         return error.exit_code
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, agent.cancel, ExitCode.INTERRUPTED)
-    loop.add_signal_handler(signal.SIGTERM, agent.cancel, ExitCode.TERMINATED)
     try:
-        summary = await agent.run_turn(prompt)
+        with ending_signals(agent.cancel):
+            summary = await agent.run_turn(prompt)
     except BrokenPipeError:  # stdout's reader left while the ending was written
         return ExitCode.OUTPUT_CLOSED
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        loop.remove_signal_handler(signal.SIGTERM)
         await agent.aclose()
     if summary.error and summary.status not in ("cancelled", "output_closed"):
         print_error(summary.error)
@@ -70,7 +66,7 @@ async def run_prompt(
 def build_outputs(settings: RunSettings) -> list[Output]:
     from agentcli.output.notices import Notices
 
-    outputs: list[Output] = [Notices(sys.stderr)]
+    outputs: list[Output] = [Notices(sys.stderr, waiting=settings.output != "text")]
     if settings.output == "jsonl":
         from agentcli.output.jsonl import JsonlOutput
 

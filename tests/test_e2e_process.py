@@ -15,7 +15,7 @@ from tests.conftest import RunCli, StartCli
 from tests.scripted_server import Reply, ScriptedServer
 
 
-def sleeper() -> str:
+def sleeper_token() -> str:
     """A `sleep` argument no other process has: how a test finds its process on the host
     (a PID written from inside the sandbox is a PID of the sandbox's own namespace)."""
     return f"300.{os.getpid() % 1000}{time.time_ns() % 10**6}"
@@ -50,7 +50,7 @@ def assert_dead(pid: int) -> None:
 def test_background_job_is_killed_when_agentcli_finishes(
     run_cli: RunCli, server: ScriptedServer, workspace: Path
 ) -> None:
-    token = sleeper()
+    token = sleeper_token()
     server.enqueue(background(token), Reply.text(["started it"]))
     result = run_cli(["run", "--yes", "start a server"], server=server)
     assert result.returncode == 0, result.stderr
@@ -63,7 +63,7 @@ def test_background_job_is_killed_when_agentcli_finishes(
 def test_background_job_is_killed_when_agentcli_gets_sigterm(
     start_cli: StartCli, server: ScriptedServer, workspace: Path
 ) -> None:
-    token = sleeper()
+    token = sleeper_token()
     server.enqueue(background(token), Reply.hang(30))
     process = start_cli(["run", "--yes", "start a server"], server=server)
     pid = wait_for_pid(token)
@@ -77,7 +77,7 @@ def test_background_job_is_killed_when_agentcli_gets_sigterm(
 def test_timed_out_command_tree_is_killed_and_reported(
     run_cli: RunCli, server: ScriptedServer, workspace: Path
 ) -> None:
-    token = sleeper()
+    token = sleeper_token()
     command = f"setsid sh -c 'exec sleep {token}' & sleep 300"
     server.enqueue(
         Reply.tool_calls([{"name": "run_shell", "arguments": {"command": command, "timeout": 1}}]),

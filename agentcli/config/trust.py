@@ -3,6 +3,7 @@ workspace, so a repository cannot trust itself."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -18,7 +19,7 @@ def _store() -> Path:
 def _load() -> dict[str, Any]:
     try:
         data = json.loads(_store().read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
+    except (OSError, ValueError):  # none yet, damaged, or an unreadable data directory
         data = {}
     if not isinstance(data, dict):
         data = {}
@@ -65,5 +66,6 @@ def first_notice(workspace: Path, ignored: list[str]) -> bool:
     if data["notices"].get(key) == sorted(ignored):
         return False
     data["notices"][key] = sorted(ignored)
-    _save(data)
+    with contextlib.suppress(OSError):  # unwritable: the notice comes again next time
+        _save(data)
     return True

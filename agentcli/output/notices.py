@@ -8,11 +8,13 @@ from typing import TextIO
 from agentcli import events as ev
 from agentcli.output.base import RunSummary
 from agentcli.policy import NO_TERMINAL_HINT
+from agentcli.waiting import waiting_line
 
 
 class Notices:
-    def __init__(self, stderr: TextIO) -> None:
+    def __init__(self, stderr: TextIO, *, waiting: bool = True) -> None:
         self.stderr = stderr
+        self.waiting = waiting  # False where the output itself shows it (text mode)
         self._hinted = False
 
     def handle(self, event: ev.Event) -> None:
@@ -23,6 +25,8 @@ class Notices:
                 self._say(f"denied {event.tool}: {NO_TERMINAL_HINT}")
         elif isinstance(event, ev.RunWarning):
             self._say(f"warning: {event.message}")
+        elif getattr(event, "name", None) == "waiting" and self.waiting:
+            self._say(waiting_line(event.value if isinstance(event.value, dict) else {}))
         elif isinstance(event, ev.Compaction):
             self._say(
                 f"compacted the conversation: {event.summarised_messages} earlier messages "

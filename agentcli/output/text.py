@@ -11,6 +11,7 @@ from agentcli import events as ev
 from agentcli.fold import StreamFold
 from agentcli.output.base import RunSummary
 from agentcli.ui.screen import SCREEN, progress_key
+from agentcli.waiting import waiting_line
 
 _MAX_ARGS_SHOWN = 160
 
@@ -155,6 +156,9 @@ class TextOutput:
         elif isinstance(event, ev.ToolState) and event.state == "waiting for approval":
             name = self.fold.name_of(event.tool_call_id)
             self._note(self.style.yellow(f"  … {name}: waiting for approval"))
+        elif getattr(event, "name", None) == "waiting":
+            value = event.value if isinstance(event.value, dict) else {}
+            self._note(self.style.yellow(f"agentcli: {waiting_line(value)}"))
         elif isinstance(event, ev.Retry):
             self._note(
                 self.style.yellow(

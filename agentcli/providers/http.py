@@ -6,13 +6,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
 from agentcli import events as ev
 from agentcli.errors import ProviderError, StreamCutError
-from agentcli.providers.retry import backoff_delay, is_retryable_status
+from agentcli.providers.retry import (
+    MAX_HONOURED_WAIT,
+    backoff_delay,
+    is_retryable_status,
+    server_hint,
+)
 from agentcli.providers.sse import SSEDecoder, SSEMessage
 
 if TYPE_CHECKING:
@@ -21,6 +27,12 @@ if TYPE_CHECKING:
 DEFAULT_MAX_RETRIES = 3
 TIMEOUT_SECONDS = {"connect": 15.0, "read": 300.0, "write": 60.0, "pool": 15.0}
 LISTING_TIMEOUT = 10.0  # seconds, any phase: a model listing is quick, or not coming
+# A server that says nothing at all is stalled, not thinking: each attempt gets this long
+# for the first byte of its answer, and one model request this long for its answer to
+# begin, retries and their pauses included (`requests.*` in the configuration).
+DEFAULT_FIRST_BYTE_TIMEOUT = 90.0
+DEFAULT_MAX_WAIT = 300.0
+_SNIPPET_CHARS = 120
 
 
 class RetryableError(ProviderError):
@@ -108,24 +120,53 @@ async def open_sse(
     describe_status: Callable[[int, str], str],
     label: str,
     base_url_hint: str,
+    first_byte_timeout: float = DEFAULT_FIRST_BYTE_TIMEOUT,
 ) -> AsyncIterator[SSEMessage]:
     """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
-    ProviderErrors; those raised before any message are retryable where it makes sense."""
+    ProviderErrors; those raised before any message are retryable where it makes sense.
+    Silence for `first_byte_timeout` seconds before the first line of the body is a
+    retryable stall."""
     import httpx
 
     received = False
+    started = time.monotonic()
     try:
-        async with client.stream("POST", url, headers=headers, json=body) as response:
+        request = client.build_request("POST", url, headers=headers, json=body)
+        async with asyncio.timeout(first_byte_timeout) as first_byte:
+            response = await client.send(request, stream=True)
+        try:
             await _check_status(response, describe_status)
             decoder = SSEDecoder()
-            async for line in response.aiter_lines():
+            lines = response.aiter_lines()
+            seen: list[str] = []  # the body's start, to describe what it was if not events
+            while True:
+                if seen:
+                    line = await anext(lines, None)
+                else:
+                    async with asyncio.timeout_at(first_byte.when()):
+                        line = await anext(lines, None)
+                if line is None:
+                    break
+                if len(seen) < 3:
+                    seen.append(line)
                 message = decoder.feed(line)
                 if message is not None:
                     received = True
                     yield message
             tail = decoder.flush()
             if tail is not None:
+                received = True
                 yield tail
+            if not received:
+                not_events(response, seen, label=label, base_url_hint=base_url_hint)
+        finally:
+            await response.aclose()
+    except TimeoutError:
+        waited = time.monotonic() - started
+        raise RetryableError(
+            f"{label} sent nothing for {waited:.0f}s after the request "
+            f"(requests.first_byte_timeout is {first_byte_timeout:g}s)"
+        ) from None
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
         raise connect_failure(label, url, exc, base_url_hint) from None
     except (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
@@ -138,6 +179,26 @@ async def open_sse(
             f"the {label} stream {what} in the middle of the answer "
             f"({type(exc).__name__}); the text received so far is kept"
         ) from None
+
+
+def not_events(
+    response: httpx.Response, seen: list[str], *, label: str, base_url_hint: str
+) -> None:
+    """A 200 whose body held no event at all: say what came instead (a web page, a proxy's
+    login form...) rather than that the stream ended early. A JSON body is left to the
+    provider (a server that does not stream)."""
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "application/json":
+        return
+    start = " ".join(" ".join(seen).split())[:_SNIPPET_CHARS]
+    if kind == "text/event-stream":
+        what = f"no events, only {start!r}" if start else "an empty event stream"
+    else:
+        sent = f"`{kind}`" if kind else "a body with no content type"
+        what = f"{sent}, not an event stream (it begins {start!r})"
+    raise ProviderError(
+        f"{label}: the server at {response.url} sent {what}; check the base URL ({base_url_hint})"
+    )
 
 
 async def request_json(
@@ -196,18 +257,31 @@ async def with_retries(
     attempt: Callable[[], AsyncIterator[ev.Event | ev.StepEnd]],
     *,
     max_retries: int = DEFAULT_MAX_RETRIES,
+    max_wait: float = DEFAULT_MAX_WAIT,
 ) -> AsyncIterator[ev.Event | ev.StepEnd]:
     """Runs `attempt` again after a retryable failure, as long as it has yielded nothing.
-    Each wait is announced as a CUSTOM `retry` event."""
+    Each wait is announced as a CUSTOM `retry` event. The answer must begin within
+    `max_wait` seconds, all attempts and pauses included; a server that asks for a longer
+    pause than that (or than we ever honour) is not retried against."""
     retry_number = 0
+    deadline = time.monotonic() + max_wait
     while True:
         yielded = False
         try:
             async with contextlib.aclosing(attempt()) as items:
-                async for item in items:
+                while True:
+                    if yielded:
+                        item = await anext(items, None)
+                    else:
+                        try:
+                            async with asyncio.timeout_at(_loop_time(deadline)):
+                                item = await anext(items, None)
+                        except TimeoutError:
+                            raise _gave_up(max_wait, retry_number, None) from None
+                    if item is None:
+                        return
                     yielded = True
                     yield item
-            return
         except RetryableError as error:
             if yielded or retry_number >= max_retries:
                 if retry_number:
@@ -216,7 +290,16 @@ async def with_retries(
                         status=error.status,
                     ) from None
                 raise ProviderError(str(error), status=error.status) from None
+            hint = server_hint(error.headers)
+            if hint is not None and hint > min(MAX_HONOURED_WAIT, deadline - time.monotonic()):
+                raise ProviderError(
+                    f"{error}; the server asked to wait {hint:.0f}s before trying again, "
+                    "longer than agentcli waits: try again later",
+                    status=error.status,
+                ) from None
             delay = backoff_delay(retry_number, error.headers)
+            if time.monotonic() + delay >= deadline:
+                raise _gave_up(max_wait, retry_number, error) from None
             retry_number += 1
             yield ev.Custom(
                 name="retry",
@@ -228,6 +311,20 @@ async def with_retries(
                 },
             )
             await asyncio.sleep(delay)
+
+
+def _loop_time(monotonic_deadline: float) -> float:
+    """A time.monotonic() deadline on the event loop's clock."""
+    loop = asyncio.get_running_loop()
+    return loop.time() + (monotonic_deadline - time.monotonic())
+
+
+def _gave_up(max_wait: float, retries: int, error: Exception | None) -> ProviderError:
+    attempts = f" and {retries + 1} attempts" if retries else ""
+    last = f"; last: {error}" if error is not None else ""
+    return ProviderError(
+        f"no answer from the server after {max_wait:g}s{attempts} (requests.max_wait){last}"
+    )
 
 
 class HttpProvider:
@@ -252,15 +349,19 @@ class HttpProvider:
         self.api_key, self.api_key_env = api_key, api_key_env
         self.max_retries = max_retries
         self._client: httpx.AsyncClient | None = None
+        self.first_byte_timeout = DEFAULT_FIRST_BYTE_TIMEOUT
+        self.max_wait = DEFAULT_MAX_WAIT
 
     def stream(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
-        return with_retries(lambda: self._attempt(request), max_retries=self.max_retries)
+        return with_retries(
+            lambda: self._attempt(request), max_retries=self.max_retries, max_wait=self.max_wait
+        )
 
     def warm(self) -> None:
         """Builds the HTTP client (its TLS context takes a while) before the first request,
         while something else is awaited (MCP servers starting)."""
         if self._client is None:
-            self._client = new_client()
+            self._client = new_client(self.base_url)
 
     def _attempt(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
         raise NotImplementedError
@@ -280,7 +381,10 @@ class HttpProvider:
         self, path: str, *, headers: Mapping[str, str], body: dict[str, Any]
     ) -> AsyncIterator[SSEMessage]:
         url = f"{self.base_url}{path}"
-        return open_sse(self._http(), url, headers=headers, body=body, **self._wording())
+        return open_sse(
+            self._http(), url, headers=headers, body=body,
+            first_byte_timeout=self.first_byte_timeout, **self._wording(),
+        )  # fmt: skip
 
     async def _request_json(
         self,

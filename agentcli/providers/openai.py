@@ -174,7 +174,7 @@ class OpenAIProvider(HttpProvider):
             ) from None
         if notice is not None:
             _NOT_STREAMING.add(self._key)
-            yield ev.Custom(name="warning", value={"message": notice, "code": "no_streaming"})
+            yield ev.RunWarning(message=notice, code="no_streaming")
         for event in [*events, *self._finish(acc)]:
             yield event
 

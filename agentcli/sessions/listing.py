@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -10,7 +11,7 @@ from typing import Any
 
 from agentcli.messages import message_to_dict
 from agentcli.sessions.session import Session
-from agentcli.sessions.store import read_records, sessions_dir
+from agentcli.sessions.store import iter_records, sessions_dir
 
 
 @dataclass(slots=True)
@@ -25,12 +26,12 @@ class SessionSummary:
 
 
 def summarise(path: Path) -> SessionSummary | None:
-    records = read_records(path).records
-    if not records or records[0].get("t") != "session":
+    records = iter_records(path, [])
+    header = next(records, None)
+    if header is None or header.get("t") != "session":
         return None
-    header = records[0]
     first, turns, tokens = "", 0, 0
-    for record in records[1:]:
+    for record in records:
         if record.get("t") == "message" and record["m"].get("role") == "user":
             turns += 1
             first = first or record["m"].get("content", "")
@@ -71,7 +72,10 @@ def all_summaries() -> list[SessionSummary]:
         key = [stat.st_size, stat.st_mtime_ns]
         hit, summary = _cached(cache.get(path.name), key)
         if not hit:
-            summary = summarise(path)
+            try:
+                summary = summarise(path)
+            except OSError:
+                continue  # unreadable: left out rather than failing the whole listing
         fresh[path.name] = {"key": key, "summary": asdict(summary) if summary else None}
         if summary is not None:
             summaries.append(summary)
@@ -115,7 +119,8 @@ def _write_cache(path: Path, entries: dict[str, Any]) -> None:
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
     except OSError:
-        temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only directory refuses this too
+            temporary.unlink(missing_ok=True)
 
 
 def summaries_json(summaries: list[SessionSummary]) -> str:
@@ -173,6 +178,6 @@ def export_json(session: Session) -> str:
         "session": session.header,
         "summary": session.conversation.summary,
         "messages": [message_to_dict(m) for m in session.conversation.messages],
-        "events": [r["e"] for r in read_records(session.path).records if r.get("t") == "event"],
+        "events": [r["e"] for r in iter_records(session.path, []) if r.get("t") == "event"],
     }
     return json.dumps(document, indent=2, ensure_ascii=False)

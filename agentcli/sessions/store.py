@@ -3,22 +3,35 @@
 Each line reaches the kernel as soon as it is written (so `kill -9` at any moment loses
 nothing written before), and a background thread fsyncs the file after every batch of
 lines (so a machine crash loses at most the last moments). A truncated last line, the mark
-of a kill in the middle of a write, is skipped on load with a warning."""
+of a kill in the middle of a write, is skipped on load with a warning.
+
+One writer at a time: the writer holds an exclusive lock (flock) on the file for as long as
+it is open; a second writer waits a little, then gives up with SessionBusyError. Readers
+(`sessions list`, `show`, `export`) never lock and read line by line, in bounded memory."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import secrets
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.errors import AgentCliError
 from agentcli.paths import data_dir
 
 FORMAT_VERSION = 1
+LOCK_WAIT_SECONDS = 5.0  # how long a second writer waits for the first to finish
+
+
+class SessionBusyError(AgentCliError):
+    code = "session_busy"
 
 
 def sessions_dir() -> Path:
@@ -29,23 +42,44 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
+def describe_os_error(error: OSError) -> str:
+    """`No space left on device`, without Python's `[Errno 28]` and the repeated path."""
+    return error.strerror or str(error)
+
+
 class SessionWriter:
-    def __init__(self, path: Path) -> None:
+    """Appends records to one session file, holding its lock. Raises OSError when the file
+    cannot be opened or written (full disk, read-only directory), SessionBusyError when
+    another writer keeps the lock beyond `lock_wait` seconds."""
+
+    def __init__(self, path: Path, *, lock_wait: float = LOCK_WAIT_SECONDS) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        ends_cleanly = _ends_with_newline(path)
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        if not ends_cleanly:  # a kill cut the last line: end it, so it stays a lone bad line
-            self._file.write("\n")
+        # A raw descriptor, not a buffered file: a failed write leaves no buffered bytes
+        # behind to fail again at close, and each line goes to the kernel in one write.
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            _lock(self._fd, path, lock_wait)
+            if not _ends_with_newline(path):  # a kill cut the last line: end it, so it
+                self._write_bytes(b"\n")  # stays a lone bad line
+        except BaseException:
+            os.close(self._fd)
+            raise
         self._dirty = threading.Event()
         self._closing = False
         self._syncer = threading.Thread(target=self._sync_loop, name="session-fsync", daemon=True)
         self._syncer.start()
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self._file.flush()  # into the kernel: safe from kill -9 from here on
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self._write_bytes(line.encode("utf-8"))  # in the kernel: safe from kill -9 from here on
         self._dirty.set()
+
+    def _write_bytes(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
 
     def _sync_loop(self) -> None:
         while True:
@@ -54,19 +88,35 @@ class SessionWriter:
             if self._closing:
                 return
             try:
-                os.fsync(self._file.fileno())
+                os.fsync(self._fd)
             except (OSError, ValueError):
                 return
 
     def close(self) -> None:
-        if self._file.closed:
+        if self._fd < 0:
             return
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        with contextlib.suppress(OSError):
+            os.fsync(self._fd)
         self._closing = True
         self._dirty.set()
         self._syncer.join(timeout=2)
-        self._file.close()
+        os.close(self._fd)  # releases the lock
+        self._fd = -1
+
+
+def _lock(fd: int, path: Path, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise SessionBusyError(
+                    f"session {path.stem} is in use by another agentcli (waited {wait:g}s); "
+                    "let that one finish, or start a new session (without --continue/--resume)"
+                ) from None
+            time.sleep(0.05)
 
 
 def _ends_with_newline(path: Path) -> bool:
@@ -78,6 +128,28 @@ def _ends_with_newline(path: Path) -> bool:
         return True
 
 
+def iter_records(path: Path, warnings: list[str]) -> Iterator[dict[str, Any]]:
+    """The intact records, one line at a time (memory stays bounded however long the file
+    is). A truncated or corrupt line is skipped, with a warning added to `warnings`."""
+    with open(path, encoding="utf-8", errors="replace") as stream:
+        number, line = 0, stream.readline()
+        while line:
+            number += 1
+            following = stream.readline()
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    where = "its last line" if not following else f"line {number}"
+                    warnings.append(
+                        f"session {path.stem}: skipped {where}, which was cut off or damaged"
+                    )
+                else:
+                    if isinstance(record, dict):
+                        yield record
+            line = following
+
+
 @dataclass(slots=True)
 class LoadedFile:
     records: list[dict[str, Any]]
@@ -85,21 +157,7 @@ class LoadedFile:
 
 
 def read_records(path: Path) -> LoadedFile:
-    """All intact records. A truncated or corrupt line is skipped with a warning."""
+    """All intact records at once: for small files only (loading and listing stream)."""
     loaded = LoadedFile([])
-    with open(path, encoding="utf-8", errors="replace") as stream:
-        lines = stream.readlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            where = "its last line" if number == len(lines) else f"line {number}"
-            loaded.warnings.append(
-                f"session {path.stem}: skipped {where}, which was cut off or damaged"
-            )
-            continue
-        if isinstance(record, dict):
-            loaded.records.append(record)
+    loaded.records.extend(iter_records(path, loaded.warnings))
     return loaded

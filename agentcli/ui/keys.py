@@ -27,6 +27,9 @@ class EscWatcher:
         try:
             data = os.read(self.fd, 64)
         except OSError:
+            data = b""
+        if not data:  # the terminal hung up: stop watching, or this fires again and again
+            asyncio.get_running_loop().remove_reader(self.fd)
             return
         if data == b"\x1b":  # a lone Esc; arrow keys and the like come as longer sequences
             self.on_escape()
@@ -44,7 +47,8 @@ class EscWatcher:
             return
         asyncio.get_running_loop().remove_reader(self.fd)
         if self._saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+            with contextlib.suppress(termios.error):  # a terminal that hung up is gone
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
         self._active = False
 
     @contextlib.contextmanager

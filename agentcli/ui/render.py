@@ -13,6 +13,7 @@ from agentcli.fold import DENIED, StreamFold
 from agentcli.output.base import RunSummary
 from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.ui.screen import SCREEN, progress_key
+from agentcli.waiting import waiting_line
 
 RESULT_PREVIEW_LINES = 4
 
@@ -140,6 +141,12 @@ class ReplRenderer:
         elif isinstance(event, ev.Progress):
             if event.lines:
                 self._show_live_line(f"{self.fold.name_of(event.tool_call_id)}: {event.lines[-1]}")
+        elif getattr(event, "name", None) == "waiting":
+            line = waiting_line(event.value if isinstance(event.value, dict) else {})
+            if self._spinner is not None:
+                self._spinner.update(line)
+            else:
+                self._line(self.style.yellow(f"  {line}"))
         elif isinstance(event, ev.Retry):
             self._line(self.style.yellow(
                 f"  retrying in {event.delay_seconds:.1f}s: {event.reason}"

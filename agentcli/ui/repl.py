@@ -27,6 +27,7 @@ from agentcli.errors import AgentCliError, ExitCode
 from agentcli.paths import data_dir
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
+from agentcli.signals import ending_signals
 from agentcli.tools.registry import session_registry
 from agentcli.ui.approval import TerminalApprover
 from agentcli.ui.keys import EscWatcher
@@ -69,6 +70,14 @@ class ChatCompleter(Completer):
         return commands
 
 
+class _History(FileHistory):
+    """Prompt history that a read-only or full data directory does not break."""
+
+    def store_string(self, string: str) -> None:
+        with contextlib.suppress(OSError):
+            super().store_string(string)
+
+
 def _key_bindings() -> KeyBindings:
     bindings = KeyBindings()
 
@@ -93,7 +102,7 @@ class Repl:
         self.pending_context: list[str] = []  # `!command` output for the next message
         self.slash = SlashCommands(self)
         self.prompt: PromptSession[str] = PromptSession(
-            history=FileHistory(str(self._history_path())),
+            history=_History(str(self._history_path())),
             completer=ChatCompleter(self),
             complete_while_typing=True,
             key_bindings=_key_bindings(),
@@ -102,6 +111,8 @@ class Repl:
             enable_history_search=False,  # Ctrl-R stays the reverse search
         )
         self.done = False
+        self.exit_code = ExitCode.OK
+        self._command_task: asyncio.Task | None = None  # a `!command` in progress
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys)
@@ -111,14 +122,16 @@ class Repl:
     @staticmethod
     def _history_path() -> Any:
         path = data_dir() / "history"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # unwritable: the history is not kept, that is all
+            path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
     def _toolbar(self) -> str:
         usage = self.agent.usage
+        unsaved = " · not saved" if self.agent.session.unsaved else ""
         return (
             f" {self.agent.model} · {self.settings.workspace} · "
-            f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens · /help"
+            f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens{unsaved} · /help"
         )
 
     def say(self, text: str) -> None:
@@ -135,6 +148,22 @@ class Repl:
         self.say("  /help for commands · Ctrl-C cancels · Ctrl-D exits")
 
     async def run(self) -> int:
+        with ending_signals(self._end, (signal.SIGTERM, signal.SIGHUP)):
+            return await self._run()
+
+    def _end(self, code: int) -> None:
+        """SIGTERM or a hang-up: stop what runs (the turn, its tools, a `!command`), leave
+        the prompt, and exit with `code` once the turn has written its ending."""
+        self.done, self.exit_code = True, code
+        if self.agent.cancel(code):
+            return
+        if self._command_task is not None and not self._command_task.done():
+            self._command_task.cancel()
+        app = self.prompt.app
+        if app.is_running:
+            app.exit(exception=EOFError())
+
+    async def _run(self) -> int:
         self._banner()
         last_interrupt = 0.0
         while not self.done:
@@ -150,7 +179,7 @@ class Repl:
             except EOFError:
                 break
             text = text.strip()
-            if not text:
+            if not text or self.done:
                 continue
             try:
                 if text.startswith("/"):
@@ -163,7 +192,7 @@ class Repl:
                 self.say(f"error: {error}")
         await self.agent.aclose()
         await self.registry.aclose()  # MCP servers, kept across /clear and /resume
-        return ExitCode.OK
+        return self.exit_code
 
     async def _turn(self, text: str) -> None:
         message, notes = expand_mentions(text, self.agent.workspace)
@@ -195,7 +224,7 @@ class Repl:
             return
         capture = OutputCapture(self.agent.context.output_limit)
         loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
+        task = self._command_task = asyncio.current_task()
         loop.add_signal_handler(signal.SIGINT, task.cancel)  # type: ignore[union-attr]
         try:
             result = await run_command(
@@ -210,6 +239,7 @@ class Repl:
             self.say("(interrupted)")
             return
         finally:
+            self._command_task = None
             loop.remove_signal_handler(signal.SIGINT)
         output = capture.text()
         self.out.write(output if output.endswith("\n") or not output else output + "\n")

@@ -134,10 +134,14 @@ class SlashCommands:
     async def cmd_resume(self, argument: str) -> None:
         if not argument:
             raise UsageError("give a session id: /resume ID (see /sessions)")
-        session = Session.load(find_session(argument))
+        path = find_session(argument)
+        if path == self.repl.agent.session.path:
+            self.repl.say(f"already in session {path.stem}")
+            return
+        wait = self.repl.settings.config.get("sessions.lock_wait")
+        session = Session.open(path, lock_wait=wait)
         for warning in session.warnings:
             self.repl.say(f"warning: {warning}")
-        session.open_for_append()
         await self._switch_session(session)
         turns = sum(1 for m in session.conversation.messages if m.role == "user")
         self.repl.say(f"resumed session {session.id} ({turns} turns)")

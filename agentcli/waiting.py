@@ -1,0 +1,69 @@
+"""A notice while the model's server says nothing: a CUSTOM `waiting` event after a few
+seconds of silence, then again every few seconds, so a stalled server is visible on the
+terminal and in the event stream instead of a screen that just stops."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+from agentcli import events as ev
+
+FIRST_NOTICE_SECONDS = 5.0
+NOTICE_EVERY_SECONDS = 10.0
+
+
+def waiting_line(value: dict[str, Any]) -> str:
+    """How the terminal shows a `waiting` event."""
+    return f"waiting for the server… {value.get('seconds', 0)}s"
+
+
+class WaitingNotice:
+    """Use as `with WaitingNotice(emit) as waiting:` around reading a model stream, and call
+    `waiting.touch()` for each item received; silence between items is announced."""
+
+    def __init__(
+        self,
+        emit: Callable[[ev.Event], None],
+        *,
+        first: float = FIRST_NOTICE_SECONDS,
+        every: float = NOTICE_EVERY_SECONDS,
+    ) -> None:
+        self.emit = emit
+        self.first, self.every = first, every
+        self._since = time.monotonic()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def __enter__(self) -> WaitingNotice:
+        self.touch()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._cancel()
+
+    def touch(self) -> None:
+        """Something arrived: the silence starts again from now."""
+        self._since = time.monotonic()
+        self._schedule(self.first)
+
+    def _schedule(self, delay: float) -> None:
+        self._cancel()
+        self._timer = asyncio.get_running_loop().call_later(delay, self._notice)
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _notice(self) -> None:
+        seconds = round(time.monotonic() - self._since)
+        self._schedule(self.every)
+        self.emit(ev.Custom(name="waiting", value={"seconds": seconds}))
