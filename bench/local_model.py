@@ -156,7 +156,184 @@ HELDOUT: list[Case] = [
     Case("good morning", None),
     Case("explain recursion in one sentence", None),
 ]
-SETS = {"original": CASES, "heldout": HELDOUT, "both": CASES + HELDOUT}
+# A third set, written and committed alone before any change for issue 18, in words chosen
+# not to echo the router's example bank (other files, verbs, sentence shapes, some typos).
+# Frozen: no weight, example or rule may be changed after looking at its results, so it
+# measures how the choice generalizes. Its files exist in the workspace (FROZEN_WORKSPACE).
+FROZEN: list[Case] = [
+    Case("can u print out server/main.go for me", "read_file", _path_is("server/main.go")),
+    Case("I'd like to see what's inside LICENSE.txt", "read_file", _path_is("LICENSE.txt")),
+    Case("dump the contents of data/users.csv", "read_file", _path_is("data/users.csv")),
+    Case("spit out todo.md", "read_file", _path_is("todo.md")),
+    Case("whats written in scripts/deploy.sh?", "read_file", _path_is("scripts/deploy.sh")),
+    Case("could you bring up package.json", "read_file", _path_is("package.json")),
+    Case("view the file docs/api.rst", "read_file", _path_is("docs/api.rst")),
+    Case("pls reed index.html", "read_file", _path_is("index.html")),
+    Case("shwo me setup.cfg", "read_file", _path_is("setup.cfg")),
+    Case("which files live in the server folder?", "list_directory", _path_is("server", "server/")),
+    Case("what's in this directory", "list_directory", _no_path_or()),
+    Case("enumerate everything under data/", "list_directory", _path_is("data", "data/")),
+    Case("give me a listing of the scripts dir", "list_directory", _path_is("scripts", "scripts/")),
+    Case("show the folder structure here", "list_directory", _no_path_or()),
+    Case("what does the current folder contain?", "list_directory", _no_path_or()),
+    Case("locate every .yaml file", "search_files", _contains("pattern", "yaml")),
+    Case(
+        "where is the file called settings.json?", "search_files", _contains("pattern", "settings")
+    ),
+    Case("find all files ending in .sql", "search_files", _contains("pattern", "sql")),
+    Case("are there any png images in here?", "search_files", _contains("pattern", "png")),
+    Case("search for files named Dockerfile", "search_files", _contains("pattern", "Dockerfile")),
+    Case("which files mention TODO?", "search_content", _contains("pattern", "TODO")),
+    Case("grep for connect_db in the code", "search_content", _contains("pattern", "connect_db")),
+    Case("where do we call parse_args?", "search_content", _contains("pattern", "parse_args")),
+    Case(
+        "look through the source for the word deprecated",
+        "search_content",
+        _contains("pattern", "deprecated"),
+    ),
+    Case("find lines containing FIXME", "search_content", _contains("pattern", "FIXME")),
+    Case("how much is 17 times 23?", "calculator", _computes(391)),
+    Case("compute 2**10", "calculator", _computes(1024)),
+    Case("what do you get if you divide 144 by 12", "calculator", _computes(12)),
+    Case("(45+55)*3 = ?", "calculator", _computes(300)),
+    Case("calcualte 999 - 111", "calculator", _computes(888)),
+    Case("run the command git status", "run_shell", _contains("command", "git status")),
+    Case("execute make test", "run_shell", _contains("command", "make test")),
+    Case("in the terminal, type: echo hi", "run_shell", _contains("command", "echo hi")),
+    Case("please launch npm install", "run_shell", _contains("command", "npm install")),
+    Case("kick off pytest -q", "run_shell", _contains("command", "pytest")),
+    Case("which operating system am I on?", "system_info"),
+    Case("tell me about this machine's cpu", "system_info"),
+    Case("whats the python version and platform here", "system_info"),
+    Case(
+        "download https://example.net/data.json",
+        "fetch_url",
+        _equals("url", "https://example.net/data.json"),
+    ),
+    Case(
+        "get me the page at http://example.org/about",
+        "fetch_url",
+        _equals("url", "http://example.org/about"),
+    ),
+    Case(
+        "grab the text of https://www.example.org/docs/3/",
+        "fetch_url",
+        _equals("url", "https://www.example.org/docs/3/"),
+    ),
+    Case("search the internet for rust async tutorials", "web_search", _contains("query", "rust")),
+    Case("google the latest ubuntu release", "web_search", _contains("query", "ubuntu")),
+    Case(
+        "look up online who invented the transistor", "web_search", _contains("query", "transistor")
+    ),
+    Case("serch the web for sqlite performance tips", "web_search", _contains("query", "sqlite")),
+    Case("why is the sky blue?", None),
+    Case("thanks, that's all", None),
+    Case("what does HTTP stand for?", None),
+    Case("give me a synonym for quick", None),
+    Case("tell me a joke about cats", None),
+    Case("translate 'good night' to Spanish", None),
+]
+
+
+def _two(key: str, value: str, key2: str, value2: str) -> Check:
+    """Both arguments right: `key` is `value` (a path is compared without ./ or a
+    trailing /) and `key2` contains `value2`."""
+
+    def check(args: dict[str, Any]) -> bool:
+        got = str(args.get(key, "")).strip().lstrip("./").rstrip("/")
+        return got == value and value2.lower() in str(args.get(key2, "")).lower()
+
+    return check
+
+
+# The frozen set's two-argument requests (their own column: both arguments must be right).
+FROZEN_TWO_ARGS: list[Case] = [
+    Case(
+        "create a file notes.txt containing hello",
+        "write_file",
+        _two("path", "notes.txt", "content", "hello"),
+        simple=False,
+    ),
+    Case(
+        "make a new file called todo.md with the text buy milk",
+        "write_file",
+        _two("path", "todo.md", "content", "buy milk"),
+        simple=False,
+    ),
+    Case(
+        "write 'hello world' into greeting.txt",
+        "write_file",
+        _two("path", "greeting.txt", "content", "hello world"),
+        simple=False,
+    ),
+    Case(
+        "save the line x = 1 to vars.py",
+        "write_file",
+        _two("path", "vars.py", "content", "x = 1"),
+        simple=False,
+    ),
+    Case(
+        "put 42 in answer.txt",
+        "write_file",
+        _two("path", "answer.txt", "content", "42"),
+        simple=False,
+    ),
+    Case(
+        "new file out/log.txt, content: started",
+        "write_file",
+        _two("path", "out/log.txt", "content", "started"),
+        simple=False,
+    ),
+    Case(
+        "overwrite version.txt with 2.0.1",
+        "write_file",
+        _two("path", "version.txt", "content", "2.0.1"),
+        simple=False,
+    ),
+    Case(
+        "creat a file named list.csv that says a,b,c",
+        "write_file",
+        _two("path", "list.csv", "content", "a,b,c"),
+        simple=False,
+    ),
+    Case(
+        "store the word banana in fruit.txt",
+        "write_file",
+        _two("path", "fruit.txt", "content", "banana"),
+        simple=False,
+    ),
+    Case(
+        "fill empty.txt with the text nothing here",
+        "write_file",
+        _two("path", "empty.txt", "content", "nothing here"),
+        simple=False,
+    ),
+    Case(
+        "look for the word timeout in server/main.go",
+        "search_content",
+        _two("path", "server/main.go", "pattern", "timeout"),
+        simple=False,
+    ),
+    Case(
+        "find txt files inside the data folder",
+        "search_files",
+        _two("path", "data", "pattern", "txt"),
+        simple=False,
+    ),
+    Case(
+        "grep 'def main' in scripts/",
+        "search_content",
+        _two("path", "scripts", "pattern", "def main"),
+        simple=False,
+    ),
+]
+
+SETS = {
+    "original": CASES,
+    "heldout": HELDOUT,
+    "both": CASES + HELDOUT,
+    "frozen": FROZEN + FROZEN_TWO_ARGS,
+}
 
 FORMATS: dict[str, dict[str, Any]] = {
     "fewshot-core": {},
@@ -198,13 +375,18 @@ WORKSPACE_ENTRIES = (
     "README.md", "notes.txt", "src/app.py", "config.toml", "CHANGELOG.md", "docs/index.md",
     "requirements.txt", "Makefile", "docs/guide.md", "pyproject.toml", "tests/test_app.py",
 )  # fmt: skip
+# The files and folders the frozen set names.
+FROZEN_WORKSPACE = (
+    "server/main.go", "LICENSE.txt", "data/users.csv", "todo.md", "scripts/deploy.sh",
+    "package.json", "docs/api.rst", "index.html", "setup.cfg", "settings.json", "Dockerfile",
+)  # fmt: skip
 
 
 def make_workspace() -> Path:
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
-    for entry in WORKSPACE_ENTRIES:
+    for entry in WORKSPACE_ENTRIES + FROZEN_WORKSPACE:
         (root / entry).parent.mkdir(parents=True, exist_ok=True)
         (root / entry).write_text("example\n", encoding="utf-8")
     return root
