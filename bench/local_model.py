@@ -500,20 +500,19 @@ def calibrate(model: str, tools: list[dict]) -> None:
     import itertools
 
     from agentcli.messages import Message
-    from agentcli.providers.local import LocalProvider
-    from agentcli.providers.local import prompting as pr
+    from agentcli.providers.local import LocalProvider, decision, router, scoring
 
     provider = LocalProvider(model, progress=lambda t: None)
     engine = provider.load()
-    offered = pr.offered_tools(tools, "core")
+    offered = router.offered_tools(tools, "core")
 
     async def collect() -> list[tuple[str, Any]]:
         rows = []
-        for example in pr.examples_for(offered):
+        for example in router.examples_for(offered):
             messages = [Message.user(example.request)]
-            shown = pr.select_examples(example.request, offered, exclude=example.request)
+            shown = router.select_examples(example.request, offered, exclude=example.request)
             text = provider.decision_text(engine, offered, messages, shown)
-            prompt = engine.tokenize(text + pr.decision_prefix())
+            prompt = engine.tokenize(text + decision.decision_prefix())
             scores = await provider.choice_scores(
                 engine, offered, messages, shown, prompt, exclude=example.request
             )
@@ -524,10 +523,10 @@ def calibrate(model: str, tools: list[dict]) -> None:
     grid = itertools.product((0, 0.5, 1), (0, 0.5, 1), (0, 2, 4, 8, 12), (-1, 0, 1, 2))
     results = []
     for calibration, channel, prior, bias in grid:
-        weights = pr.ChoiceWeights(calibration, channel, prior, bias)
+        weights = scoring.ChoiceWeights(calibration, channel, prior, bias)
         right = 0
         for expected, scores in rows:
-            final = pr.combine_scores(scores, weights)
+            final = scoring.combine_scores(scores, weights)
             right += scores.candidates[max(range(len(final)), key=final.__getitem__)] == expected
         results.append((right, weights))
     results.sort(key=lambda item: item[0], reverse=True)

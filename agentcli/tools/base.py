@@ -79,6 +79,10 @@ class Tool:
     parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
     source: str = "builtin"
     risk_summary: str = "high"  # for `agentcli tools list`: how risk depends on arguments
+    # Requests this tool serves, each with the arguments that serve it: how a small local
+    # model routes to the tool (agentcli.providers.local.router). Optional; the built-in
+    # tools' are in agentcli.tools.examples.
+    examples: list[tuple[str, dict[str, Any]]] = []  # noqa: RUF012
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
         return Assessment(Risk.HIGH, f"{self.name} has no risk rating")
@@ -103,4 +107,7 @@ class Tool:
         return None
 
     def spec(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+        spec = {"name": self.name, "description": self.description, "parameters": self.parameters}
+        if self.examples:  # only the local provider reads them; the others send the three above
+            spec["examples"] = [[request, dict(arguments)] for request, arguments in self.examples]
+        return spec

@@ -31,6 +31,8 @@ class DynamicSpec:
     risk: str | None  # low | medium | high; anything else (or nothing) is high
     source: str  # e.g. "config", "mcp:github"
     run: Runner
+    # (request, arguments) pairs: how a small local model routes to the tool (Tool.examples)
+    examples: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 class DynamicTool(Tool):
@@ -43,6 +45,7 @@ class DynamicTool(Tool):
         self._risk = RISKS[str(spec.risk).strip().lower()] if rated else Risk.HIGH
         self.risk_summary = self._risk.label + ("" if rated else " (unrated)")
         self._run = spec.run
+        self.examples = list(spec.examples)
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
         rated = "rated" if self.risk_summary == self._risk.label else "not rated, so treated as"
@@ -143,6 +146,24 @@ def command_tool_specs(table: dict[str, Any], source: str) -> list[DynamicSpec]:
                 risk=definition.get("risk"),
                 source=source,
                 run=command_runner(command, float(definition.get("timeout", 120))),
+                examples=config_examples(name, definition.get("examples")),
             )
         )
     return specs
+
+
+def config_examples(name: str, value: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """`examples = [{ request = "deploy to staging", arguments = { env = "staging" } }]`."""
+    if value is None:
+        return ()
+    shape = f'tools.{name}.examples: give a list of {{ request = "...", arguments = {{ ... }} }}'
+    if not isinstance(value, list):
+        raise DynamicToolError(shape)
+    examples = []
+    for item in value:
+        request = item.get("request") if isinstance(item, dict) else None
+        arguments = item.get("arguments", {}) if isinstance(item, dict) else None
+        if not isinstance(request, str) or not request.strip() or not isinstance(arguments, dict):
+            raise DynamicToolError(shape)
+        examples.append((request, arguments))
+    return tuple(examples)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import ProviderError
-from agentcli.providers.local.prompting import Turn
+from agentcli.providers.local.prompts import Turn
 
 # Prompt formats for models whose GGUF has no chat template (base models).
 GEMMA_TEMPLATE = (
