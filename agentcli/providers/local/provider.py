@@ -60,6 +60,7 @@ from agentcli.providers.local.scoring import (
     CONTENT_FREE,
     ChoiceScores,
     ChoiceWeights,
+    choose,
     combine_scores,
     intent_prompt,
 )
@@ -146,6 +147,7 @@ class LocalProvider:
         self.last_decision: Decision | None = None  # for the benchmark and tests
         self.last_generations: list[Generation] = []
         self.last_scores: dict[str, float] = {}
+        self.last_choice: ChoiceScores | None = None  # what the last scored choice weighed
         self._channel_free: dict[str, float] = {}  # intent prompt → log P(CONTENT_FREE | it)
 
     # --- the model ---------------------------------------------------------------------
@@ -215,6 +217,7 @@ class LocalProvider:
         self.last_decision = None
         self.last_generations = []
         self.last_scores = {}
+        self.last_choice = None
         usage = ev.Usage()
         message_id = new_id("msg")
         messages = request.messages
@@ -300,8 +303,9 @@ class LocalProvider:
             scores = await self.choice_scores(engine, offered, messages, examples, prompt_tokens)
             final = combine_scores(scores, options.weights())
             usage.add(ev.Usage(len(prompt_tokens), 0))
-            name = scores.candidates[max(range(len(final)), key=final.__getitem__)]
+            name = choose(scores, options.weights())
             self.last_scores = dict(zip(scores.candidates, final, strict=True))
+            self.last_choice = scores
             if name == ANSWER:
                 self.last_decision = Decision(ANSWER)
                 yield self.last_decision

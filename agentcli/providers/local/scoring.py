@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli.providers.local.decision import ANSWER
@@ -67,7 +67,7 @@ class ChoiceScores:
 @dataclass(frozen=True, slots=True)
 class ChoiceWeights:
     """The defaults were chosen by `bench/local_model.py --calibrate` (leave-one-out over
-    EXAMPLES) for SmolLM2-135M."""
+    the built-in tools' examples) for SmolLM2-135M."""
 
     calibration: float = 0.5
     channel_weight: float = 1.0
@@ -97,3 +97,21 @@ def combine_scores(scores: ChoiceScores, weights: ChoiceWeights) -> list[float]:
     final = [f + weights.prior_weight * p for f, p in zip(final, scores.prior, strict=True)]
     final[-1] += weights.answer_bias
     return final
+
+
+def choose(scores: ChoiceScores, weights: ChoiceWeights) -> str:
+    """The candidate with the highest combined score."""
+    final = combine_scores(scores, weights)
+    return scores.candidates[max(range(len(final)), key=final.__getitem__)]
+
+
+def model_only(weights: ChoiceWeights) -> ChoiceWeights:
+    """The weights with the examples' prior taken out: what the model decides alone."""
+    return replace(weights, prior_weight=0.0)
+
+
+def prior_only(scores: ChoiceScores) -> ChoiceScores:
+    """The scores with the model's parts taken out: what the examples (and the bias
+    towards answering) decide alone, with no model at all."""
+    flat = [0.0] * len(scores.candidates)
+    return ChoiceScores(scores.candidates, flat, None, None, None, scores.prior)
