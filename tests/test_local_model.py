@@ -109,6 +109,21 @@ def test_chunks_are_assembled_atomically_and_checked(tmp_path: Path):
     assert not bad.exists() and not list(tmp_path.glob(".bad.gguf*"))
 
 
+def test_a_llama_cpp_without_the_private_state_used_is_one_clear_error():
+    from types import SimpleNamespace
+
+    from agentcli.errors import ProviderError
+    from agentcli.providers.local.engine import PRIVATE_STATE, check_runtime
+
+    runtime = SimpleNamespace(__version__="9.9", llama_get_logits_ith=len)
+    check_runtime(runtime, SimpleNamespace(**dict.fromkeys(PRIVATE_STATE)))  # all there
+    with pytest.raises(ProviderError) as caught:
+        check_runtime(runtime, SimpleNamespace(n_tokens=0, ctx=None, eval=len))
+    message = str(caught.value)
+    assert "9.9" in message and "Llama.input_ids" in message and "Llama._model" in message
+    assert "agentcli[local]" in message and "\n" not in message
+
+
 def test_options_come_from_the_provider_table_and_ignore_the_rest():
     options = LocalOptions.from_mapping({"max_tokens": "64", "type": "local", "n_ctx": 1024})
     assert options.max_tokens == 64 and options.n_ctx == 1024
