@@ -83,12 +83,12 @@ def _silence_llama_logs() -> None:
 # What the engine uses beyond llama-cpp-python's public API: `Engine.score` moves the
 # position of the evaluated prompt (`Llama.n_tokens`, read against `Llama.input_ids`) to
 # reuse a shared prefix, and reads the last logits with the low-level binding; token
-# texts and the BOS rule come from `Llama._model`. pyproject.toml pins the versions this
+# texts and the BOS rule come from `Llama._model`. pyproject.toml pins the version this
 # was tested with; a version without these fails at load with one clear line, not with an
 # AttributeError mid-answer.
 PRIVATE_STATE = ("n_tokens", "input_ids", "_model", "ctx", "eval")
 LOW_LEVEL = ("llama_get_logits_ith",)
-TESTED_VERSIONS = "0.3.16 to 0.3.36"
+TESTED_VERSIONS = "0.3.36"
 
 
 def check_runtime(llama_cpp: Any, llm: Any) -> None:
