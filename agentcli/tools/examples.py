@@ -44,6 +44,8 @@ BUILTIN_EXAMPLES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("look for the string localhost in the code", {"pattern": "localhost"}),
         ("which files import requests?", {"pattern": "import requests"}),
         ("find occurrences of deprecated", {"pattern": "deprecated"}),
+        ("search for main in lib/util.js", {"pattern": "main", "path": "lib/util.js"}),
+        ("grep error in logs/", {"pattern": "error", "path": "logs"}),
     ],
     "search_files": [
         ("find all the json files", {"pattern": "**/*.json"}),
@@ -54,6 +56,7 @@ BUILTIN_EXAMPLES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("are there any shell scripts?", {"pattern": "**/*.sh"}),
         ("find the rust source files", {"pattern": "**/*.rs"}),
         ("list every test file", {"pattern": "**/*test*"}),
+        ("find the js files in lib", {"pattern": "**/*.js", "path": "lib"}),
     ],
     "calculator": [
         ("how much is 12 + 30 * 2?", {"expression": "12 + 30 * 2"}),
@@ -93,6 +96,19 @@ BUILTIN_EXAMPLES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("write hello world to out.txt", {"path": "out.txt", "content": "hello world"}),
         ("create notes.md with the text TODO", {"path": "notes.md", "content": "TODO"}),
         ("save the word ready into state.txt", {"path": "state.txt", "content": "ready"}),
+        # two arguments in other shapes: a file "containing" or "saying" its content
+        # ("contain" alone reads like read_file's "what does main.go contain?")
+        (
+            "create a file index.js containing console.log(1)",
+            {"path": "index.js", "content": "console.log(1)"},
+        ),
+        ("add a new file run.sh that contains echo ok", {"path": "run.sh", "content": "echo ok"}),
+        (
+            "make a file motd.txt saying welcome back",
+            {"path": "motd.txt", "content": "welcome back"},
+        ),
+        ("put the line DEBUG=1 in .env", {"path": ".env", "content": "DEBUG=1"}),
+        ("write the number 7 to count.txt", {"path": "count.txt", "content": "7"}),
     ],
     "web_search": [
         ("search the web for rust tutorials", {"query": "rust tutorials"}),
