@@ -678,6 +678,38 @@ def table_row(label: str, s: dict[str, Any]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def print_tables(rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
+    print(f"\n{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    for model, fmt in dict.fromkeys((r[0], r[1]) for r in rows):
+        print(f"\n{model}, {fmt} (requests: simple + two-argument + plain questions)\n")
+        print(TABLE_HEAD)
+        print("|---" * (TABLE_HEAD.count("|") - 1) + "|")
+        for _, _, set_name, s in (r for r in rows if r[:2] == (model, fmt)):
+            print(table_row(SET_LABELS[set_name], s))
+    for model, fmt, set_name, s in rows:
+        if set_name == "frozen" and s["simple_right"] is not None:
+            verdict = "PASS" if s["simple_right"] >= TARGET else "FAIL"
+            print(
+                f"\n{model} {fmt}: {s['simple_right']:.0%} of the frozen set's simple requests "
+                f"right, tool and arguments (target {TARGET:.0%}): {verdict}"
+            )
+
+
+def load_rows(files: list[str]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """The rows of earlier runs' --json files (the shards of one run, say), each case
+    checked again against its set."""
+    grouped: dict[tuple[str, str, str], list[Outcome]] = {}
+    for file in files:
+        for item in json.loads(Path(file).read_text(encoding="utf-8")):
+            case = next(c for c in SETS[item["set"]] if c.prompt == item["prompt"])
+            outcome = Outcome(
+                case, item["tool"], item["arguments"], item["seconds"], item["runaway"],
+                item["error"], item["model_only"], item["prior_only"], item.get("scored", True),
+            )  # fmt: skip
+            grouped.setdefault((item["model"], item["format"], item["set"]), []).append(outcome)
+    return [(*key, summarize(outcomes)) for key, outcomes in grouped.items()]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="smollm2-135m")
@@ -689,6 +721,16 @@ def main() -> int:
         help="which prompts (default: all, each set in its own row; dev: every development set)",
     )
     parser.add_argument("--json", help="also write every outcome to this file")
+    parser.add_argument(
+        "--shard",
+        default="1/1",
+        help="I/N: run only every N-th case from the I-th (run the shards in parallel, "
+        "then --summarize their --json files)",
+    )
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: the cores)")
+    parser.add_argument(
+        "--summarize", nargs="+", metavar="JSON", help="only print the table of these --json files"
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="print every case")
     parser.add_argument(
         "--calibrate",
@@ -699,8 +741,12 @@ def main() -> int:
 
     from agentcli.providers.local import install_hint, local_available
 
-    tools = registry_tools()
     names = [name for name in SETS if name != "dev"] if args.set == "all" else [args.set]
+    if args.summarize:
+        print_tables(load_rows(args.summarize))
+        return 0
+    tools = registry_tools()
+    index, count = (int(n) for n in args.shard.split("/"))
     if args.calibrate:
         for model in args.models.split(","):
             calibrate(model, tools)
@@ -712,8 +758,10 @@ def main() -> int:
             continue
         for fmt in args.formats.split(","):
             for set_name in names:
-                cases = SETS[set_name]
+                cases = SETS[set_name][index - 1 :: count]
                 options = dict(FORMATS[fmt])
+                if args.threads:
+                    options["n_threads"] = args.threads
                 if options.pop("baseline", False):
                     outcomes = run_baseline(model, tools, cases)
                 else:
@@ -731,6 +779,7 @@ def main() -> int:
                             "tool": o.tool,
                             "model_only": o.model_only,
                             "prior_only": o.prior_only,
+                            "scored": o.scored,
                             "arguments": o.arguments,
                             "right": o.right,
                             "seconds": round(o.seconds, 2),
@@ -758,20 +807,7 @@ def main() -> int:
                     flush=True,
                 )
 
-    print(f"\n{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    for model, fmt in dict.fromkeys((r[0], r[1]) for r in rows):
-        print(f"\n{model}, {fmt} (requests: simple + two-argument + plain questions)\n")
-        print(TABLE_HEAD)
-        print("|---" * (TABLE_HEAD.count("|") - 1) + "|")
-        for _, _, set_name, s in (r for r in rows if r[:2] == (model, fmt)):
-            print(table_row(SET_LABELS[set_name], s))
-    for model, fmt, set_name, s in rows:
-        if set_name == "frozen" and s["simple_right"] is not None:
-            verdict = "PASS" if s["simple_right"] >= TARGET else "FAIL"
-            print(
-                f"\n{model} {fmt}: {s['simple_right']:.0%} of the frozen set's simple requests "
-                f"right, tool and arguments (target {TARGET:.0%}): {verdict}"
-            )
+    print_tables(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(dump, indent=1), encoding="utf-8")
     return 0
