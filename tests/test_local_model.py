@@ -26,19 +26,26 @@ from agentcli.providers.local import (
     DEFAULT_MODEL,
     INSTALL_COMMAND,
     MODELS,
+    conversation,
+    decision,
+    grammar,
     install_hint,
     local_available,
+    prompts,
+    results,
+    router,
     runtime_installed,
+    scoring,
 )
-from agentcli.providers.local import prompting as pr
+from agentcli.providers.local import provider as provider_module
 from agentcli.providers.local.engine import Generation
 from agentcli.providers.local.models import assemble, resolve_model_file
 from agentcli.providers.local.provider import LocalOptions, LocalProvider
 from agentcli.tools.registry import builtin_tools
 
 TOOLS = [tool.spec() for tool in builtin_tools()]
-REAL_DECISION_GRAMMAR = pr.decision_grammar
-REAL_ARGUMENTS_GRAMMAR = pr.arguments_grammar
+REAL_DECISION_GRAMMAR = grammar.decision_grammar
+REAL_ARGUMENTS_GRAMMAR = grammar.arguments_grammar
 NAMES = [tool["name"] for tool in TOOLS]
 AGENTCLI = Path(sys.executable).parent / "agentcli"
 
@@ -102,6 +109,21 @@ def test_chunks_are_assembled_atomically_and_checked(tmp_path: Path):
     assert not bad.exists() and not list(tmp_path.glob(".bad.gguf*"))
 
 
+def test_a_llama_cpp_without_the_private_state_used_is_one_clear_error():
+    from types import SimpleNamespace
+
+    from agentcli.errors import ProviderError
+    from agentcli.providers.local.engine import PRIVATE_STATE, check_runtime
+
+    runtime = SimpleNamespace(__version__="9.9", llama_get_logits_ith=len)
+    check_runtime(runtime, SimpleNamespace(**dict.fromkeys(PRIVATE_STATE)))  # all there
+    with pytest.raises(ProviderError) as caught:
+        check_runtime(runtime, SimpleNamespace(n_tokens=0, ctx=None, eval=len))
+    message = str(caught.value)
+    assert "9.9" in message and "Llama.input_ids" in message and "Llama._model" in message
+    assert "agentcli[local]" in message and "\n" not in message
+
+
 def test_options_come_from_the_provider_table_and_ignore_the_rest():
     options = LocalOptions.from_mapping({"max_tokens": "64", "type": "local", "n_ctx": 1024})
     assert options.max_tokens == 64 and options.n_ctx == 1024
@@ -112,11 +134,11 @@ def test_options_come_from_the_provider_table_and_ignore_the_rest():
 
 
 def test_decision_schema_accepts_each_tool_or_answering_and_nothing_else():
-    schema = pr.decision_schema(TOOLS)
+    schema = grammar.decision_schema(TOOLS)
     Draft202012Validator.check_schema(schema)
     validator = Draft202012Validator(schema)
     assert validator.is_valid({"name": "read_file", "arguments": {"path": "README.md"}})
-    assert validator.is_valid({"name": pr.ANSWER})
+    assert validator.is_valid({"name": decision.ANSWER})
     assert not validator.is_valid({"name": "read_file", "arguments": {"path": 3}})
     assert not validator.is_valid({"name": "rm_everything", "arguments": {}})
     assert not validator.is_valid({"name": "read_file", "arguments": {"bogus": 1}})
@@ -124,109 +146,126 @@ def test_decision_schema_accepts_each_tool_or_answering_and_nothing_else():
 
 
 def test_required_only_arguments_keep_what_a_call_needs():
-    assert set(pr.arguments_schema(tool("read_file"), "required")["properties"]) == {"path"}
-    assert {"path", "offset", "limit"} <= set(pr.arguments_schema(tool("read_file"))["properties"])
+    assert set(grammar.arguments_schema(tool("read_file"), "required")["properties"]) == {"path"}
+    assert {"path", "offset", "limit"} <= set(
+        grammar.arguments_schema(tool("read_file"))["properties"]
+    )
     # a tool with no required property keeps its first one, optional
-    assert set(pr.arguments_schema(tool("list_directory"), "required")["properties"]) == {"path"}
+    assert set(grammar.arguments_schema(tool("list_directory"), "required")["properties"]) == {
+        "path"
+    }
 
 
 def test_copied_arguments_are_limited_to_spans_of_the_request():
-    spans = pr.request_spans('please read "src/app.py" now?')
+    spans = grammar.request_spans('please read "src/app.py" now?')
     assert "src/app.py" in spans and "now" in spans and "read src/app.py" in spans
-    schema = pr.copy_constrained(tool("read_file"), pr.arguments_schema(tool("read_file")),
-                                 "what is in README.md?")  # fmt: skip
+    reading = tool("read_file")
+    schema = grammar.copy_constrained(reading, grammar.arguments_schema(reading),
+                                      "what is in README.md?")  # fmt: skip
     assert schema["properties"]["path"]["enum"] == ["README.md"]  # words are not paths
     assert schema["properties"]["offset"]["type"] == "integer"  # numbers are not copied
-    glob = pr.copy_constrained(tool("search_files"), pr.arguments_schema(tool("search_files")),
-                               "find all python files")  # fmt: skip
+    finding = tool("search_files")
+    glob = grammar.copy_constrained(finding, grammar.arguments_schema(finding),
+                                    "find all python files")  # fmt: skip
     assert "enum" not in glob["properties"]["pattern"]  # a glob is made, not copied
 
 
 def test_a_path_is_a_span_that_reads_as_one_or_names_an_entry(tmp_path: Path):
-    spans = pr.request_spans("list the files")
+    spans = grammar.request_spans("list the files")
     # nothing reads as a path: "." when the path may be left out, else any one word
-    assert pr.path_choices(spans, required=False) == ["."]
-    assert pr.path_choices(spans, required=True) == ["list", "the", "files", "."]
+    assert grammar.path_choices(spans, required=False) == ["."]
+    assert grammar.path_choices(spans, required=True) == ["list", "the", "files", "."]
     (tmp_path / "docs").mkdir()
-    spans = pr.request_spans("what files are in the docs directory?")
-    assert pr.path_choices(spans, required=False, workspace=tmp_path) == ["docs", "."]
-    assert pr.path_choices(spans, required=True, workspace=tmp_path) == ["docs"]
-    spans = pr.request_spans("open ../secret and src/app.py")
-    assert pr.path_choices(spans, required=True, workspace=tmp_path) == ["../secret", "src/app.py"]
+    spans = grammar.request_spans("what files are in the docs directory?")
+    assert grammar.path_choices(spans, required=False, workspace=tmp_path) == ["docs", "."]
+    assert grammar.path_choices(spans, required=True, workspace=tmp_path) == ["docs"]
+    spans = grammar.request_spans("open ../secret and src/app.py")
+    assert grammar.path_choices(spans, required=True, workspace=tmp_path) == [
+        "../secret",
+        "src/app.py",
+    ]
     # a created file need not exist: any one-word span remains possible
-    spans = pr.request_spans("create Makefile")
-    assert pr.path_choices(spans, required=True, workspace=tmp_path) == ["create", "Makefile", "."]
+    spans = grammar.request_spans("create Makefile")
+    assert grammar.path_choices(spans, required=True, workspace=tmp_path) == [
+        "create",
+        "Makefile",
+        ".",
+    ]
     listing = tool("list_directory")
-    schema = pr.copy_constrained(listing, pr.arguments_schema(listing), "show the docs folder",
-                                 workspace=tmp_path)  # fmt: skip
+    schema = grammar.copy_constrained(listing, grammar.arguments_schema(listing),
+                                      "show the docs folder", workspace=tmp_path)  # fmt: skip
     assert schema["properties"]["path"]["enum"] == ["docs", "."]
 
 
 def test_arithmetic_and_plurals_make_requests_alike():
-    assert "<math>" in pr._features("what is 45/9?")  # arithmetic, not a path
-    assert "<math>" in pr._features("calculate sqrt(144)")
-    assert "<file>" in pr._features("read docs/intro.txt")
-    assert pr.similarity("what is 17*23?", "what is 45/9?") > pr.similarity(
+    assert "<math>" in router._features("what is 45/9?")  # arithmetic, not a path
+    assert "<math>" in router._features("calculate sqrt(144)")
+    assert "<file>" in router._features("read docs/intro.txt")
+    assert router.similarity("what is 17*23?", "what is 45/9?") > router.similarity(
         "what is 17*23?", "what is the capital of Italy?"
     )
-    assert "file" in pr._features("find the files") & pr._features("open that file")
+    assert "file" in router._features("find the files") & router._features("open that file")
     # a word most examples share counts less than a rare one
-    assert pr.similarity("grep x", "grep y") > pr.similarity("show x", "show y") > 0
+    assert router.similarity("grep x", "grep y") > router.similarity("show x", "show y") > 0
 
 
 def test_parsing_decisions():
-    call = pr.parse_decision('{"name":"read_file","arguments":{"path":"a.txt"}}', NAMES)
+    call = decision.parse_decision('{"name":"read_file","arguments":{"path":"a.txt"}}', NAMES)
     assert call.name == "read_file" and json.loads(call.arguments) == {"path": "a.txt"}
     assert call.is_call
-    assert pr.parse_decision(f'{{"name":"{pr.ANSWER}"}}', NAMES) == pr.Decision(pr.ANSWER)
+    assert decision.parse_decision(f'{{"name":"{decision.ANSWER}"}}', NAMES) == decision.Decision(
+        decision.ANSWER
+    )
     for bad in ('{"name":"read_file","argu', '{"name":"nope","arguments":{}}', "[]",
                 '{"name":"read_file","arguments":[1]}'):  # fmt: skip
         with pytest.raises(ValueError):
-            pr.parse_decision(bad, NAMES)
+            decision.parse_decision(bad, NAMES)
 
 
 def test_decisions_are_written_as_compact_json():
-    assert pr.render_decision("read_file", '{"path": "a"}') == (
+    assert decision.render_decision("read_file", '{"path": "a"}') == (
         '{"name":"read_file","arguments":{"path":"a"}}'
     )
-    assert pr.render_decision("read_file", "not json") == '{"name":"read_file","arguments":{}}'
-    assert pr.compact_spacing('root ::= "{" space\nspace ::= " "?') == (
+    assert (
+        decision.render_decision("read_file", "not json") == '{"name":"read_file","arguments":{}}'
+    )
+    assert grammar.compact_spacing('root ::= "{" space\nspace ::= " "?') == (
         'root ::= "{" space\nspace ::= ""\n'
     )
 
 
 def test_tool_catalog_is_short_and_lists_answering():
-    offered = pr.offered_tools(TOOLS, "core")
-    assert {t["name"] for t in offered} <= set(pr.CORE_TOOLS)
-    assert pr.offered_tools(TOOLS, "all") == TOOLS
-    assert [t["name"] for t in pr.offered_tools(TOOLS, ["calculator"])] == ["calculator"]
-    catalog = pr.tool_catalog(offered)
+    offered = router.offered_tools(TOOLS, "core")
+    assert {t["name"] for t in offered} <= set(router.CORE_TOOLS)
+    assert router.offered_tools(TOOLS, "all") == TOOLS
+    assert [t["name"] for t in router.offered_tools(TOOLS, ["calculator"])] == ["calculator"]
+    catalog = prompts.tool_catalog(offered)
     assert "- read_file(path, offset?, limit?): Read a text file in the workspace." in catalog
-    assert "e.g." in pr.first_sentence("Find files with a glob, e.g. `*.py`. More text.")
-    assert catalog.endswith(f"- {pr.ANSWER}: no tool needed; answer in words.")
+    assert "e.g." in prompts.first_sentence("Find files with a glob, e.g. `*.py`. More text.")
+    assert catalog.endswith(f"- {decision.ANSWER}: no tool needed; answer in words.")
 
 
 def test_examples_most_alike_come_last_and_answering_stays_a_choice():
-    offered = pr.offered_tools(TOOLS, "core")
-    chosen = pr.select_examples("what is in package.json?", offered, k=5)
+    offered = router.offered_tools(TOOLS, "core")
+    chosen = router.select_examples("what is in package.json?", offered, k=5)
     assert len(chosen) <= 6 and chosen[-1].request == "what is in package.json?"
-    assert any(example.tool == pr.ANSWER for example in chosen)
+    assert any(example.tool == decision.ANSWER for example in chosen)
     same = "what is in package.json?"
-    chosen = pr.select_examples(same, offered, exclude=same)
+    chosen = router.select_examples(same, offered, exclude=same)
     assert all(example.request != "what is in package.json?" for example in chosen)
-    only_calc = pr.select_examples("what is 2+2?", [tool("calculator")])
-    assert {example.tool for example in only_calc} <= {"calculator", pr.ANSWER}
-    prior = pr.tool_prior("run the command ls", offered)
+    only_calc = router.select_examples("what is 2+2?", [tool("calculator")])
+    assert {example.tool for example in only_calc} <= {"calculator", decision.ANSWER}
+    prior = router.tool_prior("run the command ls", offered)
     assert max(prior, key=prior.get) == "run_shell"
 
 
 def choice(direct, *, free=None, channel=None, channel_free=None, prior=(0.0, 0.0, 0.0)):
-    return pr.ChoiceScores(["read_file", "calculator", pr.ANSWER], list(direct), free,
+    return scoring.ChoiceScores(["read_file", "calculator", decision.ANSWER], list(direct), free,
                            channel, channel_free, list(prior))  # fmt: skip
 
 
-def best(scores: pr.ChoiceScores, **weights: float) -> str:
-    final = pr.combine_scores(scores, pr.ChoiceWeights(**weights))
+def best(scores: scoring.ChoiceScores, **weights: float) -> str:
+    final = scoring.combine_scores(scores, scoring.ChoiceWeights(**weights))
     return scores.candidates[max(range(len(final)), key=final.__getitem__)]
 
 
@@ -234,7 +273,7 @@ def test_scores_combine_with_the_answer_bias():
     off = {"calibration": 0, "channel_weight": 0, "prior_weight": 0}
     scores = choice([0.0, -1.0, -0.5])
     assert best(scores, **off, answer_bias=0) == "read_file"
-    assert best(scores, **off, answer_bias=1) == pr.ANSWER  # answering is the last candidate
+    assert best(scores, **off, answer_bias=1) == decision.ANSWER  # answering is the last candidate
     with_prior = choice([0.0, -1.0, -0.5], prior=[0, 1, 0])
     assert best(with_prior, **{**off, "prior_weight": 4}, answer_bias=0) == "calculator"
 
@@ -258,8 +297,8 @@ def test_the_prompts_own_bias_is_taken_off():
 
 def test_a_content_free_request_keeps_the_conversation():
     messages = [*conversation_with_a_call(), Message.user("and now?")]
-    free = pr.with_request(messages, pr.CONTENT_FREE)
-    assert free[:-1] == messages[:-1] and free[-1].content == pr.CONTENT_FREE
+    free = conversation.with_request(messages, scoring.CONTENT_FREE)
+    assert free[:-1] == messages[:-1] and free[-1].content == scoring.CONTENT_FREE
     assert messages[-1].content == "and now?"
 
 
@@ -274,33 +313,33 @@ def conversation_with_a_call() -> list[Message]:
 
 def test_history_alternates_and_calls_are_json_for_deciding_text_for_answering():
     messages = conversation_with_a_call()
-    turns = pr.to_turns(messages)
+    turns = prompts.to_turns(messages)
     assert [t.role for t in turns] == ["user", "assistant", "user"]
     assert turns[1].content == '{"name":"read_file","arguments":{"path":"README.md"}}'
     assert turns[2].content.startswith("Result of read_file:")
     assert "     1\t" not in turns[2].content and "# Demo\nHello." in turns[2].content
-    answer = pr.answer_turns("SYSTEM", messages)
+    answer = prompts.answer_turns("SYSTEM", messages)
     assert [t.role for t in answer] == ["system", "user"]
     assert '"name"' not in answer[1].content  # no JSON to imitate
     assert 'read_file(path="README.md")' in answer[1].content
     assert answer[1].content.endswith("answer my request: show me README.md")
     failed = [*messages[:2], Message.tool_result("c1", "no such file", error="no such file")]
-    assert "failed" in pr.to_turns(failed)[-1].content
+    assert "failed" in prompts.to_turns(failed)[-1].content
 
 
 def test_long_results_are_clipped_and_rounds_counted():
     messages = conversation_with_a_call()
     messages[-1] = Message.tool_result("c1", "x" * 10_000)
-    assert len(pr.to_turns(messages, result_chars=100)[-1].content) < 300
-    assert pr.tool_rounds_since_user(messages) == 1
-    assert pr.tool_rounds_since_user([*messages, Message.user("and now?")]) == 0
-    assert pr.calls_since_user(messages) == {("read_file", '{"path": "README.md"}')}
+    assert len(prompts.to_turns(messages, result_chars=100)[-1].content) < 300
+    assert conversation.tool_rounds_since_user(messages) == 1
+    assert conversation.tool_rounds_since_user([*messages, Message.user("and now?")]) == 0
+    assert conversation.calls_since_user(messages) == {("read_file", '{"path": "README.md"}')}
 
 
 def test_plain_prompts_for_base_models():
-    prompt = pr.plain_decision_prompt(pr.offered_tools(TOOLS, "core"), "list  the\nfiles")
+    prompt = prompts.plain_decision_prompt(router.offered_tools(TOOLS, "core"), "list  the\nfiles")
     assert prompt.endswith("Request: list the files\nCall: ")
-    answer = pr.plain_answer_prompt(conversation_with_a_call())
+    answer = prompts.plain_answer_prompt(conversation_with_a_call())
     assert answer.endswith("Answer: ") and "Result of read_file" in answer
 
 
@@ -323,7 +362,7 @@ class FakeEngine:
     def tokenize(self, text: str) -> list[int]:
         return list(range(len(text.split())))
 
-    def format_chat(self, turns: list[pr.Turn], *, prefix: str = "") -> str:
+    def format_chat(self, turns: list[prompts.Turn], *, prefix: str = "") -> str:
         return "\n".join(f"{t.role}: {t.content}" for t in turns) + prefix
 
     def stop_strings(self) -> list[str]:
@@ -370,8 +409,8 @@ async def collect(provider: LocalProvider, messages: list[Message], tools=TOOLS)
 @pytest.fixture(autouse=True)
 def no_native_grammar(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fake engine needs no GBNF (building it imports llama_cpp)."""
-    monkeypatch.setattr(pr, "decision_grammar", lambda tools, **kw: "decision-gbnf")
-    monkeypatch.setattr(pr, "arguments_grammar", lambda tool, **kw: "arguments-gbnf")
+    monkeypatch.setattr(provider_module, "decision_grammar", lambda tools, **kw: "decision-gbnf")
+    monkeypatch.setattr(provider_module, "arguments_grammar", lambda tool, **kw: "arguments-gbnf")
 
 
 def test_a_call_becomes_tool_call_events_then_one_step_end():
@@ -387,8 +426,42 @@ def test_a_call_becomes_tool_call_events_then_one_step_end():
     assert step_end.usage.input_tokens > 0
 
 
+def deploy_tools(examples: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The built-ins and a command tool from the configuration, through the real path."""
+    from agentcli.tools.dynamic import command_tool_specs, register_dynamic
+
+    definition: dict[str, Any] = {"command": "make deploy ENV={env}", "risk": "high"}
+    if examples is not None:
+        definition["examples"] = examples
+    registry = builtin_tools()
+    [spec] = command_tool_specs({"deploy": definition}, "config")
+    register_dynamic(registry, spec)
+    return [tool.spec() for tool in registry]
+
+
+DEPLOY_EXAMPLES = [
+    {"request": "deploy to staging", "arguments": {"env": "staging"}},
+    {"request": "ship the release to prod", "arguments": {"env": "prod"}},
+]
+
+
+def test_a_configuration_tool_with_examples_is_offered_and_routed_to():
+    engine = FakeEngine(['{"env":"staging"}}'])  # the model's scores are all alike
+    text = "push the site out to staging please"
+    tools = deploy_tools(DEPLOY_EXAMPLES)
+    items = asyncio.run(collect(fake_provider(engine), [Message.user(text)], tools))
+    assert items[0].tool_call_name == "deploy"  # the tool's own examples decided
+    assert json.loads(items[1].delta) == {"env": "staging"}
+    shown = router.select_examples(text, router.offered_tools(tools, "core"))
+    assert shown[-1].request == "deploy to staging"  # the most alike, shown last
+    # without examples it is not among the tools a small model is offered by default
+    plain = deploy_tools(None)
+    assert "examples" not in next(t for t in plain if t["name"] == "deploy")
+    assert "deploy" not in {t["name"] for t in router.offered_tools(plain, "core")}
+
+
 def test_answering_streams_text_in_one_message():
-    engine = FakeEngine(["Paris is the capital."], scores={pr.ANSWER: 0.0})
+    engine = FakeEngine(["Paris is the capital."], scores={decision.ANSWER: 0.0})
     items = asyncio.run(collect(fake_provider(engine), [Message.user("capital of France?")]))
     text = [i for i in items if isinstance(i, ev.TextMessageContent)]
     assert len(text) > 1 and "".join(i.delta for i in text) == "Paris is the capital."
@@ -418,12 +491,12 @@ def test_quoted_results_keep_their_fences_and_failures():
         Message.tool_result("a", "x.md: lines 1-3 of 3\n```\ncode\n```"),
         Message.tool_result("b", "exit code 1", error="exit code 1"),
     ]
-    quoted = pr.quote_results(messages)
+    quoted = results.quote_results_instead_of_retelling(messages)
     assert quoted.startswith('read_file(path="x.md"):\n\n````\n')  # longer than any run inside
     assert quoted.endswith('run_shell(command="false") failed: exit code 1')
-    assert pr.quote_results([*messages[:2], Message.tool_result("a", "")]) == (
-        'read_file(path="x.md") returned nothing.'
-    )
+    assert results.quote_results_instead_of_retelling(
+        [*messages[:2], Message.tool_result("a", "")]
+    ) == ('read_file(path="x.md") returned nothing.')
 
 
 def test_after_a_tool_result_the_model_answers_in_text_when_asked_to():
@@ -438,7 +511,7 @@ def test_after_a_tool_result_the_model_answers_in_text_when_asked_to():
 
 
 def test_the_token_bound_ends_the_step_with_length():
-    engine = FakeEngine(["word " * 200], scores={pr.ANSWER: 0.0})
+    engine = FakeEngine(["word " * 200], scores={decision.ANSWER: 0.0})
     items = asyncio.run(collect(fake_provider(engine, max_tokens=4), [Message.user("hi")]))
     assert len([i for i in items if isinstance(i, ev.TextMessageContent)]) == 4
     assert items[-1].finish_reason == "length"
@@ -457,7 +530,7 @@ def test_the_same_call_twice_in_a_turn_becomes_an_answer():
     provider = fake_provider(engine, tool_rounds=3)
     items = asyncio.run(collect(provider, conversation_with_a_call()))
     assert not any(isinstance(i, ev.ToolCallStart) for i in items)
-    assert provider.last_decision == pr.Decision(pr.ANSWER)
+    assert provider.last_decision == decision.Decision(decision.ANSWER)
 
 
 def test_greedy_choice_parses_the_whole_decision():
@@ -475,7 +548,7 @@ def test_no_tools_means_no_decision():
 
 
 def test_leaving_the_stream_early_stops_the_generation():
-    engine = FakeEngine(["FOREVER"], scores={pr.ANSWER: 0.0})
+    engine = FakeEngine(["FOREVER"], scores={decision.ANSWER: 0.0})
     provider = fake_provider(engine, max_seconds=30)
 
     async def main() -> None:
@@ -492,7 +565,7 @@ def test_leaving_the_stream_early_stops_the_generation():
 
 
 def test_cancelling_the_task_stops_the_generation():
-    engine = FakeEngine(["FOREVER"], scores={pr.ANSWER: 0.0})
+    engine = FakeEngine(["FOREVER"], scores={decision.ANSWER: 0.0})
     provider = fake_provider(engine, max_seconds=30)
 
     async def main() -> None:
@@ -518,7 +591,7 @@ def test_cancelling_the_task_stops_the_generation():
 def test_the_grammars_are_compact_and_name_every_tool():
     gbnf = REAL_DECISION_GRAMMAR(TOOLS)
     assert 'space ::= ""' in gbnf and " ::= " in gbnf
-    for name in [*NAMES, pr.ANSWER]:
+    for name in [*NAMES, decision.ANSWER]:
         assert f'\\"{name}\\"' in gbnf
     arguments = REAL_ARGUMENTS_GRAMMAR(tool("read_file"), copy_from="what is in README.md?")
     assert 'root ::= call-arguments "}"' in arguments and "README.md" in arguments
@@ -531,14 +604,14 @@ from agentcli import events as ev
 from agentcli.messages import Message
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import LocalProvider
-from agentcli.providers.local import prompting as pr
+from agentcli.providers.local.prompts import Turn
 from agentcli.tools.registry import builtin_tools
 
 tools = [t.spec() for t in builtin_tools()]
 provider = LocalProvider(progress=lambda text: None)
 engine = provider.load()
 report = {}
-prompt = engine.format_chat([pr.Turn("user", "Write a very long story about a cat.")])
+prompt = engine.format_chat([Turn("user", "Write a very long story about a cat.")])
 short = engine.generate(prompt, max_tokens=5, max_seconds=60)
 quick = engine.generate(prompt, max_tokens=100000, max_seconds=0.5)
 report["bounds"] = [short.completion_tokens, short.finish_reason, quick.finish_reason,

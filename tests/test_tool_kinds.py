@@ -380,8 +380,9 @@ def test_unrated_config_tool_asks(
         ),
         ('[tools."bad name"]\ncommand = "echo"\n', ("bad name",)),
         ('[tools.bad]\ndescription = "no command"\n', ("tools.bad", "command")),
+        ('[tools.bad]\ncommand = "echo"\nexamples = ["echo it"]\n', ("tools.bad.examples",)),
     ],
-    ids=["array-schema", "invalid-schema", "bad-name", "no-command"],
+    ids=["array-schema", "invalid-schema", "bad-name", "no-command", "bad-examples"],
 )
 def test_config_tool_with_a_bad_definition_is_a_usage_error(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path, config: str, needles: tuple[str, ...]
@@ -394,6 +395,26 @@ def test_config_tool_with_a_bad_definition_is_a_usage_error(
     assert_one_error(result, *needles)
     assert result.stdout == ""
     assert server.requests == []
+
+
+def test_config_tool_examples_route_the_local_model_and_are_not_sent_to_others(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    examples = '[[tools.greet.examples]]\nrequest = "say hi to Bob"\narguments = { name = "Bob" }\n'
+    write_user_config(cli_home, GREET_TOOL + examples)
+    [made] = command_tool_specs(
+        {"greet": {"command": "echo {name}", "examples": [{"request": "say hi to Bob",
+                                                           "arguments": {"name": "Bob"}}]}},
+        "config",
+    )  # fmt: skip
+    assert register_dynamic(builtin_tools(), made).spec()["examples"] == [
+        ["say hi to Bob", {"name": "Bob"}]
+    ]
+    server.enqueue(Reply.text(["Hi."]))
+    result = run_cli(["run", "greet Ada"], server=server)
+
+    assert result.returncode == 0, result.stderr
+    assert set(request_tools(server)["greet"]) == {"name", "description", "parameters"}
 
 
 def test_tools_list_with_a_bad_config_tool_is_a_usage_error(

@@ -104,8 +104,9 @@ class Tool:
     source: str = "builtin"
     risk_summary: str = "high"  # for `agentcli tools list`: how risk depends on arguments
     runs_commands: bool = False  # True: it starts processes, which run in the sandbox
-    # Requests a person might make, with the arguments they mean: the local model's router
-    # uses them to choose a tool (a plug-in or MCP tool with examples can be chosen too).
+    # Requests this tool serves, each with the arguments that serve it: how a small local
+    # model routes to the tool (agentcli.providers.local.router). Optional; the built-in
+    # tools' are in agentcli.tools.examples.
     examples: list[tuple[str, dict[str, Any]]] = []  # noqa: RUF012
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
@@ -140,4 +141,7 @@ class Tool:
         return None
 
     def spec(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+        spec = {"name": self.name, "description": self.description, "parameters": self.parameters}
+        if self.examples:  # only the local provider reads them; the others send the three above
+            spec["examples"] = [[request, dict(arguments)] for request, arguments in self.examples]
+        return spec

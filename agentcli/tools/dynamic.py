@@ -33,6 +33,8 @@ class DynamicSpec:
     run: Runner
     runs_commands: bool = False  # True: it starts processes, which run in the sandbox
     sandbox: str | None = None  # a profile beyond what the risk earns (the user's config)
+    # (request, arguments) pairs: how a small local model routes to the tool (Tool.examples)
+    examples: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 class DynamicTool(Tool):
@@ -47,6 +49,7 @@ class DynamicTool(Tool):
         self._run = spec.run
         self.runs_commands = spec.runs_commands
         self._sandbox = spec.sandbox
+        self.examples = list(spec.examples)
 
     def requested_sandbox(self, args: dict[str, Any]) -> str | None:
         return self._sandbox
@@ -173,6 +176,24 @@ def command_tool_specs(table: dict[str, Any], source: str) -> list[DynamicSpec]:
                 run=command_runner(command, float(definition.get("timeout", 120))),
                 runs_commands=True,
                 sandbox=sandbox,
+                examples=config_examples(name, definition.get("examples")),
             )
         )
     return specs
+
+
+def config_examples(name: str, value: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """`examples = [{ request = "deploy to staging", arguments = { env = "staging" } }]`."""
+    if value is None:
+        return ()
+    shape = f'tools.{name}.examples: give a list of {{ request = "...", arguments = {{ ... }} }}'
+    if not isinstance(value, list):
+        raise DynamicToolError(shape)
+    examples = []
+    for item in value:
+        request = item.get("request") if isinstance(item, dict) else None
+        arguments = item.get("arguments", {}) if isinstance(item, dict) else None
+        if not isinstance(request, str) or not request.strip() or not isinstance(arguments, dict):
+            raise DynamicToolError(shape)
+        examples.append((request, arguments))
+    return tuple(examples)

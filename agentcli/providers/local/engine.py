@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import ProviderError
-from agentcli.providers.local.prompting import Turn
+from agentcli.providers.local.prompts import Turn
 
 # Prompt formats for models whose GGUF has no chat template (base models).
 GEMMA_TEMPLATE = (
@@ -80,6 +80,30 @@ def _silence_llama_logs() -> None:
     llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
 
 
+# What the engine uses beyond llama-cpp-python's public API: `Engine.score` moves the
+# position of the evaluated prompt (`Llama.n_tokens`, read against `Llama.input_ids`) to
+# reuse a shared prefix, and reads the last logits with the low-level binding; token
+# texts and the BOS rule come from `Llama._model`. pyproject.toml pins the version this
+# was tested with; a version without these fails at load with one clear line, not with an
+# AttributeError mid-answer.
+PRIVATE_STATE = ("n_tokens", "input_ids", "_model", "ctx", "eval")
+LOW_LEVEL = ("llama_get_logits_ith",)
+TESTED_VERSIONS = "0.3.36"
+
+
+def check_runtime(llama_cpp: Any, llm: Any) -> None:
+    """Raises ProviderError, naming what is missing, when this llama-cpp-python lacks
+    the private state (or the low-level function) the engine uses."""
+    missing = [f"Llama.{name}" for name in PRIVATE_STATE if not hasattr(llm, name)]
+    missing += [name for name in LOW_LEVEL if not hasattr(llama_cpp, name)]
+    if missing:
+        version = getattr(llama_cpp, "__version__", "?")
+        raise ProviderError(
+            f"local: llama-cpp-python {version} lacks {', '.join(missing)}, which agentcli "
+            f"uses (tested with {TESTED_VERSIONS}): pip install 'agentcli[local]'"
+        )
+
+
 class Engine:
     """One loaded model. Generations are serialized (one llama context), and consecutive
     prompts that share a prefix reuse its evaluated state (llama-cpp-python keeps it)."""
@@ -110,6 +134,7 @@ class Engine:
             )
         except Exception as exc:  # llama_cpp raises ValueError for a bad file
             raise ProviderError(f"local: could not load the model {path}: {exc}") from None
+        check_runtime(llama_cpp, self.llm)
         self.load_seconds = time.monotonic() - started
         self.architecture = str(self.llm.metadata.get("general.architecture", ""))
         self.chat_template = self._pick_template()

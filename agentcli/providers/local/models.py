@@ -41,7 +41,8 @@ class LocalModel:
     sha256: str | None = None  # checked once, when chunks are assembled
     instruct: bool = True  # False: a base (pretrained-only) model
     answer_model: str | None = None  # an instruct model to write the answers, if installed
-    tiny: bool = True  # misquotes tool results: the answer after a call shows them as they are
+    # It misquotes tool results: the answer after a call shows them as they are.
+    quote_results_instead_of_retelling: bool = True
 
     @property
     def distributions(self) -> tuple[str, ...]:

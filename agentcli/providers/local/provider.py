@@ -22,18 +22,52 @@ from agentcli import events as ev
 from agentcli.errors import ProviderError
 from agentcli.messages import Message, new_id
 from agentcli.providers.base import ModelRequest
-from agentcli.providers.local import prompting as pr
+from agentcli.providers.local.conversation import (
+    calls_since_user,
+    canonical_arguments,
+    last_user_request,
+    tool_rounds_since_user,
+    with_request,
+)
+from agentcli.providers.local.decision import ANSWER, Decision, decision_prefix, parse_decision
 from agentcli.providers.local.engine import Engine, Generation, default_threads, get_engine
+from agentcli.providers.local.grammar import arguments_grammar, decision_grammar
 from agentcli.providers.local.models import (
     default_model,
     known_model,
     local_available,
     resolve_model_file,
 )
+from agentcli.providers.local.prompts import (
+    ANSWER_SYSTEM,
+    PLAIN_STOP,
+    Turn,
+    answer_turns,
+    argument_turns,
+    decision_turns,
+    plain_answer_prompt,
+    plain_decision_prompt,
+)
+from agentcli.providers.local.results import clip, quote_results_instead_of_retelling
+from agentcli.providers.local.router import (
+    Example,
+    offered_tools,
+    own_examples,
+    select_examples,
+    tool_prior,
+)
+from agentcli.providers.local.scoring import (
+    CONTENT_FREE,
+    ChoiceScores,
+    ChoiceWeights,
+    choose,
+    combine_scores,
+    intent_prompt,
+)
 
 # The scored choice's weights, chosen on the example bank (bench/local_model.py
 # --calibrate, leave-one-out), not on the benchmark's prompts.
-_WEIGHTS = pr.ChoiceWeights()
+_WEIGHTS = ChoiceWeights()
 
 
 @dataclass(slots=True)
@@ -62,8 +96,8 @@ class LocalOptions:
     result_chars: int = 6000  # a tool result's characters shown to the model
     repeat_penalty: float = 1.15  # free text only
 
-    def weights(self) -> pr.ChoiceWeights:
-        return pr.ChoiceWeights(
+    def weights(self) -> ChoiceWeights:
+        return ChoiceWeights(
             calibration=self.calibration,
             channel_weight=self.channel_weight,
             prior_weight=self.prior_weight,
@@ -110,9 +144,10 @@ class LocalProvider:
         self._engine: Engine | None = None
         self._answer_engine: Engine | None = None
         self._workers: set[threading.Thread] = set()
-        self.last_decision: pr.Decision | None = None  # for the benchmark and tests
+        self.last_decision: Decision | None = None  # for the benchmark and tests
         self.last_generations: list[Generation] = []
         self.last_scores: dict[str, float] = {}
+        self.last_choice: ChoiceScores | None = None  # what the last scored choice weighed
         self._channel_free: dict[str, float] = {}  # intent prompt → log P(CONTENT_FREE | it)
 
     # --- the model ---------------------------------------------------------------------
@@ -161,7 +196,7 @@ class LocalProvider:
         if choice in ("quote", "model"):
             return choice == "quote"
         info = known_model(self.answer_model_name() or self.model)
-        return info is not None and info.tiny
+        return info is not None and info.quote_results_instead_of_retelling
 
     def prompt_style(self, engine: Engine, model: str | None = None) -> str:
         style = self.options.prompt_style
@@ -182,17 +217,18 @@ class LocalProvider:
         self.last_decision = None
         self.last_generations = []
         self.last_scores = {}
+        self.last_choice = None
         usage = ev.Usage()
         message_id = new_id("msg")
         messages = request.messages
-        offered = pr.offered_tools(request.tools, self.options.tools)
-        decision: pr.Decision | None = None
+        offered = offered_tools(request.tools, self.options.tools)
+        decision: Decision | None = None
         if offered and self._may_call(messages):
             async with contextlib.aclosing(
                 self._decide(engine, offered, messages, usage)
             ) as decisions:
                 async for item in decisions:
-                    if isinstance(item, pr.Decision):
+                    if isinstance(item, Decision):
                         decision = item
                     else:
                         yield item
@@ -210,7 +246,7 @@ class LocalProvider:
             yield ev.StepEnd(finish_reason="tool_calls", usage=usage)
             return
         if messages and messages[-1].role == "tool" and self.quotes_results():
-            quoted = pr.quote_results(messages, limit=self.options.result_chars)
+            quoted = quote_results_instead_of_retelling(messages, limit=self.options.result_chars)
             yield ev.TextMessageStart(message_id=message_id)
             for line in quoted.splitlines(keepends=True):
                 yield ev.TextMessageContent(message_id=message_id, delta=line)
@@ -245,11 +281,11 @@ class LocalProvider:
     def _may_call(self, messages: list[Message]) -> bool:
         if not messages or messages[-1].role not in ("user", "tool"):
             return False
-        return pr.tool_rounds_since_user(messages) < self.options.tool_rounds
+        return tool_rounds_since_user(messages) < self.options.tool_rounds
 
     async def _decide(
         self, engine: Engine, offered: list[dict], messages: list[Message], usage: ev.Usage
-    ) -> AsyncIterator[pr.Decision | ev.Event]:
+    ) -> AsyncIterator[Decision | ev.Event]:
         """Yields warnings, then the decision (answer when the call is unusable).
 
         `choice = "scored"`: the tool's name is chosen by scoring each name's probability
@@ -258,43 +294,47 @@ class LocalProvider:
         decoded greedily."""
         options = self.options
         names = [tool["name"] for tool in offered]
-        prefix = pr.decision_prefix()
-        request = pr.last_user_request(messages)
-        examples = pr.select_examples(request, offered) if options.few_shot else []
+        prefix = decision_prefix()
+        request = last_user_request(messages)
+        examples = select_examples(request, offered) if options.few_shot else []
         text = self.decision_text(engine, offered, messages, examples)
         if options.choice == "scored":
             prompt_tokens = engine.tokenize(text + prefix)
             scores = await self.choice_scores(engine, offered, messages, examples, prompt_tokens)
-            final = pr.combine_scores(scores, options.weights())
+            final = combine_scores(scores, options.weights())
             usage.add(ev.Usage(len(prompt_tokens), 0))
-            name = scores.candidates[max(range(len(final)), key=final.__getitem__)]
+            name = choose(scores, options.weights())
             self.last_scores = dict(zip(scores.candidates, final, strict=True))
-            if name == pr.ANSWER:
-                self.last_decision = pr.Decision(pr.ANSWER)
+            self.last_choice = scores
+            if name == ANSWER:
+                self.last_decision = Decision(ANSWER)
                 yield self.last_decision
                 return
             tool = offered[names.index(name)]
             copy_from = (
-                pr.last_user_request(messages)
+                last_user_request(messages)
                 if options.copy_arguments and messages[-1].role == "user"
                 else None
             )
-            gbnf = pr.arguments_grammar(
+            gbnf = arguments_grammar(
                 tool, arguments=options.arguments, copy_from=copy_from, workspace=self.workspace
             )
             head = f'{prefix}{name}","arguments":'
+            own = own_examples(tool, request, offered) if options.few_shot else []
             if self.prompt_style(engine) == "plain":
                 prompt: str | list[int] = engine.tokenize(text + head)
             else:
                 turns = self._fit_turns(
                     engine,
-                    lambda msgs, chars: pr.argument_turns(tool, msgs, result_chars=chars),
+                    lambda msgs, chars: argument_turns(
+                        tool, msgs, examples=own, result_chars=chars
+                    ),
                     messages,
                     options.call_tokens,
                 )
                 prompt = engine.tokenize(engine.format_chat(turns) + head)
         else:
-            gbnf = pr.decision_grammar(offered, arguments=options.arguments)
+            gbnf = decision_grammar(offered, arguments=options.arguments)
             prompt, head = engine.tokenize(text), ""
         grammar = engine.grammar(gbnf, schema=False)
         result: Generation | None = None
@@ -309,7 +349,7 @@ class LocalProvider:
         assert result is not None
         usage.add(ev.Usage(result.prompt_tokens, result.completion_tokens))
         try:
-            decision = pr.parse_decision(head + result.text, names)
+            decision = parse_decision(head + result.text, names)
         except ValueError as exc:
             why = {"length": "its token limit", "time": "its time limit"}.get(result.finish_reason)
             detail = f"it reached {why}" if why else str(exc)
@@ -317,11 +357,11 @@ class LocalProvider:
                 name="warning",
                 value={"message": f"local model: no usable tool call ({detail}); answering"},
             )
-            decision = pr.Decision(pr.ANSWER)
+            decision = Decision(ANSWER)
         if decision.is_call:
-            key = (decision.name, pr.canonical_arguments(decision.arguments))
-            if key in pr.calls_since_user(messages):
-                decision = pr.Decision(pr.ANSWER)  # the same call again: a tiny model's loop
+            key = (decision.name, canonical_arguments(decision.arguments))
+            if key in calls_since_user(messages):
+                decision = Decision(ANSWER)  # the same call again: a tiny model's loop
         self.last_decision = decision
         yield decision
 
@@ -330,16 +370,14 @@ class LocalProvider:
         engine: Engine,
         offered: list[dict],
         messages: list[Message],
-        examples: list[pr.Example],
+        examples: list[Example],
     ) -> str:
         """The prompt a decision is made after (without `{"name":"`)."""
         if self.prompt_style(engine) == "plain":
-            return pr.plain_decision_prompt(
-                offered, pr.last_user_request(messages), examples=examples
-            )
+            return plain_decision_prompt(offered, last_user_request(messages), examples=examples)
         turns = self._fit_turns(
             engine,
-            lambda msgs, chars: pr.decision_turns(
+            lambda msgs, chars: decision_turns(
                 offered, msgs, examples=examples, result_chars=chars
             ),
             messages,
@@ -352,45 +390,45 @@ class LocalProvider:
         engine: Engine,
         offered: list[dict],
         messages: list[Message],
-        examples: list[pr.Example],
+        examples: list[Example],
         prompt: list[int],
         *,
         exclude: str | None = None,
-    ) -> pr.ChoiceScores:
-        """Everything the scored choice weighs (see `pr.combine_scores`) after `prompt`
+    ) -> ChoiceScores:
+        """Everything the scored choice weighs (see `combine_scores`) after `prompt`
         (the decision text and `{"name":"`, tokenized); `exclude` leaves one example out
         of the prior (the benchmark's calibration)."""
         options = self.options
-        candidates = [*(tool["name"] for tool in offered), pr.ANSWER]
+        candidates = [*(tool["name"] for tool in offered), ANSWER]
         continuations = [f'{name}"' for name in candidates]
-        prefix = pr.decision_prefix()
+        prefix = decision_prefix()
         direct = await self._blocking(engine.score, prompt, continuations)
         content_free = None
         if options.calibration:
-            free_messages = pr.with_request(messages, pr.CONTENT_FREE)
+            free_messages = with_request(messages, CONTENT_FREE)
             free_text = self.decision_text(engine, offered, free_messages, examples)
             content_free = await self._blocking(
                 engine.score, engine.tokenize(free_text + prefix), continuations
             )
-        request = pr.clip(pr.last_user_request(messages), 400)
+        request = clip(last_user_request(messages), 400)
         channel = channel_free = None
         if options.channel_weight:
             channel, channel_free = [], []
             for name in candidates:
-                intent_text = pr.intent_prompt(name, offered)
+                intent_text = intent_prompt(name, offered)
                 intent = engine.tokenize(intent_text)
                 free = self._channel_free.get(intent_text)
                 if free is None:  # the same for every request: scored once per process
                     score, free = await self._blocking(
-                        engine.score, intent, [" " + request, " " + pr.CONTENT_FREE]
+                        engine.score, intent, [" " + request, " " + CONTENT_FREE]
                     )
                     self._channel_free[intent_text] = free
                 else:
                     [score] = await self._blocking(engine.score, intent, [" " + request])
                 channel.append(score)
                 channel_free.append(free)
-        prior_map = pr.tool_prior(request, offered, exclude=exclude)
-        return pr.ChoiceScores(
+        prior_map = tool_prior(request, offered, exclude=exclude)
+        return ChoiceScores(
             candidates=candidates,
             direct=direct,
             content_free=content_free,
@@ -417,13 +455,13 @@ class LocalProvider:
         else:
             style = self.prompt_style(engine)
         if style == "plain":
-            prompt = pr.plain_answer_prompt(request.messages, result_chars=options.result_chars)
-            stop: tuple[str, ...] = pr.PLAIN_STOP
+            prompt = plain_answer_prompt(request.messages, result_chars=options.result_chars)
+            stop: tuple[str, ...] = PLAIN_STOP
         else:
-            system = pr.ANSWER_SYSTEM if request.tools else pr.clip(request.system, 2000)
+            system = ANSWER_SYSTEM if request.tools else clip(request.system, 2000)
             turns = self._fit_turns(
                 engine,
-                lambda msgs, chars: pr.answer_turns(system, msgs, result_chars=chars),
+                lambda msgs, chars: answer_turns(system, msgs, result_chars=chars),
                 request.messages,
                 options.max_tokens,
             )
@@ -447,10 +485,10 @@ class LocalProvider:
     def _fit_turns(
         self,
         engine: Engine,
-        build: Callable[[list[Message], int], list[pr.Turn]],
+        build: Callable[[list[Message], int], list[Turn]],
         messages: list[Message],
         reserve: int,
-    ) -> list[pr.Turn]:
+    ) -> list[Turn]:
         """The chat turns, fitted to the context with `reserve` tokens left for the
         output: tool results are clipped harder, then the oldest turns dropped."""
         budget = self.options.n_ctx - reserve - 16

@@ -1,0 +1,197 @@
+"""The grammars (llama.cpp GBNF) a small model's decision is written under: a tool's JSON
+Schema made fit for a grammar, and the arguments a request spells out (a path, a URL, a
+command) limited to the request's own words, so that they are copied, not invented."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentcli.providers.local.decision import ANSWER
+
+# String fields that hold free text (file contents, code): no length cap in the grammar.
+_LONG_FIELDS = {"content", "code", "new_text", "old_text", "command", "question", "text"}
+MAX_SHORT_STRING = 200  # characters, for every other string in a call
+
+
+def _grammar_schema(schema: Any, field: str | None = None) -> Any:
+    """A tool's JSON Schema made fit for a grammar: descriptions dropped, short strings
+    capped (a small model can otherwise write a path forever)."""
+    if isinstance(schema, list):
+        return [_grammar_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("description", "title", "examples", "default", "$schema"):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _grammar_schema(sub, name) for name, sub in value.items()}
+        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties"):
+            out[key] = _grammar_schema(value)
+        else:
+            out[key] = copy.deepcopy(value)
+    if out.get("type") == "string" and field not in _LONG_FIELDS and "enum" not in out:
+        out["maxLength"] = min(int(out.get("maxLength", MAX_SHORT_STRING)), MAX_SHORT_STRING)
+    if out.get("type") == "object" and "properties" in out:
+        out.setdefault("additionalProperties", False)
+    return out
+
+
+def arguments_schema(tool: dict[str, Any], arguments: str = "all") -> dict[str, Any]:
+    """`arguments="required"` keeps only the required properties (and, for a tool with
+    none, its first property as optional): fewer ways for a small model to go wrong."""
+    params = _grammar_schema(tool.get("parameters") or {"type": "object", "properties": {}})
+    if arguments == "required" and isinstance(params.get("properties"), dict):
+        required = list(params.get("required") or ())
+        keep = required or list(params["properties"])[:1]
+        params["properties"] = {k: v for k, v in params["properties"].items() if k in keep}
+    params.setdefault("type", "object")
+    params.setdefault("properties", {})
+    params["additionalProperties"] = False
+    return params
+
+
+def decision_schema(tools: Sequence[dict[str, Any]], *, arguments: str = "all") -> dict:
+    """One JSON Schema for the decision: any offered tool with its arguments, or answer."""
+    alternatives: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {
+                "name": {"const": tool["name"]},
+                "arguments": arguments_schema(tool, arguments),
+            },
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        }
+        for tool in tools
+    ]
+    alternatives.append(
+        {
+            "type": "object",
+            "properties": {"name": {"const": ANSWER}},
+            "required": ["name"],
+            "additionalProperties": False,
+        }
+    )
+    return {"oneOf": alternatives}
+
+
+def decision_grammar(tools: Sequence[dict[str, Any]], *, arguments: str = "all") -> str:
+    """The decision's GBNF grammar (llama.cpp), in compact JSON: the spacing the examples
+    use, so that a small model never wanders off their form. Imports llama_cpp's schema
+    converter (pure Python, but its package loads the native library)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    gbnf = json_schema_to_gbnf(json.dumps(decision_schema(tools, arguments=arguments)))
+    return compact_spacing(gbnf)
+
+
+def compact_spacing(gbnf: str) -> str:
+    lines = ['space ::= ""' if line.startswith("space ::=") else line for line in gbnf.splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+# Arguments a user's request spells out, which a small model should copy rather than
+# invent: with `copy_from`, the grammar lets these be only spans of the request.
+COPY_FIELDS = {"path", "url", "command", "expression", "content", "query", "pattern"}
+NOT_COPIED = {("search_files", "pattern")}  # a glob is made, not copied
+MAX_SPAN_WORDS = 6
+
+
+def request_spans(request: str, *, max_words: int = 60) -> list[str]:
+    """Every run of up to MAX_SPAN_WORDS consecutive words of the request, as written
+    (outer quotes and closing punctuation trimmed) and with each word's quotes taken off."""
+    raw = request.split()[:max_words]
+    quotes = "\"'`“”‘’"
+    clean = [word.strip(quotes).rstrip("?!,;:").strip(quotes) for word in raw]
+    spans: dict[str, None] = {}
+    for words in (clean, raw):
+        for start in range(len(words)):
+            for end in range(start + 1, min(len(words), start + MAX_SPAN_WORDS) + 1):
+                span = " ".join(w for w in words[start:end] if w)
+                span = span.strip(quotes).rstrip("?!.,;:").strip(quotes)
+                if span:
+                    spans[span] = None
+    return list(spans)
+
+
+def _path_shaped(span: str) -> bool:
+    """One word that reads as a path: a name with an extension, or with a slash."""
+    return " " not in span and bool(re.search(r"/|\w\.\w|^\.{1,2}$|^~", span))
+
+
+def path_choices(
+    spans: Sequence[str], *, required: bool, workspace: Path | None = None
+) -> list[str]:
+    """The values a small model may give a path: the request's spans that read as a path
+    or name an entry of the workspace (so "list the files" cannot become `files`), and
+    `.` when the path may be left out. A required path with no such span may be any
+    one-word span (a file to be created need not exist, nor have an extension)."""
+    chosen = [
+        span
+        for span in spans
+        if _path_shaped(span) or (workspace is not None and _names_entry(workspace, span))
+    ]
+    if required:
+        return chosen or [*(span for span in spans if " " not in span), "."]
+    return [*chosen, "."]
+
+
+def _names_entry(workspace: Path, span: str) -> bool:
+    if span.startswith(("/", "~")) or ".." in span.split("/"):
+        return False
+    try:
+        return (workspace / span).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def copy_constrained(
+    tool: dict[str, Any],
+    schema: dict[str, Any],
+    request: str,
+    *,
+    workspace: Path | None = None,
+) -> dict[str, Any]:
+    """The arguments schema with the copied fields limited to spans of the request (a
+    path to the spans that can be one, see `path_choices`)."""
+    spans = request_spans(request)
+    if not spans:
+        return schema
+    properties = dict(schema.get("properties") or {})
+    required = set(schema.get("required") or ())
+    for name, sub in properties.items():
+        if name not in COPY_FIELDS or (tool["name"], name) in NOT_COPIED:
+            continue
+        if not isinstance(sub, dict) or sub.get("type") != "string" or "enum" in sub:
+            continue
+        if name == "path":
+            choices = path_choices(spans, required=name in required, workspace=workspace)
+        else:
+            choices = spans
+        properties[name] = {"type": "string", "enum": choices}
+    return {**schema, "properties": properties}
+
+
+def arguments_grammar(
+    tool: dict[str, Any],
+    *,
+    arguments: str = "all",
+    copy_from: str | None = None,
+    workspace: Path | None = None,
+) -> str:
+    """GBNF for a call's arguments object and the `}` that closes the decision, for when
+    the tool was already chosen (`{"name":"TOOL","arguments":` is in the prompt)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    schema = arguments_schema(tool, arguments)
+    if copy_from:
+        schema = copy_constrained(tool, schema, copy_from, workspace=workspace)
+    gbnf = json_schema_to_gbnf(json.dumps(schema))
+    gbnf = re.sub(r"^root ::=", "call-arguments ::=", gbnf, flags=re.MULTILINE)
+    return compact_spacing(gbnf + '\nroot ::= call-arguments "}"')
