@@ -137,11 +137,11 @@ class Executor:
             f"invalid arguments for {tool.name}: " + "; ".join(problems) + ". " + _schema_hint(tool)
         )
 
-    def _context_for(self, call: ToolCall) -> ToolContext:
+    def _context_for(self, call: ToolCall, *, confine: bool) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
             self.emit(ev.Custom(name="progress", value={"toolCallId": call.id, **value}))
 
-        return replace(self.context, call_id=call.id, progress=progress)
+        return replace(self.context, call_id=call.id, progress=progress, confine=confine)
 
     async def _decide_and_execute(self, call: ToolCall, prepared: Prepared) -> ToolOutput:
         tool, args = prepared.tool, prepared.args
@@ -170,7 +170,10 @@ class Executor:
                 )
             self._emit_state(call, "running")
             try:
-                return await tool.execute(args, self._context_for(call))
+                # Approved as a call inside the workspace: the tool must not open anything
+                # outside it or sensitive, whatever the file system looks like by then.
+                context = self._context_for(call, confine=not assessment.protected)
+                return await tool.execute(args, context)
             except TurnCancelled:
                 raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval
             except ToolFailure as failure:

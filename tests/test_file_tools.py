@@ -230,13 +230,13 @@ def test_symlink_out_of_the_workspace_is_outside_for_writes(ws, tmp_path):
 
 
 def test_a_parent_swapped_for_an_outside_symlink_after_resolution_is_refused(ws, tmp_path):
-    from agentcli.tools.fs_write import atomic_write
+    from agentcli.tools.fs_write import write_at
 
     (ws / "dir").mkdir()
     resolved = Workspace(ws).resolve("dir/f.txt")
     assert resolved.inside
     (ws / "dir").rmdir()
     (ws / "dir").symlink_to(tmp_path)  # the race: dir now points out of the workspace
-    with pytest.raises(ToolFailure, match="moved outside the workspace"):
-        atomic_write(Workspace(ws), resolved.path, b"x", must_be_inside=True)
+    with pytest.raises(ToolFailure, match="became a symbolic link"):
+        write_at(resolved.path, Workspace(ws).root, "dir/f.txt", b"x")
     assert not (tmp_path / "f.txt").exists()
