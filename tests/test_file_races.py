@@ -178,3 +178,36 @@ def test_previews_do_not_block_on_a_fifo(special):
     thread.start()
     thread.join(5)
     assert box and "FIFO" in (box[0] or "")
+
+
+@pytest.mark.parametrize(("backend", "calls"), [("python", 2000), ("ripgrep", 300)])
+def test_a_racing_swapper_never_gets_a_search_outside(dirs, monkeypatch, backend, calls):
+    from agentcli.tools import search
+
+    if backend == "ripgrep" and search.find_ripgrep() is None:
+        pytest.skip("no ripgrep")
+    monkeypatch.setattr(search, "FORCE_BACKEND", backend)
+    ws, outside = dirs
+    ctx = ToolContext(workspace=Workspace(ws))
+    tools = [
+        (search.SearchContent(), {"pattern": "SECRET|inside", "path": "d"}),
+        (search.SearchFiles(), {"pattern": "*", "path": "d"}),
+        (search.SearchContent(), {"pattern": "SECRET|inside", "path": "d/f.txt"}),
+    ]
+
+    async def hammer() -> list[ToolOutput]:
+        results = []
+        for batch in range(0, calls, BATCH):
+            results += await asyncio.gather(
+                *(execute(*tools[i % len(tools)], ctx) for i in range(batch, batch + BATCH))
+            )
+        return results
+
+    swapper = _start_swapper(ws, outside)
+    try:
+        results = asyncio.run(hammer())
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert not [r.content for r in results if _escaped(r)]
+    assert any("symbolic link" in r.content for r in results)  # the race was really run

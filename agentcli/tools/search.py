@@ -34,8 +34,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
 from agentcli.tools.base import Assessment, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.files import PathTool, assess_path
+from agentcli.tools.files import PathTool, assess_path, walk_base
 from agentcli.tools.ignore import GlobError, SearchGlob, Tree
 
 MAX_FILES = 1000  # paths search_files returns
@@ -136,9 +137,11 @@ class Target:
     is_file: bool
     inside: bool
     shown: str  # the path as the user gave it, for messages
+    real_base: str = ""  # base as shown; `base` itself may name the open directory fd
+    fd: int = -1  # base, held open for the search (closed by _Plan.cleanup)
 
     def display(self, rel: str) -> str:
-        return rel if self.inside else os.path.join(self.base, rel)
+        return rel if self.inside else os.path.join(self.real_base or self.base, rel)
 
     def where(self) -> str:
         return "the workspace" if self.inside and not self.rel else self.shown
@@ -147,12 +150,17 @@ class Target:
 def _resolve(args: dict[str, Any], ctx: ToolContext) -> Target:
     requested = args.get("path") or "."
     # Resolve again right before searching: the file system may have changed since assess.
+    # A search approved as one inside the workspace stays there (files.walk_base), and the
+    # path is reached without following symlinks, as the file tools do.
     resolved = ctx.workspace.resolve(requested)
     path = resolved.path
+    walk_from = walk_base(ctx, resolved, requested, writing=False)
     try:
-        mode = os.stat(path).st_mode
+        mode = stat.S_IFDIR if path == walk_from else _lstat_beneath(path, walk_from).st_mode
     except FileNotFoundError:
         raise ToolFailure(f"no such file or directory: {requested}") from None
+    except UnsafePath as exc:
+        raise ToolFailure(f"{requested}: {exc.strerror}") from None
     except OSError as exc:
         raise ToolFailure(f"cannot access {requested}: {exc.strerror}") from None
     is_file = stat.S_ISREG(mode)
@@ -160,13 +168,46 @@ def _resolve(args: dict[str, Any], ctx: ToolContext) -> Target:
         raise ToolFailure(f"{requested} is neither a regular file nor a directory")
     if resolved.inside:
         rel = path.relative_to(ctx.workspace.root).as_posix()
-        return Target(str(ctx.workspace.root), "" if rel == "." else rel, is_file, True, requested)
-    if is_file:
-        return Target(str(path.parent), path.name, True, False, requested)
-    return Target(str(path), "", False, False, requested)
+        base, rel = ctx.workspace.root, "" if rel == "." else rel
+    else:
+        base, rel = (path.parent, path.name) if is_file else (path, "")
+    fd = open_directory(base, walk_from)
+    return Target(_fd_dir(fd, base), rel, is_file, resolved.inside, requested, str(base), fd)
+
+
+def _lstat_beneath(path: Any, walk_from: Any) -> os.stat_result:
+    dir_fd = open_parent(path, walk_from)
+    try:
+        info = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+    finally:
+        os.close(dir_fd)
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafePath(0, "it became a symbolic link after it was checked; not following it")
+    return info
+
+
+def _fd_dir(fd: int, fallback: Any) -> str:
+    """A path naming the open directory itself, so the search (ripgrep's working directory
+    included) cannot be redirected after the check: /proc/self/fd/N where there is one."""
+    by_fd = f"/proc/self/fd/{fd}"
+    return by_fd if os.path.isdir(by_fd) else str(fallback)
+
+
+_CLIMBS = re.compile(r"(?:^!?|[/{,])\.\.(?:$|[/},])")
+
+
+def _check_glob_stays_inside(glob: str) -> None:
+    """A glob matches below the searched path: one with a `..` component would walk out
+    of it (and of the workspace)."""
+    if _CLIMBS.search(glob):
+        raise ToolFailure(
+            f"invalid glob {glob!r}: `..` is not allowed in a glob, which matches below the "
+            "searched path; to search another directory, give it as `path`"
+        )
 
 
 def _compile_glob(glob: str) -> SearchGlob:
+    _check_glob_stays_inside(glob)
     try:
         return SearchGlob(glob)
     except GlobError as exc:
@@ -211,6 +252,9 @@ class _Plan:
     binary: bool = False  # the target is a file with a NUL byte
 
     def cleanup(self) -> None:
+        if self.target.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.target.fd)
         if self.ignore_file is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self.ignore_file)
@@ -337,10 +381,21 @@ def _rg_refused(run: _RgRun) -> bool:
     return run.code != 2 or bool(run.err.strip())
 
 
+def _open_regular(path: str) -> Any:
+    """A file the walk found, opened only if it still is a regular file (not a symlink or a
+    FIFO swapped in since, which would redirect or block the search)."""
+    head, name = os.path.split(path)
+    dir_fd = os.open(head or ".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        return os.fdopen(open_regular(dir_fd, name), "rb")
+    finally:
+        os.close(dir_fd)
+
+
 def _has_nul(path: str) -> bool | None:
     """Whether a file has a NUL byte anywhere (None: unreadable); read in chunks."""
     try:
-        with open(path, "rb") as f:
+        with _open_regular(path) as f:
             while chunk := f.read(1 << 20):
                 if b"\0" in chunk:
                     return True
@@ -563,7 +618,7 @@ def _content_output(
         glob = args.get("glob")
         scope = f" (files matching {glob!r})" if glob and not target.is_file else ""
         message = f"No matches for {pattern!r} in {target.where()}{scope}."
-        if target.is_file and _has_nul(os.path.join(target.base, target.rel)):
+        if target.is_file and _has_nul(os.path.join(target.real_base or target.base, target.rel)):
             message += " It is a binary file (it has NUL bytes); binary files are not searched."
         if truncated:
             message += " (ripgrep's output was cut off; try a narrower search)"
@@ -720,7 +775,7 @@ def _scan_file(
 ) -> FileHits | None:
     """One file's hits; None for a binary or unreadable file."""
     try:
-        with open(path, "rb") as f:
+        with _open_regular(path) as f:
             if os.fstat(f.fileno()).st_size > _WHOLE_FILE_BYTES:
                 return _scan(_stream_lines(f), regex.search, context, keep)
             data = f.read()
