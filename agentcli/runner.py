@@ -17,7 +17,9 @@ from agentcli.settings import RunSettings
 
 
 def print_error(message: str) -> None:
-    sys.stderr.write(f"agentcli: error: {message}\n")
+    from agentcli.output.visible import visible
+
+    sys.stderr.write(f"agentcli: error: {visible(message)}\n")  # it may quote a server
     sys.stderr.flush()
 
 

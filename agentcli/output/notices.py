@@ -7,6 +7,7 @@ from typing import TextIO
 
 from agentcli import events as ev
 from agentcli.output.base import RunSummary
+from agentcli.output.visible import visible_event
 from agentcli.policy import NO_TERMINAL_HINT
 
 
@@ -18,7 +19,7 @@ class Notices:
     def handle(self, event: ev.Event) -> None:
         if not isinstance(event, ev.Custom) or not isinstance(event.value, dict):
             return
-        value = event.value
+        value = visible_event(event).value  # names and messages from the model or a server
         if (
             event.name == "approval"
             and value.get("decision") == "deny"

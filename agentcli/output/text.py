@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from agentcli import events as ev
 from agentcli.output.base import RunSummary
+from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
 
 _MAX_ARGS_SHOWN = 160
@@ -50,7 +51,7 @@ def format_arguments(raw: str) -> str:
             shown = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
         else:
             shown = json.dumps(args, ensure_ascii=False)
-    shown = " ".join(shown.split())
+    shown = visible(" ".join(shown.split()))
     if len(shown) > _MAX_ARGS_SHOWN:
         shown = shown[: _MAX_ARGS_SHOWN - 1] + "…"
     return shown
@@ -119,6 +120,7 @@ class TextOutput:
     def handle(self, event: ev.Event) -> None:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
+        event = visible_event(event)  # control characters shown, never obeyed
         if isinstance(event, ev.TextMessageContent):
             self._text(event.delta)
         elif isinstance(event, ev.TextMessageEnd):
