@@ -131,12 +131,12 @@ def _refuse_kind(mode: int) -> None:
         )
 
 
-def read_regular(path: Path, base: Path) -> bytes:
-    """The bytes of the regular file `path`, opened as open_regular does."""
+def read_regular(path: Path, base: Path, limit: int = -1) -> bytes:
+    """The bytes (at most `limit`) of the regular file `path`, opened as open_regular does."""
     dir_fd = open_parent(path, base)
     try:
         fd = open_regular(dir_fd, path.name)
     finally:
         os.close(dir_fd)
     with os.fdopen(fd, "rb") as stream:
-        return stream.read()
+        return stream.read(limit)

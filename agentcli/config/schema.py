@@ -19,7 +19,8 @@ class Setting:
 SETTINGS: dict[str, Setting] = {
     s.key: s
     for s in [
-        Setting("model", str, None, "default PROVIDER:MODEL (or PROVIDER:ALIAS)"),
+        # The model picks the provider, its endpoint and key: where the conversation goes.
+        Setting("model", str, None, "default PROVIDER:MODEL (or PROVIDER:ALIAS)", True),
         Setting("max_steps", int, 20, "most model steps in one run"),
         Setting("timeout", (int, float), None, "wall-clock limit of a run, in seconds"),
         Setting("policy.allow", list, [], "rules that allow calls without asking", True),
@@ -72,6 +73,22 @@ def check_type(key: str, value: Any) -> str | None:
         return f"{key} must be {_names(kinds)}, not {type(value).__name__} {value!r}"
     if isinstance(value, list) and not all(isinstance(v, str) for v in value):
         return f"{key} must be a list of strings"
+    if key == "instructions.files":
+        return _instruction_names_problem(value)
+    return None
+
+
+def _instruction_names_problem(names: list[str]) -> str | None:
+    """Instruction files are files of the workspace: relative names, never climbing out."""
+    from pathlib import PurePath
+
+    for name in names:
+        path = PurePath(name)
+        if not name or path.is_absolute() or name.startswith("~") or ".." in path.parts:
+            return (
+                f"instructions.files must name files inside the workspace (like AGENTS.md), "
+                f"not {name!r}"
+            )
     return None
 
 
