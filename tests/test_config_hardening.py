@@ -80,3 +80,51 @@ def test_a_fifo_as_agents_md_does_not_hang_the_start(
     result = run_cli(["run", "hi"], server=server, timeout=20)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ok\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("tools.concurrency = 0", "tools.concurrency must be at least 1"),
+        ("tools.concurrency = -3", "tools.concurrency must be at least 1"),
+        ("tools.max_invalid_calls = 0", "tools.max_invalid_calls must be at least 1"),
+        ("max_steps = -1", "max_steps must be at least 1"),
+        ("shell.output_limit = 0", "shell.output_limit must be at least 100"),
+        ("context.keep_turns = -1", "context.keep_turns must be at least 0"),
+        ("context.window = -5", "context.window must be at least 1024"),
+        ("context.threshold = 0", "context.threshold must be at least 0.05"),
+        ("context.threshold = nan", "context.threshold must be a finite number"),
+        ("timeout = nan", "timeout must be a finite number"),
+        ("timeout = inf", "timeout must be a finite number"),
+        ("timeout = -1", "timeout must be at least"),
+        ("tools.concurrency = 99999999999", "tools.concurrency must be at most 256"),
+        ('[context.windows]\n"openai:gpt-4o-mini" = 0', "must be at least 1024"),
+    ],
+)
+def test_every_number_in_the_configuration_is_checked_where_it_is_read(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, line: str, needle: str
+) -> None:
+    from tests.test_e2e_config import user_config
+
+    write(user_config(cli_home), f'model = "openai:gpt-4o-mini"\n{line}\n')
+    result = run_cli(["run", "hi"], server=server, timeout=20)
+    assert result.returncode == 2, result.stderr
+    assert_one_error(result, needle)
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        (["--timeout", "nan"], "--timeout must be a finite number"),
+        (["--timeout", "inf"], "--timeout must be a finite number"),
+        (["--timeout", "-1"], "--timeout must be a positive number"),
+        (["--max-steps", "0"], "--max-steps must be at least 1"),
+    ],
+)
+def test_numbers_from_flags_are_checked(
+    run_cli: RunCli, server: ScriptedServer, flags: list[str], needle: str
+) -> None:
+    result = run_cli(["run", *flags, "hi"], server=server, timeout=20)
+    assert result.returncode == 2, result.stderr
+    assert_one_error(result, needle)
