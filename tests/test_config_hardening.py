@@ -128,3 +128,44 @@ def test_numbers_from_flags_are_checked(
     result = run_cli(["run", *flags, "hi"], server=server, timeout=20)
     assert result.returncode == 2, result.stderr
     assert_one_error(result, needle)
+
+
+def _tool_result(server: ScriptedServer) -> str:
+    [tool] = [m for m in server.requests[1].json["messages"] if m["role"] == "tool"]
+    return tool["content"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        ('{"path": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested deeper than 64 levels"),
+        ('{"path": ' + '{"a": ' * 70 + "1" + "}" * 70 + "}", "nested deeper than 64 levels"),
+        ('{"command": "sleep 0", "timeout": NaN}', "contain NaN"),
+        ('{"command": "sleep 0", "timeout": Infinity}', "contain Infinity"),
+        ('{"command": "sleep 0", "timeout": -Infinity}', "contain -Infinity"),
+    ],
+)
+def test_hostile_tool_arguments_are_a_clear_error_result(
+    run_cli: RunCli, server: ScriptedServer, raw: str, needle: str
+) -> None:
+    name = "read_file" if "path" in raw else "run_shell"
+    server.enqueue(
+        Reply.tool_calls([{"id": "t1", "name": name, "arguments": raw}]), Reply.text(["ok"])
+    )
+    result = run_cli(["run", "--yes", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok\n"
+    assert needle in _tool_result(server)
+    assert "the tool did not run" in _tool_result(server)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", '"soon"'])
+def test_a_command_tool_timeout_is_checked(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, value: str
+) -> None:
+    from tests.test_e2e_config import user_config
+
+    write(user_config(cli_home), f'[tools.build]\ncommand = "make"\ntimeout = {value}\n')
+    result = run_cli(["run", "hi"], server=server, timeout=20)
+    assert result.returncode == 2, result.stderr
+    assert_one_error(result, "tools.build.timeout")

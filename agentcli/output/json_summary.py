@@ -66,5 +66,5 @@ def _parsed_or_raw(raw: str) -> Any:
         return {}
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw  # what the model sent, verbatim, when it was not valid JSON

@@ -44,7 +44,7 @@ class Styler:
 def format_arguments(raw: str) -> str:
     try:
         args = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         shown = raw
     else:
         if isinstance(args, dict):
