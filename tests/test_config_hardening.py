@@ -169,3 +169,32 @@ def test_a_command_tool_timeout_is_checked(
     result = run_cli(["run", "hi"], server=server, timeout=20)
     assert result.returncode == 2, result.stderr
     assert_one_error(result, "tools.build.timeout")
+
+
+def _everything_written(result, cli_home: Path) -> str:  # type: ignore[no-untyped-def]
+    from tests.test_e2e_config import sessions_of
+
+    files = "".join(p.read_text() for p in sessions_of(cli_home))
+    return result.stdout + result.stderr + files
+
+
+@pytest.mark.parametrize("output", ["text", "jsonl"])
+def test_credentials_in_the_base_url_are_sent_as_basic_auth_and_never_shown(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, output: str
+) -> None:
+    import base64
+
+    with_credentials = server.base_url.replace("://", "://alice:s3cr%40t@")
+    server.enqueue(Reply.error(404, "no such model"))
+    failed = run_cli(["run", "-o", output, "--base-url", with_credentials, "hi"])
+    assert failed.returncode != 0
+    assert "s3cr" not in _everything_written(failed, cli_home)
+    assert "alice" not in _everything_written(failed, cli_home)
+    expected = "Basic " + base64.b64encode(b"alice:s3cr@t").decode()
+    assert server.requests[0].headers.get("authorization") == expected
+
+    refused = "http://alice:s3cr%40t@127.0.0.1:9/v1"  # nothing listens on the discard port
+    unreachable = run_cli(["run", "-o", output, "--base-url", refused, "hi"])
+    assert unreachable.returncode != 0
+    assert "127.0.0.1:9" in unreachable.stderr + unreachable.stdout
+    assert "s3cr" not in _everything_written(unreachable, cli_home)

@@ -95,12 +95,14 @@ async def open_sse(
     describe_status: Callable[[int, str], str],
     label: str,
     base_url_hint: str,
+    auth: tuple[str, str] | None = None,
 ) -> AsyncIterator[SSEMessage]:
     """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
     ProviderErrors; those raised before any message are retryable where it makes sense."""
     received = False
+    extra: dict[str, Any] = {"auth": httpx.BasicAuth(*auth)} if auth else {}
     try:
-        async with client.stream("POST", url, headers=headers, json=body) as response:
+        async with client.stream("POST", url, headers=headers, json=body, **extra) as response:
             if response.status_code != 200:
                 detail = error_detail(await response.aread())
                 message = describe_status(response.status_code, detail)
@@ -170,6 +172,18 @@ async def with_retries(
             await asyncio.sleep(delay)
 
 
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """`url` without its user:password, and those (decoded), if it had any."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    clean = urlunsplit(parts._replace(netloc=host))
+    return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
 class HttpProvider:
     """What every HTTP provider shares: one client, retries around each attempt, the
     errors described the same way. Subclasses build requests and read their wire format
@@ -188,7 +202,9 @@ class HttpProvider:
         max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> None:
         self.name, self.model = name, model
-        self.base_url = base_url
+        # Credentials in the URL (http://user:pass@host) are sent as HTTP basic auth and
+        # kept out of the URL, which errors, events and session files may show.
+        self.base_url, self._auth = split_credentials(base_url)
         self.api_key, self.api_key_env = api_key, api_key_env
         self.max_retries = max_retries
         self._client: httpx.AsyncClient | None = None
@@ -218,6 +234,7 @@ class HttpProvider:
             describe_status=self.describe_status,
             label=self.name,
             base_url_hint=self.base_url_hint,
+            auth=self._auth,
         )
 
     async def aclose(self) -> None:
