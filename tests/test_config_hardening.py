@@ -198,3 +198,33 @@ def test_credentials_in_the_base_url_are_sent_as_basic_auth_and_never_shown(
     assert unreachable.returncode != 0
     assert "127.0.0.1:9" in unreachable.stderr + unreachable.stdout
     assert "s3cr" not in _everything_written(unreachable, cli_home)
+
+
+def test_timeout_ends_the_run_whatever_a_tool_is_blocked_in(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
+    """A tool stuck in the kernel in a worker thread (here: opening a FIFO nobody writes,
+    injected into read_file) cannot be stopped; the run must end at --timeout anyway."""
+    import time
+
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    fifo = tmp_path / "never-written"
+    os.mkfifo(fifo)
+    (hooks / "sitecustomize.py").write_text(
+        "import os\n"
+        "import agentcli.tools.files as files\n"
+        "def blocked(*args, **kwargs):\n"
+        "    open(os.environ['BLOCKING_FIFO'], 'rb').read()\n"
+        "files.read_lines = blocked\n"
+    )
+    (workspace / "notes.txt").write_text("hello\n")
+    read = {"id": "r1", "name": "read_file", "arguments": {"path": "notes.txt"}}
+    server.enqueue(Reply.tool_calls([read]), Reply.text(["never"]))
+    env = {"PYTHONPATH": str(hooks), "BLOCKING_FIFO": str(fifo)}
+    started = time.monotonic()
+    result = run_cli(["run", "--timeout", "2", "go"], server=server, env=env, timeout=30)
+    took = time.monotonic() - started
+    assert result.returncode == 3, result.stderr  # the documented code of --timeout
+    assert "--timeout" in result.stderr
+    assert took < 2 + 2 + 3, f"the run took {took:.1f}s"  # timeout, 2 s, start-up under load
