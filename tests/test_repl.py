@@ -476,6 +476,37 @@ def test_ctrl_c_at_the_approval_prompt_denies_and_cancels(
     assert sent_back[4]["content"] == "never mind"
 
 
+def test_ctrl_c_after_the_approval_prompt_was_answered_kills_the_tool(
+    chat: StartChat, server: ScriptedServer, workspace: Path
+) -> None:
+    command = "echo $$ > sh.pid; echo started-now; exec sleep 302"
+    server.enqueue(
+        Reply.tool_calls([{"id": "s1", "name": "run_shell", "arguments": {"command": command}}])
+    )
+    session = chat()
+    mark = session.submit("run it after asking")
+    session.expect(APPROVAL)
+    session.send("y")
+    shell_pid = int(wait_for_file(workspace / "sh.pid"))
+    session.extra_pids.append(shell_pid)
+    session.expect("started-now")
+
+    session.send(CTRL_C)
+    sent = time.monotonic()
+    session.expect("interrupted")
+    session.prompt()
+    took = time.monotonic() - sent
+
+    assert took < 1.0, f"the prompt came back {took:.2f}s after Ctrl-C"
+    deadline = time.monotonic() + 1.0
+    while not gone(shell_pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert gone(shell_pid), "the approved command survived Ctrl-C"
+    assert re.search(r"out · \d+\.\ds · interrupted", session.screen(mark))
+    server.enqueue(Reply.text(["Still here."]))
+    assert "Still here." in session.turn("hello")
+
+
 # --- slash commands -----------------------------------------------------------------
 
 

@@ -99,7 +99,6 @@ class TerminalApprover:
 
     async def question(self, text: str, choices: list[str] | None) -> str:
         """ask_user: the model's question, answered here. Ctrl-C cancels the turn."""
-        from prompt_toolkit import PromptSession
 
         async with self._one_at_a_time:
             self._take_terminal()
@@ -111,7 +110,7 @@ class TerminalApprover:
                 hint = "  number or text: " if choices else "  answer: "
                 while True:
                     try:
-                        answer = (await PromptSession().prompt_async(hint)).strip()
+                        answer = (await _prompt_async(hint)).strip()
                     except (KeyboardInterrupt, EOFError):
                         raise TurnCancelled("cancelled at a question") from None
                     if not choices:
@@ -176,13 +175,23 @@ class TerminalApprover:
         app: Application[str] = Application(
             layout=Layout(Window(control, height=1)), key_bindings=bindings, full_screen=False
         )
-        return await app.run_async()
+        # handle_sigint=False: Ctrl-C is a key here, and prompt_toolkit's own SIGINT handler
+        # would remove the REPL's when it ends, so Ctrl-C during the tool that then runs
+        # would be ignored.
+        return await app.run_async(handle_sigint=False)
 
     async def _read_reason(self) -> str:
-        from prompt_toolkit import PromptSession
 
         try:
-            text = await PromptSession().prompt_async("  reason for the model (Enter to skip): ")
+            text = await _prompt_async("  reason for the model (Enter to skip): ")
         except (KeyboardInterrupt, EOFError):
             return ""
         return text.strip()
+
+
+async def _prompt_async(message: str) -> str:
+    """One line of input that leaves the REPL's Ctrl-C handler in place (see _read_key);
+    Ctrl-C still ends the input, as a key."""
+    from prompt_toolkit import PromptSession
+
+    return await PromptSession().prompt_async(message, handle_sigint=False)
