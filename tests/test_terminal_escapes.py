@@ -94,3 +94,33 @@ def test_repl_shows_model_text_and_prompt_arguments_visibly(
     assert "D␍E␈F<U+009B>2JG<U+202E>H" in raw  # the model's text
     assert "print('harmless')␛[1A␛[2K␛[1A␛[2K␛]52;c;" in raw  # the code in the prompt
     assert "done ␛]0;pwned␇" in raw
+
+
+def test_repl_bang_command_output_is_shown_visibly(
+    chat: StartChat,  # noqa: F811 - the fixture imported above
+    workspace,
+):
+    (workspace / "evil.txt").write_text(f"title{OSC0}clip{OSC52}end\n")
+    session = chat()
+    session.command("!cat evil.txt", "exit code 0")
+    raw = session.raw()
+    assert "\x1b]0;pwned" not in raw and "\x1b]52" not in raw
+    assert "title␛]0;pwned␇clip␛]52;c;" in raw
+
+
+def test_a_mention_reads_only_a_regular_file_inside(tmp_path):
+    import os
+
+    from agentcli.ui.mentions import expand_mentions
+    from agentcli.workspace import Workspace
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "ok.txt").write_text("fine\n")
+    os.mkfifo(ws / "pipe")
+    (tmp_path / "secret").write_text("SECRET\n")
+    (ws / "link").symlink_to(tmp_path / "secret")
+    text, notes = expand_mentions("see @ok.txt @pipe @link", Workspace(ws))
+    assert "fine" in text and "SECRET" not in text
+    assert "attached ok.txt (5 bytes)" in notes
+    assert "@link is outside the workspace; not attached" in notes

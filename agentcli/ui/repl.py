@@ -24,6 +24,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from agentcli import __version__
 from agentcli.agent import Agent
 from agentcli.errors import AgentCliError, ExitCode
+from agentcli.output.visible import visible
 from agentcli.paths import data_dir
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
@@ -194,7 +195,8 @@ class Repl:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
         output = capture.text()
-        self.out.write(output if output.endswith("\n") or not output else output + "\n")
+        shown = visible(output)  # a file the command printed may carry escape sequences
+        self.out.write(shown if shown.endswith("\n") or not shown else shown + "\n")
         self.say(self.renderer.style.dim(f"exit code {result.exit_code}"))
         self.pending_context.append(
             f"I ran `{command}` myself (exit code {result.exit_code}):\n```\n{output.rstrip()}\n```"
