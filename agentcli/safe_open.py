@@ -79,7 +79,7 @@ def _is_link(dir_fd: int, name: str) -> bool:
 def open_directory(path: Path, base: Path, *, create: bool = False) -> int:
     """An fd of directory `path` (resolved, below or equal to `base`), reached from `base`
     without following symlinks; missing directories are made when `create` is true."""
-    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    fd = os.open(base, _DIR_FLAGS)  # base is resolved: a symlink here was swapped in
     try:
         for name in _components(path, base):
             next_fd = _step(fd, name, create=create)

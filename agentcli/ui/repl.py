@@ -110,9 +110,10 @@ class Repl:
         self.out.flush()
 
     def _banner(self) -> None:
-        self.say(f"agentcli {__version__} · {self.agent.model} · {self.settings.workspace}")
+        where = visible(str(self.settings.workspace))  # a directory name may hold escapes
+        self.say(f"agentcli {__version__} · {visible(str(self.agent.model))} · {where}")
         for item in self.agent.instructions:
-            self.say(f"  instructions: {item.path}")
+            self.say(f"  instructions: {visible(str(item.path))}")
         turns = sum(1 for m in self.agent.session.conversation.messages if m.role == "user")
         if turns:
             self.say(f"  continuing session {self.agent.session.id} ({turns} earlier turns)")
