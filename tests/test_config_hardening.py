@@ -91,14 +91,14 @@ def test_a_fifo_as_agents_md_does_not_hang_the_start(
         ("max_steps = -1", "max_steps must be at least 1"),
         ("shell.output_limit = 0", "shell.output_limit must be at least 100"),
         ("context.keep_turns = -1", "context.keep_turns must be at least 0"),
-        ("context.window = -5", "context.window must be at least 1024"),
+        ("context.window = -5", "context.window must be at least 100"),
         ("context.threshold = 0", "context.threshold must be at least 0.05"),
         ("context.threshold = nan", "context.threshold must be a finite number"),
         ("timeout = nan", "timeout must be a finite number"),
         ("timeout = inf", "timeout must be a finite number"),
         ("timeout = -1", "timeout must be at least"),
         ("tools.concurrency = 99999999999", "tools.concurrency must be at most 256"),
-        ('[context.windows]\n"openai:gpt-4o-mini" = 0', "must be at least 1024"),
+        ('[context.windows]\n"openai:gpt-4o-mini" = 0', "must be at least 100"),
     ],
 )
 def test_every_number_in_the_configuration_is_checked_where_it_is_read(

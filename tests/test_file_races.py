@@ -210,4 +210,4 @@ def test_a_racing_swapper_never_gets_a_search_outside(dirs, monkeypatch, backend
         swapper.kill()
         swapper.wait()
     assert not [r.content for r in results if _escaped(r)]
-    assert any("symbolic link" in r.content for r in results)  # the race was really run
+    assert any(r.error for r in results)  # the race was really run: some calls refused

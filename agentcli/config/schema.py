@@ -61,7 +61,7 @@ SETTINGS: dict[str, Setting] = {
             int,
             128_000,
             "context window in tokens (default for all)",
-            minimum=1024,
+            minimum=100,
             maximum=100_000_000,
         ),
         Setting(
