@@ -41,6 +41,12 @@ def _git_reason(rest: tuple[str, ...]) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=16)
+def _real(path: str) -> str:
+    """realpath of the home and configuration directories, asked for on every file call."""
+    return os.path.realpath(path)
+
+
 @functools.lru_cache(maxsize=64)
 def _folds_case(directory: str) -> bool:
     """Whether the file system holding `directory` ignores case (macOS and Windows by
@@ -69,7 +75,7 @@ def _existing_dir(path: Path) -> str:
 def sensitive_reason(path: Path, *, writing: bool) -> str | None:
     """Why touching `path` (absolute, resolved) is high risk, or None when it is not.
     Names are compared case-insensitively where the file system is."""
-    home = Path(os.path.realpath(os.path.expanduser("~")))
+    home = Path(_real(os.path.expanduser("~")))
     if _is_under(path, home / ".ssh"):
         return "~/.ssh holds keys and SSH configuration"
     if not writing:
@@ -86,7 +92,7 @@ def sensitive_reason(path: Path, *, writing: bool) -> str | None:
         return "a .git file or directory decides where git reads its configuration from"
     if name in SHELL_STARTUP_FILES:
         return f"{path.name} is a shell start-up file that runs on every new shell"
-    if ".agentcli" in parts[:-1] or _is_under(path, Path(os.path.realpath(config_dir()))):
+    if ".agentcli" in parts[:-1] or _is_under(path, Path(_real(str(config_dir())))):
         return "agentcli's own configuration decides what agentcli may do"
     if _is_env_file(name):
         return f"{path.name} holds environment secrets"

@@ -31,7 +31,7 @@ import threading
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
@@ -139,12 +139,35 @@ class Target:
     shown: str  # the path as the user gave it, for messages
     real_base: str = ""  # base as shown; `base` itself may name the open directory fd
     fd: int = -1  # base, held open for the search (closed by _Plan.cleanup)
+    pin_rel: str = ""  # the searched directory (a file's parent), relative to base...
+    pin: str = ""  # ...and a path naming it opened, so a swapped symlink cannot move it
+    pin_fd: int = -1
 
     def display(self, rel: str) -> str:
         return rel if self.inside else os.path.join(self.real_base or self.base, rel)
 
+    def path_of(self, rel: str) -> str:
+        """Where `rel` (relative to base) is read from: through the pinned directory when
+        it is below it."""
+        if self.pin and rel == self.pin_rel:
+            return self.pin
+        if self.pin and rel.startswith(self.pin_rel + "/"):
+            return os.path.join(self.pin, rel[len(self.pin_rel) + 1 :])
+        return os.path.join(self.base, rel) if rel else self.base
+
     def where(self) -> str:
         return "the workspace" if self.inside and not self.rel else self.shown
+
+
+class _PinnedTree(Tree):
+    """A Tree that reads the searched directory through its open fd."""
+
+    def __init__(self, target: Target, start: str, glob: SearchGlob | None = None) -> None:
+        self.target = target
+        super().__init__(target.base, start, glob)
+
+    def path(self, rel: str) -> str:
+        return self.target.path_of(rel)
 
 
 def _resolve(args: dict[str, Any], ctx: ToolContext) -> Target:
@@ -172,7 +195,16 @@ def _resolve(args: dict[str, Any], ctx: ToolContext) -> Target:
     else:
         base, rel = (path.parent, path.name) if is_file else (path, "")
     fd = open_directory(base, walk_from)
-    return Target(_fd_dir(fd, base), rel, is_file, resolved.inside, requested, str(base), fd)
+    target = Target(_fd_dir(fd, base), rel, is_file, resolved.inside, requested, str(base), fd)
+    pin_rel = rel.rpartition("/")[0] if is_file else rel
+    if pin_rel:
+        try:
+            pin_fd = open_directory(path.parent if is_file else path, walk_from)
+        except OSError as exc:
+            os.close(fd)
+            raise ToolFailure(f"{requested}: {exc.strerror}") from None
+        target = replace(target, pin_rel=pin_rel, pin=_fd_dir(pin_fd, ""), pin_fd=pin_fd)
+    return target
 
 
 def _lstat_beneath(path: Any, walk_from: Any) -> os.stat_result:
@@ -232,11 +264,11 @@ def _start(target: Target, glob: SearchGlob | None) -> str | None:
     for step in prefix[len(target.rel) :].strip("/").split("/"):
         current = f"{current}/{step}" if current else step
         try:
-            if not stat.S_ISDIR(os.lstat(os.path.join(target.base, current)).st_mode):
+            if not stat.S_ISDIR(os.lstat(target.path_of(current)).st_mode):
                 return None
         except OSError:
             return None
-    return prefix if Tree(target.base, target.rel, glob).enters(prefix) else None
+    return prefix if _PinnedTree(target, target.rel, glob).enters(prefix) else None
 
 
 @dataclass(slots=True)
@@ -250,11 +282,16 @@ class _Plan:
     rg_args: list[str] = field(default_factory=list)
     ignore_file: str | None = None  # a temporary file to remove afterwards
     binary: bool = False  # the target is a file with a NUL byte
+    # ripgrep walks from its working directory, the opened root: only a search of the
+    # whole workspace (or an outside directory) can use it without a path it would
+    # resolve again; a subdirectory or a file is searched by the pinned Python walk.
+    use_rg: bool = True
 
     def cleanup(self) -> None:
-        if self.target.fd >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self.target.fd)
+        for fd in (self.target.fd, self.target.pin_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         if self.ignore_file is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self.ignore_file)
@@ -282,14 +319,13 @@ def _plan(args: dict[str, Any], ctx: ToolContext, glob: SearchGlob | None, rg: b
     target = _resolve(args, ctx)
     if target.is_file:
         plan = _Plan(target, target.rel, None)
-        if rg:
-            # ripgrep searches a file named on its command line even when it is binary;
-            # the Python backend checks while reading.
-            plan.binary = _has_nul(os.path.join(target.base, target.rel)) is not False
+        plan.use_rg = False  # one file: read through its pinned directory (no name to swap)
         return plan
     plan = _Plan(target, _start(target, glob), glob)
-    if not rg or plan.start is None:
+    plan.use_rg = rg and not target.rel
+    if not plan.use_rg or plan.start is None:
         return plan
+    plan.start = ""  # ripgrep gets "." (the open root), never a path below it
     rules = ""
     if glob is not None and not glob.negated:
         # As `-g`, a glob would override .gitignore (`rg --files -g '*.log'` lists ignored
@@ -297,7 +333,7 @@ def _plan(args: dict[str, Any], ctx: ToolContext, glob: SearchGlob | None, rg: b
         # keep what matches") it only filters; .gitignore negations that still get through
         # are filtered out afterwards.
         rules = f"*\n!*/\n!/{glob.rule.glob}\n"
-    tree = Tree(target.base, plan.start, glob)
+    tree = _PinnedTree(target, plan.start, glob)
     if tree.ancestors:  # ripgrep runs with --no-ignore-parent; pass the ones it needs
         rules += tree.ancestor_ignore_text()
     if rules:
@@ -410,7 +446,7 @@ def _has_nul(path: str) -> bool | None:
 
 def _python_files(plan: _Plan, stop: Callable[[], bool]) -> tuple[list[str], bool]:
     assert plan.start is not None
-    return list(Tree(plan.target.base, plan.start, plan.glob).walk(stop)), False
+    return list(_PinnedTree(plan.target, plan.start, plan.glob).walk(stop)), False
 
 
 async def _rg_files(rg: str, plan: _Plan) -> tuple[list[str], bool] | None:
@@ -485,7 +521,7 @@ class SearchFiles(PathTool):
                 )
             listed: tuple[list[str], bool] | None = ([], False)
             if plan.start is not None:
-                listed = await _rg_files(rg, plan) if rg else None
+                listed = await _rg_files(rg, plan) if rg and plan.use_rg else None
                 if listed is None:
                     listed = await _in_thread(_python_files, plan)
         finally:
@@ -809,13 +845,13 @@ def _python_content(
     if target.is_file:
         paths: Iterable[str] = [target.rel]
     else:
-        paths = Tree(target.base, plan.start, plan.glob).walk(stop)
+        paths = _PinnedTree(target, plan.start, plan.glob).walk(stop)
     files = []
     budget = max_results
     for rel in paths:  # in sorted order, so only the first max_results need recording
         if stop():
             break
-        hits = _scan_file(os.path.join(target.base, rel), regex, whole, context, budget)
+        hits = _scan_file(target.path_of(rel), regex, whole, context, budget)
         if hits is None or not hits.matches:
             continue
         hits.path = rel
@@ -918,7 +954,7 @@ class SearchContent(PathTool):
         context: int,
         max_results: int,
     ) -> tuple[list[FileHits], bool]:
-        if rg is not None and plan.start is not None and not plan.binary:
+        if rg is not None and plan.use_rg and plan.start is not None and not plan.binary:
             try:
                 result = await _rg_content(rg, plan, args, context)
             except _RgRejected:
