@@ -1,7 +1,9 @@
 """search_files (find files by glob) and search_content (grep by regular expression).
 
-Two backends give identical results: the ripgrep binary when there is one (fast, parallel),
-and a pure-Python walk (agentcli.tools.ignore) when there is not, or for a regular
+Two backends give identical results: the ripgrep binary when there is one (fast, parallel)
+for a search of a whole directory tree it can run in (it is given no path it would resolve
+again), and a pure-Python walk (agentcli.tools.ignore) that reads the searched directory
+through its open fd, for a subdirectory or a file, without ripgrep, or for a regular
 expression ripgrep rejects but Python's `re` accepts (look-around, backreferences).
 ripgrep's output is collected and sorted here, so the order never depends on its threads.
 
