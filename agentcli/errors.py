@@ -62,7 +62,9 @@ class StreamCutError(ProviderError):
 def print_error(message: str) -> None:
     import sys
 
-    sys.stderr.write(f"agentcli: error: {message}\n")
+    from agentcli.output.visible import visible
+
+    sys.stderr.write(f"agentcli: error: {visible(message)}\n")  # it may quote a server
     sys.stderr.flush()
 
 

@@ -182,11 +182,13 @@ class Executor:
             f"invalid arguments for {tool.name}: " + "; ".join(problems) + ". " + _schema_hint(tool)
         )
 
-    def _context_for(self, call: ToolCall, profile: str) -> ToolContext:
+    def _context_for(self, call: ToolCall, profile: str, *, confine: bool) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
             self.emit(ev.custom_event("progress", {"toolCallId": call.id, **value}))
 
-        return replace(self.context, call_id=call.id, progress=progress, profile=profile)
+        return replace(
+            self.context, call_id=call.id, progress=progress, profile=profile, confine=confine
+        )
 
     def sandbox_profile(self, tool: Tool, args: dict[str, Any], assessment: Any) -> str | None:
         """The sandbox profile a tool that runs commands gets for this call; None for
@@ -237,7 +239,11 @@ class Executor:
                 )
             self._emit_state(call, "running")
             try:
-                context = self._context_for(call, profile or "none")
+                # Approved as a call inside the workspace: the tool must not open anything
+                # outside it or sensitive, whatever the file system looks like by then.
+                context = self._context_for(
+                    call, profile or "none", confine=not assessment.protected
+                )
                 return await self.registry.call(tool, args, context)
             except TurnCancelled:
                 raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval
@@ -266,16 +272,49 @@ class Executor:
         )
 
 
+MAX_ARGUMENT_DEPTH = 64  # nesting of objects and arrays in one call's arguments
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJson(name)  # NaN, Infinity: Python's json accepts them, JSON does not
+
+
+def _nesting(value: Any) -> int:
+    """How deeply arrays and objects nest in `value` (iteratively: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:
     if not raw.strip():
         return {}
+    depth_hint = f"nested deeper than {MAX_ARGUMENT_DEPTH} levels; the tool did not run"
     try:
-        args = json.loads(raw)
+        args = json.loads(raw, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise InvalidCall(
             f"the arguments for {tool.name} are not valid JSON ({exc.msg} at character "
             f"{exc.pos}); the tool did not run. Send one JSON object. {_schema_hint(tool)}"
         ) from None
+    except _NotJson as exc:
+        raise InvalidCall(
+            f"the arguments for {tool.name} contain {exc}, which is not a JSON number; the "
+            "tool did not run. Send finite numbers."
+        ) from None
+    except RecursionError:
+        raise InvalidCall(f"the arguments for {tool.name} are {depth_hint}") from None
+    if _nesting(args) > MAX_ARGUMENT_DEPTH:
+        raise InvalidCall(f"the arguments for {tool.name} are {depth_hint}")
     if not isinstance(args, dict):
         raise InvalidCall(
             f"the arguments for {tool.name} must be a JSON object, not {type(args).__name__}. "

@@ -46,7 +46,7 @@ class ToolCallState:
             return {}
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested beyond the parser
             return raw
 
     @property

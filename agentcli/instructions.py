@@ -4,8 +4,11 @@ system instructions, outermost first so that the most specific comes last."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from agentcli.safe_open import read_regular
 
 MAX_BYTES = 64 * 1024  # per file; more is cut with a note
 
@@ -33,15 +36,30 @@ def find_instructions(workspace: Path, names: list[str]) -> list[Instructions]:
     found = []
     for directory in _search_dirs(workspace):
         for name in names:
-            path = directory / name
-            if not path.is_file():
+            data = _read_confined(directory, name)
+            if data is None:
                 continue
-            data = path.read_bytes()
             text = data[:MAX_BYTES].decode("utf-8", errors="replace")
             if len(data) > MAX_BYTES:
-                text += f"\n[… {path.name} cut at {MAX_BYTES:,} bytes]"
-            found.append(Instructions(path, text.strip()))
+                text += f"\n[… {name} cut at {MAX_BYTES:,} bytes]"
+            found.append(Instructions(directory / name, text.strip()))
     return found
+
+
+def _read_confined(directory: Path, name: str) -> bytes | None:
+    """The file `name` in `directory` if it is a regular file that stays in that directory
+    (a symlink may point elsewhere inside it, never out: an AGENTS.md linked to ~/.ssh/id_rsa
+    or /proc/self/environ would send it to the provider). Opened without following a
+    symlink swapped in meanwhile, and never blocking on a FIFO."""
+    if Path(name).is_absolute() or ".." in Path(name).parts or name.startswith("~"):
+        return None  # the configuration check refuses these; never read them
+    real = Path(os.path.realpath(directory / name))
+    if not str(real).startswith(os.path.join(str(directory), "")):
+        return None
+    try:
+        return read_regular(real, directory, MAX_BYTES + 1)
+    except OSError:
+        return None  # missing, unreadable, a directory or a special file: no instructions
 
 
 def instructions_block(found: list[Instructions], workspace: Path) -> str:

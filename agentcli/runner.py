@@ -7,6 +7,9 @@ import asyncio
 import os
 import signal
 import sys
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from agentcli.agent import Agent
 from agentcli.config import trust
@@ -84,10 +87,50 @@ def build_outputs(settings: RunSettings) -> list[Output]:
 
 def run_in_event_loop(settings: RunSettings, prompt: str, session: Session) -> int:
     startup_notices(settings, session)
-    code = asyncio.run(run_prompt(settings, prompt, build_outputs(settings), session))
+    workers = CountingExecutor()
+    runner = asyncio.Runner()
+    code = ExitCode.FAILURE  # if the run itself raised
+    try:
+        runner.get_loop().set_default_executor(workers)
+        code = runner.run(run_prompt(settings, prompt, build_outputs(settings), session))
+    finally:
+        if workers.busy:
+            # A tool is stuck in a blocking call (a read the kernel never finishes): no
+            # thread can be stopped, and waiting for it would hold the process forever
+            # after --timeout or Ctrl-C. Everything is written: end now.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        runner.close()
     if code == ExitCode.OUTPUT_CLOSED:
         die_of_sigpipe()
     return code
+
+
+class CountingExecutor(ThreadPoolExecutor):
+    """The event loop's thread pool (asyncio.to_thread), counting calls still running."""
+
+    def __init__(self) -> None:
+        super().__init__(thread_name_prefix="agentcli-tool")
+        self.busy = 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        def counted() -> Any:
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self.busy -= 1
+
+        with self._lock:
+            self.busy += 1
+        try:
+            return super().submit(counted)
+        except BaseException:
+            with self._lock:
+                self.busy -= 1
+            raise
 
 
 def die_of_sigpipe() -> None:

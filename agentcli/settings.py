@@ -3,6 +3,7 @@ model to use, its provider, and the run's limits."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentcli.config import Config, load_config
+from agentcli.config.schema import SETTINGS, range_problem
 from agentcli.errors import ConfigError, UsageError
 
 OutputFormat = Literal["text", "json", "jsonl"]
@@ -188,6 +190,8 @@ def resolve_settings(
         raise UsageError("--yes and --deny contradict each other; pass one of them")
     if max_steps is not None and max_steps < 1:
         raise UsageError(f"--max-steps must be at least 1, not {max_steps}")
+    if timeout is not None and not math.isfinite(timeout):
+        raise UsageError(f"--timeout must be a finite number of seconds, not {timeout}")
     if timeout is not None and timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     if output not in ("text", "json", "jsonl"):
@@ -262,7 +266,13 @@ def context_window(config: Config, model: str) -> int:
     """`context.windows."PROVIDER:MODEL"`, else `context.window`."""
     windows = config.table("context.windows")
     window = windows.get(model) if isinstance(windows, dict) else None
-    return int(window) if isinstance(window, int) else config.get("context.window")
+    if not isinstance(window, int) or isinstance(window, bool):
+        return config.get("context.window")
+    limits = SETTINGS["context.window"]
+    problem = range_problem(f'context.windows."{model}"', window, limits.minimum, limits.maximum)
+    if problem:
+        raise ConfigError(f"{problem} ({config.source(f'context.windows.{model}')})")
+    return window
 
 
 def with_model(

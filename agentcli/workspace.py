@@ -25,6 +25,7 @@ class ResolvedPath:
 class Workspace:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(os.path.realpath(root))
+        self._prefix = os.path.join(str(self.root), "")  # the root with one trailing separator
 
     def resolve(self, requested: str) -> ResolvedPath:
         expanded = os.path.expanduser(requested) if requested.startswith("~") else requested
@@ -33,7 +34,9 @@ class Workspace:
         return ResolvedPath(requested=requested, path=real, inside=self.contains(real))
 
     def contains(self, real: Path) -> bool:
-        return real == self.root or self.root in real.parents
+        """By whole components: `/w/proj-evil` is not in `/w/proj` (strings: it runs often)."""
+        text = str(real)
+        return text == str(self.root) or text.startswith(self._prefix)
 
     def relative(self, real: Path) -> str:
         """How to show a resolved path: relative inside the workspace, absolute outside."""

@@ -39,6 +39,7 @@ def test_precedence_flags_env_project_user_default(ws, isolated_agentcli_home):
     config = load_config(ws)
     assert (config.get("model"), config.source("model")) == ("openai:user", str(user))
     project = write(ws / ".agentcli/config.toml", 'model = "openai:project"\n')
+    trust.set_trusted(ws, True)  # an untrusted project may not pick the model
     config = load_config(ws)
     assert (config.get("model"), config.source("model")) == ("openai:project", str(project))
     config = load_config(ws, env={"AGENTCLI_MODEL": "openai:env"})
@@ -64,6 +65,8 @@ def test_precedence_flags_env_project_user_default(ws, isolated_agentcli_home):
         'shell.python = "/tmp/evil"',
         'mcp.servers.x.command = "evil"',
         'hooks.before = "evil"',
+        'model = "anthropic:claude-sonnet-4-5"',  # another provider, another key
+        'model = "openai:gpt-4o"',  # where data goes is the user's choice
     ],
 )
 def test_untrusted_project_cannot_loosen_anything(ws, line):

@@ -203,6 +203,34 @@ def test_write_risks(ws, tmp_path, monkeypatch):
     assert risk(WriteFile(), ws, path=".git/HEAD.txt", content="")[0] is Risk.MEDIUM
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git/modules/sub/config",
+        ".git/modules/sub/hooks/post-checkout",
+        ".git/modules/a/modules/b/config",
+        ".git/modules/a/modules/b/hooks/pre-commit",
+        ".git/config.worktree",
+        ".git/worktrees/w/config.worktree",
+        "sub/.git",
+    ],
+)
+def test_every_place_git_reads_code_or_configuration_from_is_sensitive(ws, path):
+    assert risk(WriteFile(), ws, path=path, content="")[0] is Risk.HIGH
+
+
+def test_sensitive_names_fold_case_only_where_the_file_system_does(ws, monkeypatch):
+    import agentcli.sensitive as sensitive
+
+    (ws / ".git").mkdir()
+    # This file system tells `.GIT` from `.git`: git never reads `.GIT/config` here.
+    assert not sensitive._folds_case(str(ws / ".git"))
+    assert risk(WriteFile(), ws, path=".GIT/config", content="")[0] is Risk.MEDIUM
+    monkeypatch.setattr(sensitive, "_folds_case", lambda directory: True)  # as on macOS
+    for path in (".GIT/config", ".Git/Hooks/pre-commit", ".git/MODULES/x/CONFIG", ".BashRC"):
+        assert risk(WriteFile(), ws, path=path, content="")[0] is Risk.HIGH, path
+
+
 def test_agentcli_home_inside_the_workspace_is_sensitive(ws, monkeypatch):
     monkeypatch.setenv("AGENTCLI_HOME", str(ws / "home"))
     level, reason = risk(WriteFile(), ws, path="home/config.toml", content="")
@@ -230,13 +258,13 @@ def test_symlink_out_of_the_workspace_is_outside_for_writes(ws, tmp_path):
 
 
 def test_a_parent_swapped_for_an_outside_symlink_after_resolution_is_refused(ws, tmp_path):
-    from agentcli.tools.fs_write import atomic_write
+    from agentcli.tools.fs_write import write_at
 
     (ws / "dir").mkdir()
     resolved = Workspace(ws).resolve("dir/f.txt")
     assert resolved.inside
     (ws / "dir").rmdir()
     (ws / "dir").symlink_to(tmp_path)  # the race: dir now points out of the workspace
-    with pytest.raises(ToolFailure, match="moved outside the workspace"):
-        atomic_write(Workspace(ws), resolved.path, b"x", must_be_inside=True)
+    with pytest.raises(ToolFailure, match="became a symbolic link"):
+        write_at(resolved.path, Workspace(ws).root, "dir/f.txt", b"x")
     assert not (tmp_path / "f.txt").exists()

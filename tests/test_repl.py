@@ -96,6 +96,14 @@ class Chat:
     def prompt(self, timeout: float = TIMEOUT) -> None:
         self.expect(PROMPT, timeout)
 
+    def interrupt(self) -> float:
+        """Ctrl-C during a turn, to the next prompt: how long that took, in seconds."""
+        self.send(CTRL_C)
+        sent = time.monotonic()
+        self.expect("interrupted")
+        self.prompt()
+        return time.monotonic() - sent
+
     # --- typing
 
     def send(self, keys: str) -> None:
@@ -383,11 +391,7 @@ def test_ctrl_c_kills_a_running_command_and_the_next_message_works(
     assert not gone(shell_pid) and not gone(background_pid)
     session.expect("live-output")  # the running command's output, live
 
-    session.send(CTRL_C)
-    sent = time.monotonic()
-    session.expect("interrupted")
-    session.prompt()
-    took = time.monotonic() - sent
+    took = session.interrupt()
     screen = session.screen(mark)
 
     assert took < 1.0, f"the prompt came back {took:.2f}s after Ctrl-C"
@@ -449,11 +453,7 @@ def test_ctrl_c_while_waiting_for_the_model(chat: StartChat, server: ScriptedSer
     mark = session.submit("are you slow?")
     assert server.wait_for_requests(1, TIMEOUT)
     session.expect("thinking")
-    session.send(CTRL_C)
-    sent = time.monotonic()
-    session.expect("interrupted")
-    session.prompt()
-    took = time.monotonic() - sent
+    took = session.interrupt()
     assert took < 1.0, f"the prompt came back {took:.2f}s after Ctrl-C"
     assert re.search(r"out · \d+\.\ds · interrupted", session.screen(mark))
 
@@ -470,11 +470,7 @@ def test_ctrl_c_at_the_approval_prompt_denies_and_cancels(
     session = chat()
     mark = session.submit("overwrite the notes")
     session.expect(APPROVAL)
-    session.send(CTRL_C)
-    sent = time.monotonic()
-    session.expect("interrupted")
-    session.prompt()
-    took = time.monotonic() - sent
+    took = session.interrupt()
     screen = session.screen(mark)
 
     assert took < 1.0, f"the prompt came back {took:.2f}s after Ctrl-C"
@@ -488,6 +484,33 @@ def test_ctrl_c_at_the_approval_prompt_denies_and_cancels(
     assert [m["role"] for m in sent_back] == ["system", "user", "assistant", "tool", "user"]
     assert sent_back[3]["tool_call_id"] == "w1"
     assert sent_back[4]["content"] == "never mind"
+
+
+def test_ctrl_c_after_the_approval_prompt_was_answered_kills_the_tool(
+    chat: StartChat, server: ScriptedServer, workspace: Path
+) -> None:
+    command = "echo $$ > sh.pid; echo started-now; exec sleep 302"
+    server.enqueue(
+        Reply.tool_calls([{"id": "s1", "name": "run_shell", "arguments": {"command": command}}])
+    )
+    session = chat()
+    mark = session.submit("run it after asking")
+    session.expect(APPROVAL)
+    session.send("y")
+    shell_pid = int(wait_for_file(workspace / "sh.pid"))
+    session.extra_pids.append(shell_pid)
+    session.expect("started-now")
+
+    took = session.interrupt()
+
+    assert took < 1.0, f"the prompt came back {took:.2f}s after Ctrl-C"
+    deadline = time.monotonic() + 1.0
+    while not gone(shell_pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert gone(shell_pid), "the approved command survived Ctrl-C"
+    assert re.search(r"out · \d+\.\ds · interrupted", session.screen(mark))
+    server.enqueue(Reply.text(["Still here."]))
+    assert "Still here." in session.turn("hello")
 
 
 # --- slash commands -----------------------------------------------------------------

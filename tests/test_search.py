@@ -17,7 +17,7 @@ import pytest
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
 from agentcli.policy import Policy
-from agentcli.tools import search, search_py, search_rg
+from agentcli.tools import search
 from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.search import MAX_FILES, SearchContent, SearchFiles, find_ripgrep
@@ -72,7 +72,10 @@ def ws(tmp_path: Path) -> Path:
 
 
 def call(tool: Any, root: Path, **args: Any) -> ToolOutput:
-    return asyncio.run(tool.execute(args, ToolContext(workspace=Workspace(root))))
+    ctx = ToolContext(workspace=Workspace(root))
+    # As the executor does: a call approved as one outside the workspace may go there.
+    ctx.confine = not tool.assess(args, ctx).protected
+    return asyncio.run(tool.execute(args, ctx))
 
 
 def find(root: Path, pattern: str, **args: Any) -> ToolOutput:
@@ -201,6 +204,29 @@ def test_paths_outside_the_workspace_are_high_risk(ws, tmp_path, backend):
     shown = str(tmp_path / "elsewhere" / "x.py")
     assert listed(find(ws, "*.py", path="../elsewhere")) == [shown]
     assert match_lines(grep(ws, "needle", path="../elsewhere")) == [f"{shown}:1:needle"]
+
+
+@pytest.mark.parametrize(
+    "glob", ["../*.txt", "../**", "/../*", "src/../../*", "{..,src}/*", "!../x", "**/../../*"]
+)
+def test_a_glob_cannot_climb_out_with_dot_dot(ws, tmp_path, backend, glob):
+    write(tmp_path, "secret.txt", "needle secret\n")
+    for out in (
+        lambda: find(ws, glob),
+        lambda: grep(ws, "needle", glob=glob),
+        lambda: grep(ws, "needle", glob=glob, path="src"),
+    ):
+        with pytest.raises(ToolFailure, match=r"`\.\.` is not allowed in a glob"):
+            out()
+
+
+def test_a_search_approved_inside_does_not_follow_its_path_out(ws, tmp_path, backend):
+    write(tmp_path, "elsewhere/x.py", "needle\n")
+    (ws / "link").symlink_to(tmp_path / "elsewhere")
+    ctx = ToolContext(workspace=Workspace(ws))  # as approved: inside the workspace
+    for tool in (SearchFiles(), SearchContent()):
+        with pytest.raises(ToolFailure, match="resolves outside the workspace"):
+            asyncio.run(tool.execute({"pattern": "needle", "path": "link"}, ctx))
 
 
 # --- search_content ----------------------------------------------------------------------
@@ -359,7 +385,7 @@ def test_output_cap_notes_truncation(tmp_path, monkeypatch):
     if RG is None:
         pytest.skip("ripgrep (`rg`) is not installed")
     monkeypatch.setattr(search, "FORCE_BACKEND", "ripgrep")
-    monkeypatch.setattr(search_rg, "RG_OUTPUT_LIMIT", 4000)
+    monkeypatch.setattr(search, "RG_OUTPUT_LIMIT", 4000)
     for i in range(30):
         write(tmp_path, f"f{i:02}.txt", "hit\n" * 5)
     out = grep(tmp_path, "hit")
@@ -536,5 +562,5 @@ def test_through_the_executor(ws, monkeypatch):
 def test_large_files_are_streamed_with_the_same_results(parity_root, monkeypatch, args):
     monkeypatch.setattr(search, "FORCE_BACKEND", "python")
     whole = call(SearchContent(), parity_root, **args).content
-    monkeypatch.setattr(search_py, "_WHOLE_FILE_BYTES", 0)  # every file read line by line
+    monkeypatch.setattr(search, "_WHOLE_FILE_BYTES", 0)  # every file read line by line
     assert call(SearchContent(), parity_root, **args).content == whole

@@ -607,6 +607,18 @@ def test_loopback_server_is_high_risk(site: Site, ctx: ToolContext) -> None:
         "http://[fe80::1]/",
         "http://[fd00::1]/",
         "https://user:pw@192.168.1.1:8443/x?y=1",
+        # IPv6 forms of local IPv4 addresses and scopes
+        "http://[::127.0.0.1]/",  # IPv4-compatible
+        "http://[::10.0.0.1]/",
+        "http://[::ffff:0:127.0.0.1]/",  # SIIT-translated
+        "http://[64:ff9b::127.0.0.1]/",  # NAT64
+        "http://[64:ff9b::a9fe:a9fe]/",  # NAT64 of 169.254.169.254
+        "http://[64:ff9b:1::a00:1]/",  # local-use NAT64
+        "http://[2002:7f00:1::1]/",  # 6to4 of 127.0.0.1
+        "http://[2002:c0a8:101::]/",  # 6to4 of 192.168.1.1
+        "http://[fe80::1%25eth0]/",  # link-local with a zone id
+        "http://[fe80::1%251]/",
+        "http://[fec0::1]/",  # site-local
     ],
 )
 def test_this_machine_and_the_local_network_are_high_risk(ctx: ToolContext, url: str) -> None:
@@ -615,6 +627,13 @@ def test_this_machine_and_the_local_network_are_high_risk(ctx: ToolContext, url:
     assert assessment.risk is Risk.HIGH, assessment
     assert assessment.protected
     assert "this machine or the local network" in assessment.reason
+
+
+@pytest.mark.parametrize(
+    "address", ["64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8", "2606:4700::1111"]
+)
+def test_ipv6_forms_of_public_addresses_are_not_local(address: str) -> None:
+    assert not web._address_is_local(address)
 
 
 def test_a_public_looking_name_that_does_not_resolve_is_medium(ctx: ToolContext) -> None:

@@ -14,30 +14,96 @@ class Setting:
     default: Any
     help: str
     dangerous: bool = False  # ignored in a project file until the workspace is trusted
+    minimum: float | None = None  # numbers: the range a value must fall in
+    maximum: float | None = None
 
 
 SETTINGS: dict[str, Setting] = {
     s.key: s
     for s in [
-        Setting("model", str, None, "default PROVIDER:MODEL (or PROVIDER:ALIAS)"),
-        Setting("max_steps", int, 20, "most model steps in one run"),
-        Setting("timeout", (int, float), None, "wall-clock limit of a run, in seconds"),
+        # The model picks the provider, its endpoint and key: where the conversation goes.
+        Setting("model", str, None, "default PROVIDER:MODEL (or PROVIDER:ALIAS)", True),
+        Setting("max_steps", int, 20, "most model steps in one run", minimum=1, maximum=100_000),
+        Setting(
+            "timeout",
+            (int, float),
+            None,
+            "wall-clock limit of a run, in seconds",
+            minimum=0.001,
+            maximum=1e7,
+        ),
         Setting("policy.allow", list, [], "rules that allow calls without asking", True),
         Setting("policy.ask", list, [], "rules that always ask"),
         Setting("policy.deny", list, [], "rules that always deny"),
         Setting("policy.yes", bool, False, "approve every call that would ask", True),
-        Setting("tools.concurrency", int, 8, "tool calls run at once"),
-        Setting("tools.max_invalid_calls", int, 3, "invalid calls in a row before a run stops"),
-        Setting("shell.output_limit", int, 30_000, "characters of command output the model gets"),
+        Setting("tools.concurrency", int, 8, "tool calls run at once", minimum=1, maximum=256),
+        Setting(
+            "tools.max_invalid_calls",
+            int,
+            3,
+            "invalid calls in a row before a run stops",
+            minimum=1,
+            maximum=1000,
+        ),
+        Setting(
+            "shell.output_limit",
+            int,
+            30_000,
+            "characters of command output the model gets",
+            minimum=100,
+            maximum=100_000_000,
+        ),
         Setting("shell.env", list, [], "extra environment variables commands may see", True),
         Setting("shell.python", str, None, "interpreter for run_python (default: PATH)", True),
         Setting("instructions.files", list, ["AGENTS.md"], "project instruction file names"),
-        Setting("context.window", int, 128_000, "context window in tokens (default for all)"),
-        Setting("context.threshold", float, 0.8, "compact when this share of the window is used"),
-        Setting("context.keep_turns", int, 2, "latest user turns kept verbatim in compaction"),
-        Setting("requests.first_byte_timeout", (int, float), 90, "first-byte timeout (s)"),
-        Setting("requests.max_wait", (int, float), 300, "seconds to wait for an answer to begin"),
-        Setting("sessions.lock_wait", (int, float), 5, "seconds to wait for a session in use"),
+        Setting(
+            "context.window",
+            int,
+            128_000,
+            "context window in tokens (default for all)",
+            minimum=100,
+            maximum=100_000_000,
+        ),
+        Setting(
+            "context.threshold",
+            (int, float),
+            0.8,
+            "compact when this share of the window is used",
+            minimum=0.05,
+            maximum=1,
+        ),
+        Setting(
+            "context.keep_turns",
+            int,
+            2,
+            "latest user turns kept verbatim in compaction",
+            minimum=0,
+            maximum=1000,
+        ),
+        Setting(
+            "requests.first_byte_timeout",
+            (int, float),
+            90,
+            "first-byte timeout (s)",
+            minimum=0.1,
+            maximum=86_400,
+        ),
+        Setting(
+            "requests.max_wait",
+            (int, float),
+            300,
+            "seconds to wait for an answer to begin",
+            minimum=0.1,
+            maximum=86_400,
+        ),
+        Setting(
+            "sessions.lock_wait",
+            (int, float),
+            5,
+            "seconds to wait for a session in use",
+            minimum=0,
+            maximum=3600,
+        ),
         Setting("repl.vi_mode", bool, False, "vi key bindings in the chat prompt"),
         Setting("sandbox.mode", str, "auto", "auto (confine commands) or off", True),
         Setting("sandbox.network", bool, False, "--yes may grant commands the network", True),
@@ -80,6 +146,36 @@ def check_type(key: str, value: Any) -> str | None:
         return f"{key} must be {_names(kinds)}, not {type(value).__name__} {value!r}"
     if isinstance(value, list) and not all(isinstance(v, str) for v in value):
         return f"{key} must be a list of strings"
+    if key == "instructions.files":
+        return _instruction_names_problem(value)
+    if isinstance(value, (int, float)):
+        return range_problem(key, value, setting.minimum, setting.maximum)
+    return None
+
+
+def range_problem(name: str, value: float, low: float | None, high: float | None) -> str | None:
+    """What is wrong with a number read from configuration or a flag, or None: it must be
+    finite (no NaN or infinity) and within [low, high]."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return f"{name} must be a finite number, not {value}"
+    if low is not None and value < low:
+        return f"{name} must be at least {low:g}, not {value:g}"
+    if high is not None and value > high:
+        return f"{name} must be at most {high:g}, not {value:g}"
+    return None
+
+
+def _instruction_names_problem(names: list[str]) -> str | None:
+    """Instruction files are files of the workspace: relative names, never climbing out."""
+    from pathlib import PurePath
+
+    for name in names:
+        path = PurePath(name)
+        if not name or path.is_absolute() or name.startswith("~") or ".." in path.parts:
+            return (
+                f"instructions.files must name files inside the workspace (like AGENTS.md), "
+                f"not {name!r}"
+            )
     return None
 
 

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from agentcli import events as ev
 from agentcli.output.base import RunSummary
+from agentcli.output.visible import visible_event
 from agentcli.policy import NO_TERMINAL_HINT
 from agentcli.waiting import waiting_line
 
@@ -18,7 +19,7 @@ class Notices:
         self._hinted = False
 
     def handle(self, event: ev.Event) -> None:
-        event = ev.typed(event)
+        event = visible_event(ev.typed(event))  # names and messages from the model or a server
         if isinstance(event, ev.Approval):
             if event.decision == "deny" and event.by == "auto" and not self._hinted:
                 self._hinted = True

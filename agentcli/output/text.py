@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from agentcli import events as ev
 from agentcli.fold import StreamFold
 from agentcli.output.base import RunSummary
+from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
 from agentcli.waiting import waiting_line
 
@@ -45,14 +46,14 @@ class Styler:
 def format_arguments(raw: str) -> str:
     try:
         args = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         shown = raw
     else:
         if isinstance(args, dict):
             shown = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
         else:
             shown = json.dumps(args, ensure_ascii=False)
-    shown = " ".join(shown.split())
+    shown = visible(" ".join(shown.split()))
     if len(shown) > _MAX_ARGS_SHOWN:
         shown = shown[: _MAX_ARGS_SHOWN - 1] + "…"
     return shown
@@ -132,7 +133,7 @@ class TextOutput:
     def handle(self, event: ev.Event) -> None:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
-        event = self.fold.apply(event)
+        event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
         if isinstance(event, ev.TextMessageContent):
             self._text(event.delta)
         elif isinstance(event, (ev.TextMessageEnd, ev.ToolCallStart)):

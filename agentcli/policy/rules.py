@@ -127,47 +127,48 @@ def _argv_matches(tokens: tuple[str, ...], argv: tuple[str, ...]) -> bool:
     return len(argv) == len(tokens) and all(map(_word_matches, argv, tokens))
 
 
-WRAPPERS_TO_SEE_THROUGH = frozenset(
-    {"command", "builtin", "exec", "nohup", "sudo", "doas", "time", "nice", "env", "timeout"}
-)
-
-
-def argv_variants(argv: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """The same command as a deny rule should see it: `/bin/rm` as `rm`, `command rm`,
-    `env X=1 rm`, `timeout 5 rm` as `rm`, `git --no-pager push` as `git push`."""
-    variants = [argv]
-    current = argv
-    for _ in range(4):
-        if not current:
-            break
-        program = current[0].rsplit("/", 1)[-1]
-        rest = current[1:]
-        if program in WRAPPERS_TO_SEE_THROUGH:
-            while rest and (rest[0].startswith("-") or "=" in rest[0] or rest[0].isdigit()
-                            or rest[0].rstrip("smhd").replace(".", "").isdigit()):  # fmt: skip
-                rest = rest[1:]
-            current = rest
-        elif program == "git":
-            while rest and rest[0].startswith("-"):
-                rest = rest[2:] if rest[0] in ("-c", "-C") else rest[1:]
-            current = (program, *rest)
-        else:
-            current = (program, *rest)
-        if current in variants:
-            break
-        variants.append(current)
-    return [v for v in variants if v]
-
-
 def command_matches(pattern: str, command: SimpleCommand) -> bool:
-    """For deny and ask rules: any variant of the command matches."""
+    """For deny and ask rules: the command, or any command it runs through a wrapper
+    (`sudo rm`, `bash -c 'rm x'`, `find -exec rm`), matches; so does one whose program
+    cannot be known (agentcli.policy.wrappers)."""
+    from agentcli.policy.wrappers import commands_within
+
     tokens = _tokens(pattern)
-    return any(_argv_matches(tokens, v) for v in argv_variants(command.argv))
+    within = commands_within(command.argv)
+    return within.unknowable or any(_argv_matches(tokens, v) for v in within.commands)
 
 
 def command_allowed_by(pattern: str, command: SimpleCommand) -> bool:
-    """For allow rules: the command exactly as written matches."""
-    return command.complete and _argv_matches(_tokens(pattern), command.argv)
+    """For allow rules: the command exactly as written matches, and no word the rule's
+    wildcards cover runs a program: neither an option like `--receive-pack=PROG`
+    (agentcli.policy.program_options) nor any argument of a wrapper (`timeout *` does not
+    allow `timeout 5 rm -rf x`). Only a rule that names such a word literally allows it."""
+    tokens = _tokens(pattern)
+    if not (command.complete and _argv_matches(tokens, command.argv)):
+        return False
+    return not any(
+        _runs_something(command.argv, i)
+        for i in range(len(command.argv))
+        if not _literal_at(tokens, i)
+    )
+
+
+def _literal_at(tokens: tuple[str, ...], index: int) -> bool:
+    """Whether the pattern names argv[index] literally (not by a wildcard)."""
+    named = len(tokens) - 1 if tokens and tokens[-1] == "*" else len(tokens)
+    return index < named and not any(c in tokens[index] for c in "*?[")
+
+
+def _runs_something(argv: tuple[str, ...], index: int) -> bool:
+    from agentcli.policy.program_options import runs_program
+    from agentcli.policy.wrappers import SHELLS, WRAPPERS
+
+    program = argv[0].rsplit("/", 1)[-1]
+    if index == 0:
+        return False
+    return (
+        program in WRAPPERS or program in SHELLS or program == "eval" or runs_program(argv, index)
+    )
 
 
 @dataclass(slots=True)
@@ -227,7 +228,11 @@ SUBCOMMAND_PROGRAMS = frozenset(
 def command_rule_pattern(command: SimpleCommand) -> str:
     """The structural rule offered when a command is approved for longer than once:
     `git push origin main` → `git push *`, `pytest -x tests` → `pytest *`."""
+    from agentcli.policy.wrappers import SHELLS, WRAPPERS
+
     argv = command.argv
+    if argv[0].rsplit("/", 1)[-1] in WRAPPERS | SHELLS | {"eval"}:
+        return shlex.join(argv)  # a wrapper runs its arguments: only this very command
     head = [argv[0]]
     if argv[0] in SUBCOMMAND_PROGRAMS and len(argv) > 1 and not argv[1].startswith("-"):
         head.append(argv[1])

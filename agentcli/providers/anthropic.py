@@ -39,7 +39,7 @@ CONTENT_KEY = "anthropic_content"  # Message.extra: the assistant's blocks, as s
 def _parsed_input(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # too deep: the executor says so to the model
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -259,7 +259,7 @@ class AnthropicProvider(HttpProvider):
             async for message in messages:
                 try:
                     data = json.loads(message.data)
-                except ValueError:
+                except (ValueError, RecursionError):
                     raise ProviderError(
                         f"{self.name}: the server sent a malformed event: {message.data[:200]!r}"
                     ) from None

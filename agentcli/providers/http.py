@@ -121,6 +121,7 @@ async def open_sse(
     label: str,
     base_url_hint: str,
     first_byte_timeout: float = DEFAULT_FIRST_BYTE_TIMEOUT,
+    auth: tuple[str, str] | None = None,
 ) -> AsyncIterator[SSEMessage]:
     """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
     ProviderErrors; those raised before any message are retryable where it makes sense.
@@ -129,11 +130,12 @@ async def open_sse(
     import httpx
 
     received = False
+    extra: dict[str, Any] = {"auth": httpx.BasicAuth(*auth)} if auth else {}
     started = time.monotonic()
     try:
         request = client.build_request("POST", url, headers=headers, json=body)
         async with asyncio.timeout(first_byte_timeout) as first_byte:
-            response = await client.send(request, stream=True)
+            response = await client.send(request, stream=True, **extra)
         try:
             await _check_status(response, describe_status)
             decoder = SSEDecoder()
@@ -212,6 +214,7 @@ async def request_json(
     label: str,
     base_url_hint: str,
     timeout: float | None = None,
+    auth: tuple[str, str] | None = None,
 ) -> Any:
     """One request whose whole answer is a JSON document (a completion without streaming,
     a model listing). Errors are translated as for `open_sse`; nothing has reached the
@@ -220,8 +223,9 @@ async def request_json(
 
     try:
         response = await client.request(
-            method, url, headers=headers, json=body, timeout=timeout or client.timeout
-        )
+            method, url, headers=headers, json=body, timeout=timeout or client.timeout,
+            auth=httpx.BasicAuth(*auth) if auth else httpx.USE_CLIENT_DEFAULT,
+        )  # fmt: skip
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
         raise connect_failure(label, url, exc, base_url_hint) from None
     except (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
@@ -327,6 +331,18 @@ def _gave_up(max_wait: float, retries: int, error: Exception | None) -> Provider
     )
 
 
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """`url` without its user:password, and those (decoded), if it had any."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    clean = urlunsplit(parts._replace(netloc=host))
+    return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
 class HttpProvider:
     """What every HTTP provider shares: one client, retries around each attempt, the
     errors described the same way. Subclasses build requests and read their wire format
@@ -345,7 +361,9 @@ class HttpProvider:
         max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> None:
         self.name, self.model = name, model
-        self.base_url = base_url
+        # Credentials in the URL (http://user:pass@host) are sent as HTTP basic auth and
+        # kept out of the URL, which errors, events and session files may show.
+        self.base_url, self._auth = split_credentials(base_url)
         self.api_key, self.api_key_env = api_key, api_key_env
         self.max_retries = max_retries
         self._client: httpx.AsyncClient | None = None
@@ -383,7 +401,7 @@ class HttpProvider:
         url = f"{self.base_url}{path}"
         return open_sse(
             self._http(), url, headers=headers, body=body,
-            first_byte_timeout=self.first_byte_timeout, **self._wording(),
+            first_byte_timeout=self.first_byte_timeout, auth=self._auth, **self._wording(),
         )  # fmt: skip
 
     async def _request_json(
@@ -398,7 +416,7 @@ class HttpProvider:
         url = f"{self.base_url}{path}"
         return await request_json(
             self._http(), method, url, headers=headers, body=body, timeout=timeout,
-            **self._wording(),
+            auth=self._auth, **self._wording(),
         )  # fmt: skip
 
     def _wording(self) -> dict[str, Any]:

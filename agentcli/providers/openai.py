@@ -256,7 +256,7 @@ def _history_arguments(raw: str) -> str:
     already tells the model what was wrong with what it sent."""
     try:
         parsed = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         return "{}"
     return raw if isinstance(parsed, dict) else "{}"
 
@@ -264,7 +264,7 @@ def _history_arguments(raw: str) -> str:
 def _parse_chunk(data: str, label: str) -> dict[str, Any]:
     try:
         chunk = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ProviderError(
             f"{label}: the server sent a malformed stream event: {data[:200]!r}"
         ) from None

@@ -132,7 +132,10 @@ def summaries_table(summaries: list[SessionSummary]) -> str:
         return "no sessions yet\n"
     lines = [f"{'id':<23} {'started':<19} {'turns':>5} {'tokens':>8}  workspace · first prompt"]
     for s in summaries:
-        prompt = s.first_prompt if len(s.first_prompt) <= 60 else s.first_prompt[:59] + "…"
+        from agentcli.output.visible import visible
+
+        first = visible(s.first_prompt)  # a prompt may have come from a piped file
+        prompt = first if len(first) <= 60 else first[:59] + "…"
         lines.append(
             f"{s.id:<23} {s.started[:19]:<19} {s.turns:>5} {s.tokens:>8}  {s.workspace} · {prompt}"
         )

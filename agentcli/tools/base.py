@@ -85,6 +85,9 @@ class ToolContext:
     output_limit: int = 30_000  # characters of command output the model gets
     python: str | None = None  # interpreter for run_python; None: the one on PATH
     ask: Callable[[str, list[str] | None], Awaitable[str]] | None = None  # a person, if any
+    # File tools may open only inside the workspace (and agentcli's output directory)
+    # unless this call was approved as one that reaches outside it or a sensitive file.
+    confine: bool = True
     sandbox: Any = None  # the session's agentcli.sandbox.Sandbox; None: commands run as they are
     profile: str = "none"  # the sandbox profile this call runs in (set per call)
 

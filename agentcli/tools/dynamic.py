@@ -141,6 +141,18 @@ def command_runner(template: str, timeout: float) -> Runner:
     return run
 
 
+def _timeout(name: str, value: Any) -> float:
+    """A command tool's `timeout`: seconds, finite, within a day."""
+    from agentcli.config.schema import range_problem
+
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DynamicToolError(f"tools.{name}.timeout must be a number of seconds, not {value!r}")
+    problem = range_problem(f"tools.{name}.timeout", value, 0.001, 86_400)
+    if problem:
+        raise DynamicToolError(problem)
+    return float(value)
+
+
 def command_tool_specs(table: dict[str, Any], source: str) -> list[DynamicSpec]:
     """`[tools.NAME]` tables (other than settings) as dynamic tool specs."""
     specs = []
@@ -173,7 +185,7 @@ def command_tool_specs(table: dict[str, Any], source: str) -> list[DynamicSpec]:
                 parameters=parameters,
                 risk=definition.get("risk"),
                 source=source,
-                run=command_runner(command, float(definition.get("timeout", 120))),
+                run=command_runner(command, _timeout(name, definition.get("timeout", 120))),
                 runs_commands=True,
                 sandbox=sandbox,
                 examples=config_examples(name, definition.get("examples")),

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any
 
+from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
 from agentcli.sensitive import sensitive_reason
 from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.fs_write import atomic_write, make_parents
+from agentcli.tools.fs_write import open_parent_for, write_at
 from agentcli.tools.text_codec import DecodedText, decode_text
 from agentcli.workspace import ResolvedPath
 
@@ -29,6 +32,40 @@ def assess_path(target: ResolvedPath, verb: str, *, writing: bool = False) -> As
     if reason:
         return Assessment(Risk.HIGH, reason, protected=True)
     return Assessment(Risk.MEDIUM if writing else Risk.LOW, f"{verb} inside the workspace")
+
+
+def walk_base(ctx: ToolContext, target: ResolvedPath, shown: str, *, writing: bool) -> Path:
+    """Where the walk that opens `target` starts (agentcli.safe_open). A call approved as
+    one inside the workspace may only reach the workspace (or, to read, agentcli's saved
+    outputs) and nothing sensitive, whatever the path resolves to by the time it runs."""
+    path = target.path
+    if not ctx.confine:
+        return Path(path.anchor)
+    output = ctx.output_dir.resolve() if ctx.output_dir is not None else None
+    if output is not None and not writing and output in path.parents:
+        return output
+    if not ctx.workspace.contains(path):
+        raise ToolFailure(
+            f"{target.requested} now resolves outside the workspace ({path}); it changed "
+            "after the call was approved, so it is not used"
+        )
+    reason = sensitive_reason(path, writing=writing)
+    if reason:
+        raise ToolFailure(f"{shown} now names a sensitive file ({reason}); not touching it")
+    return ctx.workspace.root
+
+
+def open_for_reading(path: Path, base: Path, shown: str) -> int:
+    """An fd of the regular file `path` reached from `base` (see agentcli.safe_open)."""
+    if path == base:
+        raise IsADirectoryError(shown)
+    dir_fd = open_parent(path, base)
+    try:
+        return open_regular(dir_fd, path.name)
+    except UnsafePath as exc:
+        raise ToolFailure(f"{shown}: {exc.strerror}") from None
+    finally:
+        os.close(dir_fd)
 
 
 def looks_binary(head: bytes) -> bool:
@@ -67,17 +104,22 @@ def _describe_kind(head: bytes) -> str:
     return "binary data"
 
 
-def read_lines(target: ResolvedPath, shown: str, offset: int, limit: int) -> ToolOutput:
-    path = target.path
-    if not path.exists():
-        raise ToolFailure(f"no such file: {shown}")
-    if path.is_dir():
-        raise ToolFailure(f"{shown} is a directory, not a file; list it with list_directory")
+def read_lines(path: Path, base: Path, shown: str, offset: int, limit: int) -> ToolOutput:
     try:
-        stream = open(path, "rb")  # noqa: SIM115 - closed below, after a binary sniff
+        fd = open_for_reading(path, base, shown)
+    except FileNotFoundError:
+        raise ToolFailure(f"no such file: {shown}") from None
+    except IsADirectoryError:
+        raise ToolFailure(
+            f"{shown} is a directory, not a file; list it with list_directory"
+        ) from None
+    except NotADirectoryError:
+        raise ToolFailure(f"no such file: {shown} (a parent is not a directory)") from None
+    except UnsafePath as exc:
+        raise ToolFailure(f"{shown}: {exc.strerror}") from None
     except PermissionError:
         raise ToolFailure(f"permission denied: {shown}") from None
-    with stream:
+    with os.fdopen(fd, "rb") as stream:
         head = stream.read(_SNIFF_BYTES)
         if looks_binary(head):
             size = os.fstat(stream.fileno()).st_size
@@ -160,7 +202,8 @@ class ReadFile(PathTool):
         shown = ctx.workspace.relative(target.path)
         offset = args.get("offset", 1)
         limit = args.get("limit", DEFAULT_LINE_LIMIT)
-        return await asyncio.to_thread(read_lines, target, shown, offset, limit)
+        base = walk_base(ctx, target, shown, writing=False)
+        return await asyncio.to_thread(read_lines, target.path, base, shown, offset, limit)
 
 
 def _kind(entry: os.DirEntry[str]) -> str:
@@ -172,16 +215,29 @@ def _kind(entry: os.DirEntry[str]) -> str:
 MAX_LIST_ENTRIES = 1000
 
 
-def list_entries(target: ResolvedPath, shown: str, include_hidden: bool) -> ToolOutput:
+def list_entries(path: Path, base: Path, shown: str, include_hidden: bool) -> ToolOutput:
+    try:
+        dir_fd = open_directory(path, base)
+    except FileNotFoundError:
+        raise ToolFailure(f"no such directory: {shown}") from None
+    except UnsafePath as exc:
+        raise ToolFailure(f"{shown}: {exc.strerror}") from None
+    except NotADirectoryError:
+        raise ToolFailure(f"{shown} is a file, not a directory; read it with read_file") from None
+    except PermissionError:
+        raise ToolFailure(f"permission denied: {shown}") from None
+    try:
+        return _list_open(dir_fd, shown, include_hidden)
+    finally:
+        os.close(dir_fd)
+
+
+def _list_open(dir_fd: int, shown: str, include_hidden: bool) -> ToolOutput:
     from datetime import datetime
 
     try:
-        with os.scandir(target.path) as scan:
+        with os.scandir(dir_fd) as scan:
             entries = [e for e in scan if include_hidden or not e.name.startswith(".")]
-    except FileNotFoundError:
-        raise ToolFailure(f"no such directory: {shown}") from None
-    except NotADirectoryError:
-        raise ToolFailure(f"{shown} is a file, not a directory; read it with read_file") from None
     except PermissionError:
         raise ToolFailure(f"permission denied: {shown}") from None
     entries.sort(key=lambda e: (_kind(e) != "dir", e.name.lower(), e.name))
@@ -197,7 +253,7 @@ def list_entries(target: ResolvedPath, shown: str, include_hidden: bool) -> Tool
         when = datetime.fromtimestamp(info.st_mtime).strftime("%Y-%m-%d %H:%M")
         name = entry.name + ("/" if kind == "dir" else "")
         if kind == "link":
-            name += f" -> {os.readlink(entry.path)}"
+            name += f" -> {os.readlink(entry.name, dir_fd=dir_fd)}"
         lines.append(f"{kind:<4}  {size:>12}  {when:<16}  {name}")
     header = f"{shown}: {len(entries)} entries" + ("" if include_hidden else " (hidden not shown)")
     if len(entries) > MAX_LIST_ENTRIES:
@@ -235,7 +291,8 @@ class ListDirectory(PathTool):
         target = ctx.workspace.resolve(args.get("path", "."))
         shown = ctx.workspace.relative(target.path)
         hidden = args.get("include_hidden", False)
-        return await asyncio.to_thread(list_entries, target, shown, hidden)
+        base = walk_base(ctx, target, shown, writing=False)
+        return await asyncio.to_thread(list_entries, target.path, base, shown, hidden)
 
 
 class CreateDirectory(PathTool):
@@ -264,22 +321,37 @@ class CreateDirectory(PathTool):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         target = ctx.workspace.resolve(args["path"])
         shown = ctx.workspace.relative(target.path)
-        if target.path.is_dir():
+        base = walk_base(ctx, target, shown, writing=True)
+        recursive = args.get("recursive", True)
+        if target.path == base:
             return ToolOutput(content=f"{shown} already exists", summary="already exists")
-        if target.path.exists():
-            raise ToolFailure(f"{shown} exists and is not a directory")
-        if args.get("recursive", True):
-            make_parents(ctx.workspace, target.path)
-        else:
-            try:
-                target.path.mkdir()
-            except FileNotFoundError:
-                raise ToolFailure(
-                    f"the parent of {shown} does not exist (pass recursive=true to create it)"
-                ) from None
-            except PermissionError:
-                raise ToolFailure(f"permission denied: cannot create {shown}") from None
+        created = await asyncio.to_thread(make_directory, target.path, base, shown, recursive)
+        if not created:
+            return ToolOutput(content=f"{shown} already exists", summary="already exists")
         return ToolOutput(content=f"created {shown}/", summary="created")
+
+
+def make_directory(path: Path, base: Path, shown: str, recursive: bool) -> bool:
+    """Makes directory `path` through fds from `base`; False when it already exists."""
+    try:
+        dir_fd = open_parent_for(path, base, shown, create=recursive)
+    except ToolFailure as failure:
+        if recursive or "does not exist" not in str(failure):
+            raise
+        raise ToolFailure(f"{failure} (pass recursive=true to create it)") from None
+    try:
+        try:
+            os.mkdir(path.name, 0o777, dir_fd=dir_fd)
+        except FileExistsError:
+            info = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                return False
+            raise ToolFailure(f"{shown} exists and is not a directory") from None
+        except PermissionError:
+            raise ToolFailure(f"permission denied: cannot create {shown}") from None
+    finally:
+        os.close(dir_fd)
+    return True
 
 
 def unified_diff(before: str, after: str, shown: str, max_lines: int = 200) -> str:
@@ -300,16 +372,22 @@ def unified_diff(before: str, after: str, shown: str, max_lines: int = 200) -> s
     return text.replace("\r\n", "\n")
 
 
-def _read_existing_text(path: Any, shown: str) -> DecodedText | None:
+def read_existing_text(path: Path, base: Path, shown: str) -> DecodedText | None:
+    """A file's decoded text, None when it does not exist (opened as read_file does)."""
     try:
-        data = path.read_bytes()
+        fd = open_for_reading(path, base, shown)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
         raise ToolFailure(f"{shown} is a directory") from None
+    except NotADirectoryError:
+        raise ToolFailure(f"a parent of {shown} is not a directory") from None
+    except UnsafePath as exc:
+        raise ToolFailure(f"{shown}: {exc.strerror}") from None
     except PermissionError:
         raise ToolFailure(f"permission denied: {shown}") from None
-    return decode_text(data, shown)
+    with os.fdopen(fd, "rb") as stream:
+        return decode_text(stream.read(), shown)
 
 
 class WriteFile(PathTool):
@@ -335,8 +413,8 @@ class WriteFile(PathTool):
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
         target = ctx.workspace.resolve(args["path"])
         shown = ctx.workspace.relative(target.path)
-        try:
-            existing = _read_existing_text(target.path, shown)
+        try:  # shown to the person approving, from wherever the path leads
+            existing = read_existing_text(target.path, Path(target.path.anchor), shown)
         except ToolFailure as failure:
             return str(failure)
         if existing is None:
@@ -348,15 +426,10 @@ class WriteFile(PathTool):
         shown = ctx.workspace.relative(target.path)
         data = args["content"].encode("utf-8")
 
-        def write() -> bool:
-            existed = target.path.exists()
-            if target.path.is_dir():
-                raise ToolFailure(f"{shown} is a directory")
-            make_parents(ctx.workspace, target.path.parent)
-            atomic_write(ctx.workspace, target.path, data, must_be_inside=target.inside)
-            return existed
-
-        existed = await asyncio.to_thread(write)
+        base = walk_base(ctx, target, shown, writing=True)
+        if target.path == base:
+            raise ToolFailure(f"{shown} is a directory")
+        existed = await asyncio.to_thread(write_at, target.path, base, shown, data)
         verb = "replaced" if existed else "created"
         return ToolOutput(
             content=f"{verb} {shown} ({len(data):,} bytes written)",
@@ -375,11 +448,16 @@ def _line_numbers(text: str, needle: str, limit: int = 5) -> list[int]:
     return numbers
 
 
-def plan_edit(ctx: ToolContext, args: dict[str, Any]) -> tuple[Any, str, DecodedText, str]:
-    """Works out an edit without writing: (path, shown name, decoded file, new text)."""
+def plan_edit(
+    ctx: ToolContext, args: dict[str, Any], *, preview: bool = False
+) -> tuple[Path, Path, str, DecodedText, str]:
+    """Works out an edit without writing: (path, walk base, shown name, decoded file, new
+    text). A preview reads wherever the path leads; the edit itself only where allowed."""
     target = ctx.workspace.resolve(args["path"])
     shown = ctx.workspace.relative(target.path)
-    decoded = _read_existing_text(target.path, shown)
+    anywhere = Path(target.path.anchor)
+    base = anywhere if preview else walk_base(ctx, target, shown, writing=True)
+    decoded = read_existing_text(target.path, base, shown)
     if decoded is None:
         raise ToolFailure(f"no such file: {shown} (use write_file to create it)")
     old = decoded.to_file_newlines(args["old_text"])
@@ -401,7 +479,7 @@ def plan_edit(ctx: ToolContext, args: dict[str, Any]) -> tuple[Any, str, Decoded
             "surrounding text to make it unique, or pass replace_all=true"
         )
     updated = decoded.text.replace(old, new) if count > 1 else decoded.text.replace(old, new, 1)
-    return target, shown, decoded, updated
+    return target.path, base, shown, decoded, updated
 
 
 class EditFile(PathTool):
@@ -432,16 +510,15 @@ class EditFile(PathTool):
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
         try:
-            _, shown, decoded, updated = plan_edit(ctx, args)
+            _, _, shown, decoded, updated = plan_edit(ctx, args, preview=True)
         except ToolFailure as failure:
             return f"(the edit would fail: {failure})"
         return unified_diff(decoded.text, updated, shown)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         def edit() -> ToolOutput:
-            target, shown, decoded, updated = plan_edit(ctx, args)
-            data = decoded.encode(updated)
-            atomic_write(ctx.workspace, target.path, data, must_be_inside=target.inside)
+            path, base, shown, decoded, updated = plan_edit(ctx, args)
+            write_at(path, base, shown, decoded.encode(updated))
             diff = unified_diff(decoded.text, updated, shown)
             changed = sum(
                 1

@@ -307,6 +307,10 @@ class Tree:
         self.ancestors: Chain = tuple(chain)
         self._dirs: dict[str, Chain | None] = {}
 
+    def path(self, rel: str) -> str:
+        """Where `rel` is on disk (a subclass may pin part of the tree to an open fd)."""
+        return os.path.join(self.base, rel) if rel else self.base
+
     def ancestor_ignore_text(self) -> str:
         """The ancestors' rules as one ignore file whose globs are anchored at the base:
         ripgrep reads it with --ignore-file (lowest precedence, deeper lines last, so
@@ -320,7 +324,7 @@ class Tree:
         return "\n".join(lines) + "\n"
 
     def _own_chain(self, directory: str, chain: Chain) -> Chain:
-        rules = _load_rules(os.path.join(self.base, directory))
+        rules = _load_rules(self.path(directory))
         return (*chain, (directory, rules)) if rules is not None else chain
 
     def _keeps(self, chain: Chain, rel: str, name: str, is_dir: bool) -> bool:
@@ -343,7 +347,7 @@ class Tree:
                 return
             chain = self._own_chain(rel, chain)
             try:
-                with os.scandir(os.path.join(self.base, rel) if rel else self.base) as it:
+                with os.scandir(self.path(rel)) as it:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError:
                 continue  # unreadable: skipped, as ripgrep does

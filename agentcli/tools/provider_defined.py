@@ -8,10 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.files import EditFile, ListDirectory, ReadFile, WriteFile
-from agentcli.tools.fs_write import atomic_write
+from agentcli.tools.files import (
+    EditFile,
+    ListDirectory,
+    ReadFile,
+    WriteFile,
+    read_existing_text,
+    walk_base,
+)
+from agentcli.tools.fs_write import write_at
 from agentcli.tools.shell import RunShell
-from agentcli.tools.text_codec import decode_text
 
 
 class AnthropicBash(Tool):
@@ -133,10 +139,10 @@ class AnthropicTextEditor(Tool):
     def _insert(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         target = ctx.workspace.resolve(args["path"])
         shown = ctx.workspace.relative(target.path)
-        try:
-            decoded = decode_text(target.path.read_bytes(), shown)
-        except FileNotFoundError:
-            raise ToolFailure(f"no such file: {shown}") from None
+        base = walk_base(ctx, target, shown, writing=True)
+        decoded = read_existing_text(target.path, base, shown)
+        if decoded is None:
+            raise ToolFailure(f"no such file: {shown}")
         lines = decoded.text.splitlines(keepends=True)
         at = int(args.get("insert_line", 0))
         if at > len(lines):
@@ -148,8 +154,7 @@ class AnthropicTextEditor(Tool):
         if at and not lines[at - 1].endswith(("\n", "\r")):
             lines[at - 1] += newline
         lines.insert(at, text)
-        atomic_write(ctx.workspace, target.path, decoded.encode("".join(lines)),
-                     must_be_inside=target.inside)  # fmt: skip
+        write_at(target.path, base, shown, decoded.encode("".join(lines)))
         return ToolOutput(content=f"inserted after line {at} of {shown}", summary="inserted")
 
     def spec(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import ipaddress
 import socket
 import zlib
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
 
@@ -23,10 +23,37 @@ TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml
               "application/javascript", "application/x-yaml")  # fmt: skip
 
 
+_IPV4_IN_LOW_BITS = tuple(
+    ipaddress.IPv6Network(n) for n in ("::/96", "::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96")
+)  # IPv4-compatible, -mapped, SIIT-translated and NAT64 forms: the last 32 bits
+_LOCAL_V6 = tuple(
+    ipaddress.IPv6Network(n) for n in ("64:ff9b:1::/48", "fec0::/10")
+)  # local-use NAT64 (RFC 8215) and the old site-local range
+
+
+def _reaches_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 form carries traffic to, if any."""
+    if ip.sixtofour is not None:  # 2002::/16
+        return ip.sixtofour
+    if any(ip in network for network in _IPV4_IN_LOW_BITS):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
 def _address_is_local(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
+    """Whether `address` is this machine or a local network, whatever form it takes: an
+    IPv6 form of an IPv4 address counts as that IPv4 address, and a zone id (`%eth0`)
+    means a link-local scope."""
+    text, zone = address.split("%", 1)[0], "%" in address
+    ip = ipaddress.ip_address(text)
+    if isinstance(ip, ipaddress.IPv6Address):
+        if zone or any(ip in network for network in _LOCAL_V6):
+            return True
+        if ip in (ipaddress.IPv6Address("::"), ipaddress.IPv6Address("::1")):
+            return True
+        inner = _reaches_ipv4(ip)
+        if inner is not None and (not inner.is_global or inner.is_multicast):
+            return True
     return not ip.is_global or ip.is_multicast
 
 
@@ -37,6 +64,8 @@ def local_reason(url: str) -> str | None:
     host = host.rstrip(".")  # `localhost.` is localhost
     if host in ("localhost",) or host.endswith((".localhost", ".local", ".internal")):
         return f"{host} is this machine or the local network"
+    if "%" in host:  # `[fe80::1%25eth0]`: a zone id scopes an address to a local link
+        return f"{unquote(host)} is a link-local address: this machine or the local network"
     try:
         infos = socket.getaddrinfo(host, parts.port or 443, proto=socket.IPPROTO_TCP)
     except (OSError, UnicodeError):

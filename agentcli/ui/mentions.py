@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from agentcli.safe_open import read_regular
 from agentcli.workspace import Workspace
 
 MENTION = re.compile(r"(?<![\w@])@([^\s@]+)")
@@ -23,7 +24,11 @@ def expand_mentions(text: str, workspace: Workspace) -> tuple[str, list[str]]:
             continue
         if not target.path.is_file():
             continue  # an e-mail address or a handle, not a file
-        data = target.path.read_bytes()
+        try:  # opened as the file tools open: no symlink swapped in, no FIFO
+            data = read_regular(target.path, workspace.root, MAX_BYTES + 1)
+        except OSError:
+            notes.append(f"@{requested} could not be read as a regular file; not attached")
+            continue
         if b"\x00" in data[:8192]:
             notes.append(f"@{requested} is a binary file; not attached")
             continue
@@ -32,7 +37,8 @@ def expand_mentions(text: str, workspace: Workspace) -> tuple[str, list[str]]:
             text_content += f"\n[… cut at {MAX_BYTES:,} bytes]"
         shown = workspace.relative(target.path)
         attachments.append(f'<file path="{shown}">\n{text_content}\n</file>')
-        notes.append(f"attached {shown} ({len(data):,} bytes)")
+        size = f"first {MAX_BYTES:,} bytes" if len(data) > MAX_BYTES else f"{len(data):,} bytes"
+        notes.append(f"attached {shown} ({size})")
     if not attachments:
         return text, notes
     return text + "\n\n" + "\n\n".join(attachments), notes

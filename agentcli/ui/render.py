@@ -12,6 +12,7 @@ from agentcli import events as ev
 from agentcli.fold import DENIED, StreamFold
 from agentcli.output.base import RunSummary
 from agentcli.output.text import Styler, format_arguments, state_line
+from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
 from agentcli.waiting import waiting_line
 
@@ -90,7 +91,7 @@ class ReplRenderer:
     def handle(self, event: ev.Event) -> None:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
-        event = self.fold.apply(event)
+        event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
         if isinstance(event, ev.RunStarted):
             self._started = time.monotonic()
             self._spin()
@@ -191,5 +192,5 @@ class ReplRenderer:
             + "\n"
         )
         if summary.error and summary.status not in ("cancelled", "finished"):
-            self.stream.write(self.style.red(f"error: {summary.error}") + "\n")
+            self.stream.write(self.style.red(f"error: {visible(summary.error)}") + "\n")
         self.stream.flush()

@@ -24,6 +24,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from agentcli import __version__
 from agentcli.agent import Agent
 from agentcli.errors import AgentCliError, ExitCode
+from agentcli.output.visible import visible
 from agentcli.paths import data_dir
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
@@ -139,9 +140,10 @@ class Repl:
         self.out.flush()
 
     def _banner(self) -> None:
-        self.say(f"agentcli {__version__} · {self.agent.model} · {self.settings.workspace}")
+        where = visible(str(self.settings.workspace))  # a directory name may hold escapes
+        self.say(f"agentcli {__version__} · {visible(str(self.agent.model))} · {where}")
         for item in self.agent.instructions:
-            self.say(f"  instructions: {item.path}")
+            self.say(f"  instructions: {visible(str(item.path))}")
         turns = sum(1 for m in self.agent.session.conversation.messages if m.role == "user")
         if turns:
             self.say(f"  continuing session {self.agent.session.id} ({turns} earlier turns)")
@@ -242,7 +244,8 @@ class Repl:
             self._command_task = None
             loop.remove_signal_handler(signal.SIGINT)
         output = capture.text()
-        self.out.write(output if output.endswith("\n") or not output else output + "\n")
+        shown = visible(output)  # a file the command printed may carry escape sequences
+        self.out.write(shown if shown.endswith("\n") or not shown else shown + "\n")
         self.say(self.renderer.style.dim(f"exit code {result.exit_code}"))
         self.pending_context.append(
             f"I ran `{command}` myself (exit code {result.exit_code}):\n```\n{output.rstrip()}\n```"
