@@ -63,6 +63,7 @@ class AgentLoop:
         # Tools a client runs (AG-UI frontend tools): offered, never executed here; a call
         # of one ends the run "pending" until its result comes back.
         self.frontend: set[str] = set()
+        self.frontend_specs: list[dict[str, Any]] = []  # theirs, kept beside the registry's
 
     async def run(self, conversation: Conversation) -> LoopStatus:
         """Runs until done; adds every assistant and tool message to `conversation`."""
@@ -73,7 +74,7 @@ class AgentLoop:
             step_name = f"step-{self.state.steps}"
             self.emit(ev.StepStarted(step_name=step_name))
             if self.refresh_tools is not None:
-                self.tools = await self.refresh_tools()
+                self.tools = [*await self.refresh_tools(), *self.frontend_specs]
             await self._compact_if_needed(conversation)
             message, end = await self._model_step(conversation)
             if end.extra:

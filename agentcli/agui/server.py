@@ -82,6 +82,7 @@ class AgentServer:
     def __init__(self, options: ServeOptions) -> None:
         self.options = options
         self.busy: set[str] = set()  # threads with a run in progress
+        self.closing: set[asyncio.Future[None]] = set()  # agents closing after their run
         self.runs = 0
         self._provider: Any = None  # one for every run: its HTTP client's pool is shared
 
@@ -190,6 +191,7 @@ class AgentServer:
                 422, "nothing new to run: send a new user message or the pending tool results"
             )
         agent.loop.tools = [*agent.loop.tools, *specs]
+        agent.loop.frontend_specs = list(specs)
         agent.loop.frontend = {spec["name"] for spec in specs}
         agent.loop.system += context_section(run_input, plan.notes)
         if any(tool.name == wire.CONFIRM_TOOL for tool in run_input.tools or []):
@@ -229,8 +231,13 @@ class AgentServer:
             await agent.run_turn(None, run_id=run_input.run_id, prelude=lambda: apply(agent, plan))
         finally:
             self.busy.discard(run_input.thread_id)
-            with contextlib.suppress(Exception):
-                await agent.aclose(stop_all=False)
+            # Shielded: a client that leaves as the run ends cancels this task, and a close
+            # cut short would keep the thread's session file locked.
+            closing = asyncio.ensure_future(agent.aclose(stop_all=False))
+            self.closing.add(closing)  # a reference, so it finishes even if we are cancelled
+            closing.add_done_callback(self.closing.discard)
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.shield(closing)
             relay.queue.put_nowait(None)
 
     async def _failed(self, relay: Relay, message: str) -> None:

@@ -36,9 +36,8 @@ def open_thread(thread_id: str, workspace: Path, model: str) -> Session:
     session_id = session_id_for(thread_id)
     path = sessions_dir() / f"{session_id}.jsonl"
     if path.exists():
-        session = Session.load(path)
-        session.open_for_append()
-        return session
+        # No waiting for another writer: a wait here would hold up every run of the server.
+        return Session.open(path, lock_wait=0)
     return Session.create(workspace, model, session_id=session_id)
 
 
