@@ -489,7 +489,9 @@ def test_ctrl_c_at_the_approval_prompt_denies_and_cancels(
 def test_ctrl_c_after_the_approval_prompt_was_answered_kills_the_tool(
     chat: StartChat, server: ScriptedServer, workspace: Path
 ) -> None:
-    command = "echo $$ > sh.pid; echo started-now; exec sleep 302"
+    # Found by its argument: a PID written from inside the sandbox is the sandbox's own.
+    token = f"302.{os.getpid() % 1000}{time.time_ns() % 10**6}"
+    command = f"echo started-now; exec sleep {token}"
     server.enqueue(
         Reply.tool_calls([{"id": "s1", "name": "run_shell", "arguments": {"command": command}}])
     )
@@ -497,7 +499,7 @@ def test_ctrl_c_after_the_approval_prompt_was_answered_kills_the_tool(
     mark = session.submit("run it after asking")
     session.expect(APPROVAL)
     session.send("y")
-    shell_pid = int(wait_for_file(workspace / "sh.pid"))
+    shell_pid = pid_of(["sleep", token])
     session.extra_pids.append(shell_pid)
     session.expect("started-now")
 
