@@ -415,6 +415,7 @@ class Outcome:
     model_only: str | None = None
     prior_only: str | None = None
     scored: bool = False
+    chosen: str | None = None  # the combined choice, before its arguments were written
 
     @property
     def right_tool(self) -> bool:
@@ -422,7 +423,8 @@ class Outcome:
 
     def right_by(self, part: str) -> bool:
         """Whether the choice of `part` ("model", "prior" or "combined") was right."""
-        chosen = {"model": self.model_only, "prior": self.prior_only}.get(part, self.tool)
+        combined = self.chosen if self.scored else self.tool
+        chosen = {"model": self.model_only, "prior": self.prior_only}.get(part, combined)
         return chosen == self.case.tool
 
     @property
@@ -506,6 +508,7 @@ async def run_provider(
             outcome.scored = True
             outcome.model_only = _tool(scoring.choose(scores, scoring.model_only(weights)))
             outcome.prior_only = _tool(scoring.choose(scoring.prior_only(scores), weights))
+            outcome.chosen = _tool(scoring.choose(scores, weights))
         outcomes.append(outcome)
     await provider.aclose()
     shutil.rmtree(provider.workspace, ignore_errors=True)
@@ -674,7 +677,7 @@ def table_row(label: str, s: dict[str, Any]) -> str:
     for group in ("simple", "two"):
         cells += [_pct(s[f"{group}_{part}"]) for part in PARTS]
         cells.append(_pct(s[f"{group}_right"]))
-    cells += [_pct(s["no_tool_combined"]), f"{s['mean_s']:.1f}"]
+    cells += [_pct(s["no_tool_combined"]), f"{s['mean_s']:.1f} ({s['runaways']} runaways)"]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -705,7 +708,10 @@ def load_rows(files: list[str]) -> list[tuple[str, str, str, dict[str, Any]]]:
             outcome = Outcome(
                 case, item["tool"], item["arguments"], item["seconds"], item["runaway"],
                 item["error"], item["model_only"], item["prior_only"], item.get("scored", True),
+                item.get("chosen", item["tool"]),
             )  # fmt: skip
+            if "chosen" not in item and item["runaway"]:
+                continue  # (older files) the choice is unknown when its arguments ran out
             grouped.setdefault((item["model"], item["format"], item["set"]), []).append(outcome)
     return [(*key, summarize(outcomes)) for key, outcomes in grouped.items()]
 
@@ -780,6 +786,7 @@ def main() -> int:
                             "model_only": o.model_only,
                             "prior_only": o.prior_only,
                             "scored": o.scored,
+                            "chosen": o.chosen,
                             "arguments": o.arguments,
                             "right": o.right,
                             "seconds": round(o.seconds, 2),

@@ -674,6 +674,58 @@ def test_the_real_model_calls_a_tool_with_arguments_that_match_its_schema(
     assert items[-1]["type"] == "StepEnd" and items[-1]["finish"] == "tool_calls"
 
 
+# Requests on which the examples alone (the router's prior, no model) choose wrongly; the
+# model's scores must turn them right. Chosen on the development sets, never on the frozen
+# one; the test checks the prior's wrong choice too, so it cannot pass without the model.
+MODEL_DECIDES = {
+    "what operating system is this machine running?": "system_info",
+    "search the project for the string API_KEY": "search_content",
+    "write the text goodbye to farewell.txt": "write_file",
+    "put the text ok into status.txt": "write_file",
+}
+
+CHOOSER = r"""
+import asyncio, json, sys
+from agentcli.messages import Message
+from agentcli.providers.base import ModelRequest
+from agentcli.providers.local import LocalProvider, scoring
+from agentcli.tools.registry import builtin_tools
+
+tools = [t.spec() for t in builtin_tools()]
+provider = LocalProvider(progress=lambda text: None, workspace=__import__("pathlib").Path.cwd())
+
+async def choose(text):
+    request = ModelRequest(system="", messages=[Message.user(text)], tools=tools)
+    async for item in provider.stream(request):
+        pass
+    scores, weights = provider.last_choice, provider.options.weights()
+    # the choice itself, before the arguments (whose time bound a loaded machine may hit)
+    return {"combined": scoring.choose(scores, weights),
+            "prior": scoring.choose(scoring.prior_only(scores), weights)}
+
+print(json.dumps({text: asyncio.run(choose(text)) for text in json.loads(sys.argv[1])}))
+"""
+
+
+@pytest.mark.local_model
+@needs_model
+def test_the_model_turns_choices_the_examples_alone_get_wrong(tmp_path: Path):
+    for entry in ("README.md", "notes.txt", "src/app.py", "requirements.txt", "Makefile"):
+        (tmp_path / entry).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / entry).write_text("example\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", CHOOSER, json.dumps(list(MODEL_DECIDES))],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    chosen = json.loads(done.stdout.strip().splitlines()[-1])
+    for text, expected in MODEL_DECIDES.items():
+        assert chosen[text]["prior"] != expected, f"the examples alone decide {text!r}"
+    right = [text for text, expected in MODEL_DECIDES.items()
+             if chosen[text]["combined"] == expected]  # fmt: skip
+    assert len(right) >= len(MODEL_DECIDES) - 1, chosen
+
+
 @pytest.mark.local_model
 @needs_model
 def test_run_with_the_local_model_calls_a_tool_and_answers(tmp_path: Path):
