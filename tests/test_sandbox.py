@@ -78,11 +78,13 @@ def run_in(
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_reads_outside_the_workspace_are_refused(backend: str, place: dict[str, Path]) -> None:
     for target in (place["home"] / ".ssh" / "id_ed25519", place["beside"]):
-        command = f"cat {target}; ls {target.parent}"
-        confined = run_in(backend, Profile.READ_ONLY, command, place)
-        assert SECRET not in confined.capture.text()
-        assert confined.exit_code != 0
-        assert SECRET in run_in(None, Profile.NONE, command, place).capture.text()
+        read = run_in(backend, Profile.READ_ONLY, f"cat {target}", place)
+        assert SECRET not in read.capture.text() and read.exit_code != 0
+        listing = run_in(backend, Profile.READ_ONLY, f"ls -a {target.parent}", place)
+        assert target.name not in listing.capture.text()  # refused, or not there at all
+        assert SECRET in run_in(None, Profile.NONE, f"cat {target}", place).capture.text()
+        free = run_in(None, Profile.NONE, f"ls -a {target.parent}", place).capture.text()
+        assert target.name in free
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -198,7 +200,8 @@ def test_leftovers_are_killed_when_the_command_ends(backend: str, place: dict[st
     token = f"5{os.getpid() % 1000}.{abs(hash(backend)) % 1000}"
     result = run_in(backend, Profile.READ_ONLY, f"setsid sleep {token} & echo started", place)
     assert result.exit_code == 0 and "started" in result.capture.text()
-    assert result.leftovers_killed >= 1
+    if backend == "landlock":  # the keeper counts them; under bubblewrap the namespace ends
+        assert result.leftovers_killed >= 1
     assert _alive_with(token) == []
 
 

@@ -32,8 +32,8 @@ def _isolation(backend: str | None, landlock_abi: int, seccomp: bool) -> dict[st
     landlock = bool(landlock_abi) and backend in ("landlock", "bubblewrap")
     seatbelt = backend == "seatbelt"
     if bwrap:
-        filesystem = "mount namespace + Landlock" if landlock else "mount namespace"
-        network = "network namespace"
+        filesystem = "mount namespace"
+        network = "network namespace + seccomp" if seccomp else "network namespace"
     elif landlock:
         filesystem = "Landlock"
         network = "Landlock TCP rules + seccomp" if landlock_abi >= 4 else "seccomp"
@@ -102,8 +102,9 @@ def run(workspace: Path, *, as_json: bool) -> int:
     out = sys.stdout.write
     if box["active"]:
         landlock = box["landlock"]["abi"]
-        how = box["backend"] + (f" + Landlock ABI {landlock}" if box["backend"] == "bubblewrap"
-                                and landlock else "")  # fmt: skip
+        how = box["backend"] + (
+            f", Landlock ABI {landlock}" if box["backend"] == "landlock" else ""
+        )
         out(f"sandbox: in force ({how})\n")
     else:
         out("sandbox: NOT in force\n")

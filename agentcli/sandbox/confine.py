@@ -124,10 +124,14 @@ def compiled_launcher() -> bytes:
 
 def launcher_pipe() -> int:
     """A pipe holding the compiled launcher, whole; returns its read end."""
-    code = compiled_launcher()
+    return _pipe_holding(compiled_launcher())
+
+
+def _pipe_holding(data: bytes) -> int:
+    """A pipe that holds `data` and is closed for writing; returns its read end."""
     read_end, write_end = os.pipe()
     try:
-        os.write(write_end, code)  # far below a pipe's capacity: never blocks
+        os.write(write_end, data)  # far below a pipe's capacity: never blocks
     finally:
         os.close(write_end)
     os.set_inheritable(read_end, True)
@@ -228,25 +232,47 @@ class Sandbox:
             assert self.mechanisms.seatbelt is not None
             command = [*seatbelt_argv(self.mechanisms.seatbelt, layout), *argv]
             return Confined(command, env, profile, watched=watched)
+        if backend == "bubblewrap":
+            return self._under_bubblewrap(argv, profile, layout, cwd, env, watched)
         read_end, write_end = os.pipe()
         os.set_inheritable(write_end, True)
         os.set_blocking(read_end, False)  # read once the keeper is gone, whatever it wrote
-        words = self._launcher_words(layout, write_end, inside_bwrap=backend == "bubblewrap")
+        words = self._launcher_words(layout, write_end)
         python = os.path.realpath(sys.executable)
         code = launcher_pipe()
         bootstrap = BOOTSTRAP.format(fd=code)
         keeper_argv = [python, "-I", "-S", "-c", bootstrap, *words, "--", *argv]
-        if backend == "bubblewrap":
-            from agentcli.sandbox.bubblewrap import bwrap_argv
-
-            assert self.mechanisms.bwrap is not None
-            keeper_argv = [*bwrap_argv(self.mechanisms.bwrap, layout, cwd), *keeper_argv]
         return Confined(keeper_argv, env, profile, (write_end, code), read_end, watched)
 
-    def _launcher_words(self, layout: Layout, status_fd: int, *, inside_bwrap: bool) -> list[str]:
-        words = [f"status_fd={status_fd}"]
-        if not inside_bwrap:
-            words.append(f"parent={os.getpid()}")  # in bubblewrap, its init is the parent
+    def _under_bubblewrap(
+        self,
+        argv: Sequence[str],
+        profile: Profile,
+        layout: Layout,
+        cwd: str,
+        env: dict[str, str],
+        watched: guard.Snapshot | None,
+    ) -> Confined:
+        """bubblewrap alone: its PID namespace contains the tree (it dies with agentcli and
+        with the command's main process), it drops the capabilities and installs the socket
+        filter, so no keeper is started (a Python start per command saved)."""
+        from agentcli.sandbox.bubblewrap import bwrap_argv
+
+        assert self.mechanisms.bwrap is not None
+        fds: tuple[int, ...] = ()
+        seccomp_fd = None
+        if not layout.network and self.mechanisms.seccomp:
+            from agentcli.sandbox.launcher import seccomp_program
+
+            program = seccomp_program(os.uname().machine)
+            if program is not None:
+                seccomp_fd = _pipe_holding(program)
+                fds = (seccomp_fd,)
+        command = [*bwrap_argv(self.mechanisms.bwrap, layout, cwd, seccomp_fd), *argv]
+        return Confined(command, env, profile, fds, None, watched)
+
+    def _launcher_words(self, layout: Layout, status_fd: int) -> list[str]:
+        words = [f"status_fd={status_fd}", f"parent={os.getpid()}"]
         if self.mechanisms.landlock_abi:
             words += [f"read={p}" for p in layout.read]
             words += [f"write={p}" for p in layout.write]

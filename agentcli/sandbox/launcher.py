@@ -182,14 +182,15 @@ def drop_capabilities() -> None:
     _check(_libc.capset(hbuf, dbuf), "capset")
 
 
-def apply_seccomp(machine: str) -> bool:
-    """No sockets but local pairs: socket() of any family fails with EACCES (socketpair
-    still works), io_uring (which can open sockets behind seccomp's back) is refused, and
-    syscalls of another ABI (32-bit, x32) are refused so that none of this can be
-    side-stepped."""
+def seccomp_program(machine: str) -> bytes | None:
+    """The filter, as the kernel (and bubblewrap's --seccomp) takes it: no sockets but local
+    pairs (socket() of any family fails with EACCES; socketpair still works), no io_uring
+    (which can open sockets behind seccomp's back), and no syscalls of another ABI (32-bit,
+    x32), so that none of this can be side-stepped. None for an architecture it does not
+    know."""
     arch = AUDIT_ARCH.get(machine)
     if arch is None:
-        return False
+        return None
     ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     errno_eacces = SECCOMP_RET_ERRNO | EACCES
     program = [
@@ -205,9 +206,15 @@ def apply_seccomp(machine: str) -> bool:
         (ret, 0, 0, SECCOMP_RET_ERRNO | EPERM),
         (ret, 0, 0, SECCOMP_RET_ALLOW),
     ]
-    filters = b"".join(struct.pack("HBBI", *insn) for insn in program)
+    return b"".join(struct.pack("HBBI", *insn) for insn in program)
+
+
+def apply_seccomp(machine: str) -> bool:
+    filters = seccomp_program(machine)
+    if filters is None:
+        return False
     fbuf = ctypes.create_string_buffer(filters, len(filters))
-    prog = struct.pack("HxxxxxxP", len(program), ctypes.addressof(fbuf))
+    prog = struct.pack("HxxxxxxP", len(filters) // 8, ctypes.addressof(fbuf))
     pbuf = ctypes.create_string_buffer(prog, len(prog))
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     _check(
