@@ -192,6 +192,8 @@ def not_events(
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind == "application/json":
         return
+    if kind == "text/event-stream" and all(not s.strip() or s.startswith(":") for s in seen):
+        return  # an event stream that ended with only keep-alives: the provider decides
     start = " ".join(" ".join(seen).split())[:_SNIPPET_CHARS]
     if kind == "text/event-stream":
         what = f"no events, only {start!r}" if start else "an empty event stream"
