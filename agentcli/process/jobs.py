@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.process.capture import OutputCapture
-from agentcli.process.run import LIVE
-from agentcli.process.tree import PipeReader, ProcessTree, start
+from agentcli.process.run import LIVE, start_tree
+from agentcli.process.tree import PipeReader, ProcessTree
 
 
 @dataclass(slots=True)
@@ -67,17 +67,7 @@ class JobManager:
         confined: Any = None,  # agentcli.sandbox.confine.Confined: run it in its sandbox
     ) -> Job:
         job_id = f"job_{len(self.jobs) + 1}"
-        if confined is not None:
-            tree = start(
-                confined.argv,
-                cwd=cwd,
-                env=confined.env,
-                pass_fds=confined.pass_fds,
-                kept=confined.kept,
-            )
-        else:
-            tree = start(argv, cwd=cwd, env=env)
-        LIVE.trees.add(tree)
+        tree = start_tree(argv, cwd=cwd, env=env, confined=confined)
         log_path = self.log_dir / f"{job_id}-{tree.pid}.log" if self.log_dir else None
         job = Job(
             id=job_id,

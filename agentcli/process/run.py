@@ -46,6 +46,21 @@ class LiveTrees:
 LIVE = LiveTrees()
 
 
+def start_tree(
+    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], confined: Confined | None
+) -> ProcessTree:
+    """Starts `argv`, or its sandbox's command line when `confined`; agentcli's exit stops it."""
+    if confined is not None:
+        tree = start(
+            confined.argv, cwd=cwd, env=confined.env, pass_fds=confined.pass_fds,
+            kept=confined.kept,
+        )  # fmt: skip
+    else:
+        tree = start(argv, cwd=cwd, env=env)
+    LIVE.trees.add(tree)
+    return tree
+
+
 async def run_command(
     argv: Sequence[str],
     *,
@@ -58,17 +73,7 @@ async def run_command(
 ) -> CommandResult:
     """With `confined`, its command line (the sandbox's, wrapping `argv`) is what starts."""
     started = time.monotonic()
-    if confined is not None:
-        tree = start(
-            confined.argv,
-            cwd=cwd,
-            env=confined.env,
-            pass_fds=confined.pass_fds,
-            kept=confined.kept,
-        )
-    else:
-        tree = start(argv, cwd=cwd, env=env)
-    LIVE.trees.add(tree)
+    tree = start_tree(argv, cwd=cwd, env=env, confined=confined)
 
     def on_chunk(chunk: bytes) -> None:
         capture.feed(chunk)
