@@ -48,7 +48,7 @@ def _isolation(backend: str | None, landlock_abi: int, seccomp: bool) -> dict[st
         else "a keeper process kills the tree with agentcli"
         if landlock
         else "process group",
-        "agentcli environment": "hidden (own PID namespace)"
+        "agentcli environment": "hidden (own PID namespace, capabilities dropped)"
         if bwrap
         else "hidden (Landlock scope, capabilities dropped)"
         if landlock
