@@ -89,7 +89,8 @@ def test_a_server_killed_during_a_call_gives_an_error_result_then_restarts(
         Reply.tool_calls([call("call_echo", "echo", message="back again")]),
         Reply.text(["Done."]),
     )
-    result = run_cli(["run", "go", "--yes"], server=server, timeout=120)
+    # --sandbox none: the sandbox would (rightly) keep run_shell from seeing or killing it
+    result = run_cli(["run", "go", "--yes", "--sandbox", "none"], server=server, timeout=120)
 
     assert result.returncode == 0, result.stderr
     long, killer = tool_messages(server, 1)
