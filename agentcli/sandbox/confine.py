@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.sandbox import guard
-from agentcli.sandbox.layout import Layout, build_layout, interpreter_dirs, protected_paths
+from agentcli.sandbox.layout import Layout, build_layout, protected_paths
 from agentcli.sandbox.profiles import EARNED, Profile
 from agentcli.tools.base import Risk
 
@@ -284,9 +284,6 @@ class Sandbox:
         if not self.mechanisms.seccomp:
             words.append("seccomp=0")
         return words
-
-    def interpreter_paths(self, executable: str) -> list[str]:
-        return interpreter_dirs(executable)
 
     def close(self) -> None:
         if self._temp is not None:

@@ -40,11 +40,3 @@ EARNED = {Risk.LOW: Profile.READ_ONLY, Risk.MEDIUM: Profile.WORKSPACE_WRITE,
 # The risk of asking for more than the policy would grant (Codex's escalation).
 ESCALATION_RISK = {Profile.READ_ONLY: Risk.LOW, Profile.WORKSPACE_WRITE: Risk.MEDIUM,
                    Profile.NETWORK: Risk.HIGH, Profile.NONE: Risk.HIGH}  # fmt: skip
-
-
-def parse_profile(text: str) -> Profile:
-    try:
-        return Profile(text)
-    except ValueError:
-        names = ", ".join(p.value for p in Profile)
-        raise ValueError(f"unknown sandbox profile {text!r}; use one of {names}") from None
