@@ -21,7 +21,7 @@ PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 MAX_LINES = 260
 OPTIONS_HEADING = "Options of `run` and `chat`"
 
-FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^ *```[^\n]*\n(.*?)^ *```", re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"`+[^`]*`+")
 COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -143,6 +143,17 @@ def broken_links_of(text: str, page: Path) -> list[str]:
     # https:, mailto: and the like are not ours to check.
     ours = [t for t in targets if not re.match(r"[a-z][a-z0-9+.-]*:", t)]
     return [target for target in ours if not resolves(target, page)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_code_block_is_closed(page: Path) -> None:
+    """An unclosed fence turns the rest of a page into code (and hides its links)."""
+    fences = [line for line in page.read_text(encoding="utf-8").splitlines() if is_fence(line)]
+    assert len(fences) % 2 == 0, f"{page.relative_to(ROOT)}: a ``` block is not closed"
+
+
+def is_fence(line: str) -> bool:
+    return line.lstrip().startswith("```")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
