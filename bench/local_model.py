@@ -735,6 +735,12 @@ def main() -> int:
     )
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: the cores)")
     parser.add_argument(
+        "--call-seconds",
+        type=float,
+        help="the bound of a tool-calling step (default: the provider's, 30 s); raise it on a "
+        "loaded machine so that slowness is not counted as a wrong call",
+    )
+    parser.add_argument(
         "--summarize", nargs="+", metavar="JSON", help="only print the table of these --json files"
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="print every case")
@@ -768,6 +774,8 @@ def main() -> int:
                 options = dict(FORMATS[fmt])
                 if args.threads:
                     options["n_threads"] = args.threads
+                if args.call_seconds:
+                    options["call_seconds"] = args.call_seconds
                 if options.pop("baseline", False):
                     outcomes = run_baseline(model, tools, cases)
                 else:
