@@ -32,7 +32,7 @@ def list_plugins(as_json: bool) -> int:
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         return 0
     if not rows and not problems:
-        sys.stdout.write("no plug-ins installed (README: Plug-ins)\n")
+        sys.stdout.write("no plug-ins installed (how to write one: docs/extending.md)\n")
     for row in rows:
         kind = "provider" if row["group"] == "agentcli.providers" else row["state"]
         sys.stdout.write(f"{row['name']}  {kind}  {row['package']}\n")
