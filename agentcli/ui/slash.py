@@ -19,8 +19,10 @@ COMMANDS = {
     "policy": "rules and this session's remembered choices; /policy revoke N",
     "usage": "tokens in and out in this session",
     "sessions": "the saved sessions",
-    "resume": "continue a saved session: /resume ID",
+    "resume": "continue a saved session: /resume picks one, /resume ID",
     "compact": "summarise the older turns now",
+    "context": "what fills the context window, and when compaction comes",
+    "status": "model, workspace, approvals, sandbox, context, session",
 }
 
 
@@ -145,6 +147,18 @@ class SlashCommands:
         await self._switch_session(session)
         turns = sum(1 for m in session.conversation.messages if m.role == "user")
         self.repl.say(f"resumed session {session.id} ({turns} turns)")
+
+    async def cmd_context(self, argument: str) -> None:
+        from agentcli.context_meter import details, measure
+
+        for line in details(measure(self.repl.agent)):
+            self.repl.say(f"  {line}")
+
+    async def cmd_status(self, argument: str) -> None:
+        from agentcli.ui.status import status_lines
+
+        for line in status_lines(self.repl.agent):
+            self.repl.say(f"  {line}")
 
     async def cmd_compact(self, argument: str) -> None:
         compactor = self.repl.agent.loop.compactor

@@ -1,0 +1,148 @@
+"""End-to-end, in a pseudo-terminal at 40 and 120 columns against the scripted server: what
+the REPL says about where it stands — the context meter in the toolbar, `/context`, the
+notice before a compaction, `/status` — and what it does with the workspace: `/diff`,
+`/init`, and the `/resume` picker."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agentcli.compaction import text_tokens
+from tests import test_repl
+from tests.scripted_server import Reply, ScriptedServer
+from tests.test_repl import FOOTER, StartChat, lines_of, messages
+
+chat = test_repl.chat  # the fixture: `agentcli chat` in a pseudo-terminal
+
+WIDTHS = [40, 120]
+TOOLBAR_END = "/help"
+
+
+def configure(cli_home: Path, text: str) -> None:
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(text, encoding="utf-8")
+
+
+def toolbars(screen: str) -> list[str]:
+    return [line for line in lines_of(screen) if line.endswith(TOOLBAR_END) and " · " in line]
+
+
+# --- the context meter --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_toolbar_meter_from_the_reported_usage(
+    chat: StartChat, server: ScriptedServer, cli_home: Path, columns: int
+) -> None:
+    configure(cli_home, '[context.windows]\n"openai:tiny" = 10000\n')
+    server.enqueue(Reply.text(["ok"], usage=(1234, 56)))
+    session = chat("--model", "openai:tiny", cpr=True, columns=columns)
+    session.expect(TOOLBAR_END)
+    first = session.screen()
+    mark = session.submit("hi")
+    session.expect(FOOTER)
+    session.expect("ctx 13%")  # (1,234 in + 56 out) of a 10,000-token window
+    session.expect(TOOLBAR_END)
+    after = session.screen(mark).rpartition(FOOTER)[2]
+
+    before = toolbars(first)[-1]
+    # Before any report: the estimate of the system prompt and the tools' schemas.
+    estimate = int(re.search(r"ctx (\d+)%", before).group(1))  # type: ignore[union-attr]
+    system = messages(server, 0)[0]["content"]
+    assert estimate >= 100 * text_tokens(system) // 10_000, before
+    [bar] = toolbars(after)[-1:]
+    assert "ctx 13%" in bar and "openai:tiny" in bar
+    assert len(bar) <= columns, bar  # fitted, not wrapped
+    if columns >= 120:
+        assert "↑1,234 ↓56 tokens" in bar
+    else:
+        assert "tokens" not in bar  # left out before the meter
+
+
+def test_toolbar_says_ctx_unknown_when_the_window_is_not_known(
+    chat: StartChat, server: ScriptedServer
+) -> None:
+    session = chat("--model", "openai:tiny", cpr=True, columns=120)
+    session.expect(TOOLBAR_END)
+    [bar] = toolbars(session.screen())[-1:]
+    assert "ctx ?" in bar, bar
+    screen = session.command("/context", "compaction at")
+    assert "window not known" in screen
+    assert "set context.window" in screen
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_context_details_each_part(
+    chat: StartChat, server: ScriptedServer, cli_home: Path, columns: int
+) -> None:
+    configure(cli_home, '[context.windows]\n"openai:tiny" = 10000\n')
+    server.enqueue(
+        Reply.tool_calls([{"id": "r1", "name": "read_file", "arguments": {"path": "notes.txt"}}]),
+        Reply.text(["read it"], usage=(2000, 100)),
+    )
+    session = chat("--model", "openai:tiny", "--yes", columns=columns)
+    session.turn("read the notes")
+    screen = session.command("/context", "compaction at")
+    text = " ".join(screen.split())  # at 40 columns a line wraps
+
+    system = messages(server, 1)[0]["content"]
+    assert f"system prompt {text_tokens(system):,}" in text, text
+    assert "2,100 of 10,000 tokens (21%), as the provider last reported" in text
+    for part in ("tool schemas", "messages", "tool results"):
+        assert re.search(part + r" [1-9][\d,]*", text), (part, text)
+    assert "window 10,000" in text and 'context.windows."openai:tiny"' in text
+    assert "compaction at 80% of 10,000 = 8,000 estimated tokens" in text
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_compaction_is_announced_before_it_happens(
+    chat: StartChat, server: ScriptedServer, cli_home: Path, columns: int
+) -> None:
+    configure(cli_home, "[context]\nwindow = 2000\nkeep_turns = 1\n")
+    long = " ".join(["long words"] * 100)
+    server.enqueue(
+        Reply.text(["first answer " + long]),
+        Reply.text(["SUMMARY OF THE FIRST TURN"]),
+        Reply.text(["second answer"]),
+    )
+    session = chat(columns=columns)
+    session.turn("first question " + long)
+    mark = session.submit("second question")
+    session.expect("second answer")
+    session.expect(FOOTER)
+    session.prompt()
+    screen = session.screen(mark)
+
+    notice = re.search(r"context (\d+)% full: compacting older turns…", screen)
+    assert notice, screen
+    assert int(notice.group(1)) > 80  # the threshold it passed
+    assert screen.index(notice.group(0)) < screen.index("compacted:")
+    assert screen.index("compacted:") < screen.index("second answer")
+    assert len(server.requests) == 3
+    assert messages(server, 1)[0]["content"].startswith("You condense a conversation")
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_status_says_where_the_chat_stands(
+    chat: StartChat, server: ScriptedServer, cli_home: Path, workspace: Path, columns: int
+) -> None:
+    configure(cli_home, "[context]\nwindow = 10000\n")
+    server.enqueue(Reply.text(["ok"], usage=(1234, 56)))
+    session = chat("--model", "openai:tiny", columns=columns)
+    session.turn("hi")
+    screen = session.command("/status", "session ")
+    text = " ".join(screen.split())
+
+    assert "model openai:tiny" in text
+    assert "provider openai (openai) at " + server.base_url in text
+    assert f"workspace {workspace}" in text
+    assert "approvals ask: medium and high risk calls ask first" in text
+    assert re.search(r"sandbox (bubblewrap|landlock|seatbelt|none available|off)", text), text
+    assert "context 13% full (1,290 of 10,000 tokens)" in text
+    session_dir = cli_home / "agentcli" / "data" / "sessions"
+    [path] = [p for p in session_dir.glob("*.jsonl")]
+    assert f"session {path.stem}" in text
