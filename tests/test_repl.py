@@ -629,7 +629,8 @@ def test_unknown_command_and_bad_arguments(chat: StartChat, server: ScriptedServ
     # (the marker is the answer: "compact" alone also matches the typed command's echo)
     assert "nothing to compact" in session.command("/compact", "nothing to compact")
     assert "unknown command /frobnicate" in session.command("/frobnicate", "unknown command")
-    assert "session id" in session.command("/resume", "session id")
+    # No earlier session with a turn: nothing for the picker to offer.
+    assert "no other saved session" in session.command("/resume", "no other saved session")
     assert "/policy revoke N" in session.command("/policy revoke 9", "revoke N")
     session.send(CTRL_D)
     assert session.exit_status() == 0

@@ -146,3 +146,55 @@ def test_status_says_where_the_chat_stands(
     session_dir = cli_home / "agentcli" / "data" / "sessions"
     [path] = [p for p in session_dir.glob("*.jsonl")]
     assert f"session {path.stem}" in text
+
+
+# --- the /resume picker ---------------------------------------------------------------
+
+DOWN = "\x1b[B"
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_resume_picker_lists_recent_first_and_resumes_the_chosen(
+    chat: StartChat, server: ScriptedServer, columns: int
+) -> None:
+    server.enqueue(*(Reply.text([answer]) for answer in ("A.", "B.", "C.")))
+    session = chat("--model", "openai:tiny", columns=columns)
+    session.turn("older question about apples")
+    session.command("/clear", "new conversation")
+    session.turn("newer question about bananas")
+    session.command("/clear", "new conversation")  # the current one: empty, not offered
+
+    mark = session.submit("/resume")
+    session.expect("Enter resumes")
+    listing = session.screen(mark)
+    session.send(DOWN)
+    session.send("\r")
+    session.expect("resumed session")
+    session.prompt()
+    screen = session.turn("and now?")
+
+    rows = [line for line in lines_of(listing) if "openai:tiny" in line]
+    assert len(rows) == 2, listing
+    assert "bananas" in rows[0] or "newer" in rows[0], rows  # the latest first
+    assert "apples" in rows[1] or "older" in rows[1], rows
+    assert all(row.endswith("just now") for row in rows), rows
+    assert all(len(row) <= columns for row in rows), rows
+    assert "C." in screen
+    users = [m["content"] for m in messages(server, 2) if m["role"] == "user"]
+    assert users == ["older question about apples", "and now?"]
+
+
+def test_resume_picker_esc_cancels(chat: StartChat, server: ScriptedServer) -> None:
+    server.enqueue(Reply.text(["A."]), Reply.text(["B."]))
+    session = chat()
+    session.turn("the only question")
+    session.command("/clear", "new conversation")
+    mark = session.submit("/resume")
+    session.expect("Enter resumes")
+    session.send("\x1b")
+    session.expect("(cancelled)")
+    session.prompt()
+    session.turn("a fresh start")
+    assert "resumed" not in session.screen(mark)
+    users = [m["content"] for m in messages(server, 1) if m["role"] == "user"]
+    assert users == ["a fresh start"]

@@ -135,7 +135,9 @@ class SlashCommands:
 
     async def cmd_resume(self, argument: str) -> None:
         if not argument:
-            raise UsageError("give a session id: /resume ID (see /sessions)")
+            argument = await self._pick_session() or ""
+            if not argument:
+                return
         path = find_session(argument)
         if path == self.repl.agent.session.path:
             self.repl.say(f"already in session {path.stem}")
@@ -159,6 +161,30 @@ class SlashCommands:
 
         for line in status_lines(self.repl.agent):
             self.repl.say(f"  {line}")
+
+    async def _pick_session(self) -> str | None:
+        """`/resume` alone: the saved sessions, latest first, to choose from."""
+        import time
+
+        from agentcli.output.visible import visible
+        from agentcli.sessions.listing import age, recent_sessions
+        from agentcli.ui.picker import pick
+
+        recent = recent_sessions(exclude=self.repl.agent.session.id)
+        if not recent:
+            self.repl.say("no other saved session to resume; /sessions lists them all")
+            return None
+        now = time.time()
+        rows = [
+            (visible(r.summary.first_prompt) or "(no prompt)",
+             f"{r.summary.model} · {age(now - r.modified)}")
+            for r in recent
+        ]  # fmt: skip
+        index = await pick("Resume which session?", rows)
+        if index is None:
+            self.repl.say("(cancelled)")
+            return None
+        return recent[index].summary.id
 
     async def cmd_compact(self, argument: str) -> None:
         compactor = self.repl.agent.loop.compactor
