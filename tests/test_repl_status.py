@@ -6,6 +6,7 @@ notice before a compaction, `/status` — and what it does with the workspace: `
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from agentcli.compaction import text_tokens
 from tests import test_repl
 from tests.scripted_server import Reply, ScriptedServer
-from tests.test_repl import FOOTER, StartChat, lines_of, messages
+from tests.test_repl import FOOTER, StartChat, lines_of, messages, write_call
 
 chat = test_repl.chat  # the fixture: `agentcli chat` in a pseudo-terminal
 
@@ -198,3 +199,57 @@ def test_resume_picker_esc_cancels(chat: StartChat, server: ScriptedServer) -> N
     assert "resumed" not in session.screen(mark)
     users = [m["content"] for m in messages(server, 1) if m["role"] == "user"]
     assert users == ["a fresh start"]
+
+
+# --- /diff --------------------------------------------------------------------------
+
+
+def shell_call(call_id: str, command: str) -> dict[str, object]:
+    return {"id": call_id, "name": "run_shell", "arguments": {"command": command}}
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_diff_shows_what_the_session_wrote(
+    chat: StartChat, server: ScriptedServer, workspace: Path, columns: int
+) -> None:
+    server.enqueue(
+        Reply.tool_calls([write_call("w1", "notes.txt", "first note\nchanged note\n")]),
+        Reply.tool_calls([write_call("w2", "notes.txt", "first note\nchanged again\n")]),
+        Reply.tool_calls([write_call("w3", "new.txt", "brand new\n")]),
+        Reply.text(["Done."]),
+    )
+    session = chat("--yes", columns=columns)
+    assert "changed nothing" in session.command("/diff", "changed nothing")
+    session.turn("change the notes twice and add a file")
+    screen = lines_of(session.command("/diff", "not a git repository"))
+
+    # Against the content before the session's first change, not the last write.
+    assert "--- a/notes.txt" in screen and "+++ b/notes.txt" in screen
+    assert "-second note" in screen and "+changed again" in screen
+    assert "+changed note" not in screen
+    assert "--- /dev/null" in screen and "+++ b/new.txt" in screen and "+brand new" in screen
+    assert "(not a git repository: changes made by commands are not shown)" in screen
+
+
+def test_diff_adds_git_diff_for_changes_made_by_commands(
+    chat: StartChat, server: ScriptedServer, workspace: Path
+) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "start"]):
+        subprocess.run([*git, *args], cwd=workspace, check=True, capture_output=True)
+    server.enqueue(
+        Reply.tool_calls([write_call("w1", "notes.txt", "first note\nchanged note\n")]),
+        Reply.tool_calls([shell_call("s1", "echo appended-by-shell >> README.md")]),
+        Reply.text(["Done."]),
+    )
+    session = chat("--yes")
+    session.turn("change the notes and the readme")
+    screen = lines_of(session.command("/diff", "as git diff sees it"))
+
+    mine = screen.index("changed by this session's file tools:")
+    git_part = screen.index("also changed, as git diff sees it (commands, or you):")
+    assert mine < git_part
+    assert "+changed note" in screen[mine:git_part]
+    assert "+appended-by-shell" in screen[git_part:]
+    assert "+++ b/README.md" in screen[git_part:]
+    assert "+++ b/notes.txt" not in screen[git_part:]  # said once, as the session's own

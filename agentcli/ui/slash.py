@@ -23,6 +23,7 @@ COMMANDS = {
     "compact": "summarise the older turns now",
     "context": "what fills the context window, and when compaction comes",
     "status": "model, workspace, approvals, sandbox, context, session",
+    "diff": "what this session changed in the workspace",
 }
 
 
@@ -185,6 +186,11 @@ class SlashCommands:
             self.repl.say("(cancelled)")
             return None
         return recent[index].summary.id
+
+    async def cmd_diff(self, argument: str) -> None:
+        from agentcli.ui.diff_view import show_diff
+
+        await show_diff(self.repl)
 
     async def cmd_compact(self, argument: str) -> None:
         compactor = self.repl.agent.loop.compactor
