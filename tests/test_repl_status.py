@@ -253,3 +253,50 @@ def test_diff_adds_git_diff_for_changes_made_by_commands(
     assert "+appended-by-shell" in screen[git_part:]
     assert "+++ b/README.md" in screen[git_part:]
     assert "+++ b/notes.txt" not in screen[git_part:]  # said once, as the session's own
+
+
+# --- /init --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_init_writes_an_agents_md_skeleton_after_asking(
+    chat: StartChat, server: ScriptedServer, workspace: Path, columns: int
+) -> None:
+    (workspace / "pyproject.toml").write_text('[project]\nname = "demo-proj"\n', encoding="utf-8")
+    (workspace / "src" / "demo").mkdir(parents=True)
+    (workspace / "src" / "demo" / "core.py").write_text("X = 1\n", encoding="utf-8")
+    (workspace / "src" / "demo" / "cli.py").write_text("Y = 2\n", encoding="utf-8")
+    (workspace / "tests").mkdir()
+    (workspace / "tests" / "test_core.py").write_text("def test(): pass\n", encoding="utf-8")
+    target = workspace / "AGENTS.md"
+    session = chat(columns=columns)
+
+    mark = session.submit("/init")
+    session.expect("write AGENTS.md? [y/N]")
+    shown = session.screen(mark)
+    assert not target.exists()  # asked first
+    session.send("y\r")
+    session.expect("wrote AGENTS.md")
+    session.prompt()
+
+    written = target.read_text(encoding="utf-8")
+    assert written.startswith("# demo-proj\n")
+    assert "- Languages: Python (3 files)" in written
+    assert "- Build files: pyproject.toml" in written
+    assert "- Test: `python -m pytest`" in written
+    assert "- `src/` (2 files)" in written and "- `tests/` (1 file)" in written
+    assert "- `README.md`" in written
+    assert "Python (3 files)" in shown  # the skeleton was shown before the question
+    diff = lines_of(session.command("/diff", "not a git repository"))
+    assert "+# demo-proj" in diff and "--- /dev/null" in diff  # /init's write is the session's
+
+    # Once it exists: replaced only when the question says so and the answer is yes.
+    target.write_text("# my own instructions\n", encoding="utf-8")
+    session.submit("/init")
+    session.expect("AGENTS.md exists already")
+    session.expect("replace AGENTS.md? [y/N]")
+    session.send("n\r")
+    session.expect("AGENTS.md not written")
+    session.prompt()
+    assert target.read_text(encoding="utf-8") == "# my own instructions\n"
+    assert server.requests == []  # nothing was asked of the model

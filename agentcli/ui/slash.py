@@ -24,6 +24,7 @@ COMMANDS = {
     "context": "what fills the context window, and when compaction comes",
     "status": "model, workspace, approvals, sandbox, context, session",
     "diff": "what this session changed in the workspace",
+    "init": "write an AGENTS.md skeleton from the workspace (asks first)",
 }
 
 
@@ -191,6 +192,11 @@ class SlashCommands:
         from agentcli.ui.diff_view import show_diff
 
         await show_diff(self.repl)
+
+    async def cmd_init(self, argument: str) -> None:
+        from agentcli.ui.init_command import run_init
+
+        await run_init(self.repl)
 
     async def cmd_compact(self, argument: str) -> None:
         compactor = self.repl.agent.loop.compactor
