@@ -150,7 +150,11 @@ class Repl:
         key = (id(self.agent), id(loop), len(conversation.messages), conversation.start,
                loop.reported, len(loop.tools))  # fmt: skip
         if self._meter[0] != key:
-            self._meter = (key, meter(measure(self.agent)))
+            try:
+                shown = meter(measure(self.agent))
+            except AgentCliError:  # a bad window setting: /context says why
+                shown = "ctx ?"
+            self._meter = (key, shown)
         return self._meter[1]
 
     def say(self, text: str) -> None:
