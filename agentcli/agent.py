@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agentcli import events as ev
+from agentcli.changes import WorkspaceChanges
 from agentcli.compaction import Compactor
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.executor import Executor
@@ -101,6 +102,7 @@ class Agent:
             python=config.get("shell.python"),
             ask=getattr(self.policy.approver, "question", None),  # a person, if one is there
             sandbox=self.sandbox,
+            changes=WorkspaceChanges(self.workspace.root),  # for the REPL's /diff
         )
         self.executor = Executor(
             self.registry, self.policy, self.context, self.emit,

@@ -44,7 +44,15 @@ def text_tokens(text: str) -> int:
 
 
 def estimate_tokens(system: str, messages: list[Message], tools: list[dict[str, Any]]) -> int:
-    total = text_tokens(system) + text_tokens(json.dumps(tools, ensure_ascii=False))
+    return text_tokens(system) + tools_tokens(tools) + messages_tokens(messages)
+
+
+def tools_tokens(tools: list[dict[str, Any]]) -> int:
+    return text_tokens(json.dumps(tools, ensure_ascii=False))
+
+
+def messages_tokens(messages: list[Message]) -> int:
+    total = 0
     for message in messages:
         total += 4 + text_tokens(message.content)  # 4: the message's own framing
         for call in message.tool_calls:
@@ -162,17 +170,25 @@ class Compactor:
     ) -> list[Message]:
         return fit_to_window(system, messages, tools, self.window)
 
+    def used(self, system: str, conversation: Conversation, tools: list[dict[str, Any]]) -> int:
+        return estimate_tokens(system, conversation.visible(), tools)
+
     def needed(self, system: str, conversation: Conversation, tools: list[dict[str, Any]]) -> bool:
-        used = estimate_tokens(system, conversation.visible(), tools)
+        return self.over(self.used(system, conversation, tools))
+
+    def over(self, used: int) -> bool:
         return used > self.window * self.threshold
 
-    async def compact(self, conversation: Conversation) -> bool:
+    async def compact(self, conversation: Conversation, *, used: int | None = None) -> bool:
         """Summarises everything before the split point. False when nothing was done. A
         transcript too long for one request (a history grown under a larger model, long
-        tool outputs) is summarised piece by piece, each piece with the summary so far."""
+        tool outputs) is summarised piece by piece, each piece with the summary so far.
+        `used`: the estimated tokens that made it necessary, for the notice said first."""
         split = split_point(conversation, self.keep_turns)
         if split is None or split <= conversation.start:
             return False
+        # Said before the summary requests, which may take a while: the user knows why.
+        self.emit(ev.Compacting(used_tokens=used, window=self.window))
         older = conversation.messages[conversation.start : split]
         summary = conversation.summary or ""
         entries = transcript_entries(older)

@@ -338,6 +338,24 @@ class Compaction(TypedCustom):
     requests: int | None = None
 
 
+@_typed("compacting")
+@dataclass(kw_only=True, slots=True)
+class Compacting(TypedCustom):
+    """Said before the older messages are summarised: `{"window", "usedTokens"?}` —
+    `usedTokens`: the estimate that passed the threshold (absent for `/compact`)."""
+
+    window: int
+    used_tokens: int | None = None
+
+    @property
+    def notice(self) -> str:
+        """The one line a person reads."""
+        if self.used_tokens is None:
+            return "compacting older turns…"
+        percent = round(100 * self.used_tokens / self.window) if self.window else 0
+        return f"context {percent}% full: compacting older turns…"
+
+
 def custom_event(name: str, value: Any, **base: Any) -> Custom:
     """A received CUSTOM event: typed when agentcli knows the name and the shape fits."""
     kind = CUSTOM_KINDS.get(name)

@@ -28,6 +28,16 @@ class InvalidCallsError(AgentCliError):
 LoopStatus = Literal["finished", "max_steps", "pending"]
 
 
+@dataclass(frozen=True, slots=True)
+class Reported:
+    """The context as the provider last counted it: the request's tokens and the answer's,
+    when the conversation had `count` messages from `start` (a compaction voids it)."""
+
+    tokens: int
+    count: int
+    start: int
+
+
 @dataclass(slots=True)
 class LoopState:
     """What the loop has done so far; read by the runner even when the loop is cut short."""
@@ -60,6 +70,7 @@ class AgentLoop:
         self.compactor = compactor
         self.refresh_tools = refresh_tools  # the registry, read again before every step
         self.state = LoopState()
+        self.reported: Reported | None = None  # for the REPL's context meter
         # Tools a client runs (AG-UI frontend tools): offered, never executed here; a call
         # of one ends the run "pending" until its result comes back.
         self.frontend: set[str] = set()
@@ -80,6 +91,9 @@ class AgentLoop:
             if end.extra:
                 message.extra.update(end.extra)
             conversation.add(message)
+            if end.usage is not None and end.usage.total_tokens:
+                tokens = end.usage.input_tokens + end.usage.output_tokens
+                self.reported = Reported(tokens, len(conversation.messages), conversation.start)
             self.state.final_text = message.content
             if end.finish_reason == "length":
                 self._warn(
@@ -108,7 +122,7 @@ class AgentLoop:
     def _warn(self, text: str) -> None:
         self.emit(ev.RunWarning(message=text))
 
-    def _system(self, conversation: Conversation) -> str:
+    def current_system(self, conversation: Conversation) -> str:
         if conversation.summary:
             return self.system + summary_section(conversation.summary)
         return self.system
@@ -116,10 +130,11 @@ class AgentLoop:
     async def _compact_if_needed(self, conversation: Conversation) -> None:
         if self.compactor is None:
             return
-        if not self.compactor.needed(self._system(conversation), conversation, self.tools):
+        used = self.compactor.used(self.current_system(conversation), conversation, self.tools)
+        if not self.compactor.over(used):
             return
         try:
-            await self.compactor.compact(conversation)
+            await self.compactor.compact(conversation, used=used)
         except ProviderError as error:
             self._warn(f"could not compact the conversation: {error}")
 
@@ -129,7 +144,7 @@ class AgentLoop:
         messages = conversation.visible()
         if messages and messages[0].role != "user":  # after a compaction: start with the user
             messages = [Message.user("(The conversation continues from the summary.)"), *messages]
-        system = self._system(conversation)
+        system = self.current_system(conversation)
         if self.compactor is not None:
             messages = self.compactor.fit(system, messages, self.tools)
         request = ModelRequest(system=system, messages=messages, tools=self.tools)

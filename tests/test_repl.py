@@ -30,7 +30,7 @@ CPR_REQUEST = "\x1b[6n"
 TIMEOUT = 10
 ROWS, COLUMNS = 40, 120
 COMMANDS = ("help", "exit", "clear", "model", "tools", "policy", "usage", "sessions", "resume",
-            "compact")  # fmt: skip
+            "compact", "context", "status", "diff", "init")  # fmt: skip
 INTERRUPTED_MARK = "[interrupted by the user]"
 UP = "\x1b[A"
 CTRL_A, CTRL_C, CTRL_D, CTRL_R = "\x01", "\x03", "\x04", "\x12"
@@ -629,7 +629,8 @@ def test_unknown_command_and_bad_arguments(chat: StartChat, server: ScriptedServ
     # (the marker is the answer: "compact" alone also matches the typed command's echo)
     assert "nothing to compact" in session.command("/compact", "nothing to compact")
     assert "unknown command /frobnicate" in session.command("/frobnicate", "unknown command")
-    assert "session id" in session.command("/resume", "session id")
+    # No earlier session with a turn: nothing for the picker to offer.
+    assert "no other saved session" in session.command("/resume", "no other saved session")
     assert "/policy revoke N" in session.command("/policy revoke 9", "revoke N")
     session.send(CTRL_D)
     assert session.exit_status() == 0

@@ -28,6 +28,8 @@ class Notices:
             self._say(f"warning: {event.message}")
         elif getattr(event, "name", None) == "waiting" and self.waiting:
             self._say(waiting_line(event.value if isinstance(event.value, dict) else {}))
+        elif isinstance(event, ev.Compacting):
+            self._say(event.notice)
         elif isinstance(event, ev.Compaction):
             self._say(
                 f"compacted the conversation: {event.summarised_messages} earlier messages "

@@ -184,3 +184,35 @@ def export_json(session: Session) -> str:
         "events": [r["e"] for r in iter_records(session.path, []) if r.get("t") == "event"],
     }
     return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+@dataclass(slots=True)
+class RecentSession:
+    summary: SessionSummary
+    modified: float  # seconds since the epoch: the file's last write
+
+
+def recent_sessions(limit: int = 50, *, exclude: str | None = None) -> list[RecentSession]:
+    """For the REPL's `/resume` picker: the sessions with at least one turn, the latest
+    written first, `exclude` (the current one) left out."""
+    directory = sessions_dir()
+    found = []
+    for summary in all_summaries():
+        if summary.turns == 0 or summary.id == exclude:
+            continue
+        try:
+            stat = (directory / f"{summary.id}.jsonl").stat()
+        except OSError:
+            continue
+        found.append((stat.st_mtime_ns, summary.id, summary))
+    found.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [RecentSession(summary, ns / 1e9) for ns, _, summary in found[:limit]]
+
+
+def age(seconds: float) -> str:
+    """`just now`, `5m ago`, `3h ago`, `2d ago`."""
+    seconds = max(seconds, 0)
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"

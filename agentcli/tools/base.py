@@ -90,6 +90,12 @@ class ToolContext:
     confine: bool = True
     sandbox: Any = None  # the session's agentcli.sandbox.Sandbox; None: commands run as they are
     profile: str = "none"  # the sandbox profile this call runs in (set per call)
+    changes: Any = None  # the session's agentcli.changes.WorkspaceChanges, for /diff
+
+    def before_write(self, path: Path) -> None:
+        """A file tool is about to write `path`: its content before is kept for /diff."""
+        if self.changes is not None:
+            self.changes.before_write(path)
 
     @property
     def sandboxed(self) -> bool:

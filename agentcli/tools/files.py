@@ -429,6 +429,7 @@ class WriteFile(PathTool):
         base = walk_base(ctx, target, shown, writing=True)
         if target.path == base:
             raise ToolFailure(f"{shown} is a directory")
+        await asyncio.to_thread(ctx.before_write, target.path)
         existed = await asyncio.to_thread(write_at, target.path, base, shown, data)
         verb = "replaced" if existed else "created"
         return ToolOutput(
@@ -518,6 +519,7 @@ class EditFile(PathTool):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         def edit() -> ToolOutput:
             path, base, shown, decoded, updated = plan_edit(ctx, args)
+            ctx.before_write(path)
             write_at(path, base, shown, decoded.encode(updated))
             diff = unified_diff(decoded.text, updated, shown)
             changed = sum(

@@ -154,6 +154,7 @@ class AnthropicTextEditor(Tool):
         if at and not lines[at - 1].endswith(("\n", "\r")):
             lines[at - 1] += newline
         lines.insert(at, text)
+        ctx.before_write(target.path)
         write_at(target.path, base, shown, decoded.encode("".join(lines)))
         return ToolOutput(content=f"inserted after line {at} of {shown}", summary="inserted")
 

@@ -152,6 +152,8 @@ class ReplRenderer:
             self._line(self.style.yellow(
                 f"  retrying in {event.delay_seconds:.1f}s: {event.reason}"
             ))  # fmt: skip
+        elif isinstance(event, ev.Compacting):
+            self._line(self.style.yellow(f"  {event.notice}"))
         elif isinstance(event, ev.Compaction):
             self._line(self.style.dim(
                 f"  compacted: {event.summarised_messages} earlier messages summarised"

@@ -114,6 +114,7 @@ class Repl:
         self.done = False
         self.exit_code = ExitCode.OK
         self._command_task: asyncio.Task | None = None  # a `!command` in progress
+        self._meter: tuple[Any, str] = (None, "")  # the context meter, and what it measured
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys)
@@ -128,12 +129,33 @@ class Repl:
         return path
 
     def _toolbar(self) -> str:
+        from agentcli.ui.toolbar import fit
+
         usage = self.agent.usage
-        unsaved = " · not saved" if self.agent.session.unsaved else ""
-        return (
-            f" {self.agent.model} · {self.settings.workspace} · "
-            f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens{unsaved} · /help"
-        )
+        return fit([  # (text, keep): at 40 columns the lowest `keep` are left out first
+            (str(self.agent.model), 5),
+            (str(self.settings.workspace), 1),
+            (self._context_segment(), 4),
+            (f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens", 2),
+            ("not saved" if self.agent.session.unsaved else "", 6),
+            ("/help", 3),
+        ])  # fmt: skip
+
+    def _context_segment(self) -> str:
+        """`ctx 12%`: measured again only when the conversation or the report changed (the
+        toolbar is drawn at every key)."""
+        from agentcli.context_meter import measure, meter
+
+        conversation, loop = self.agent.session.conversation, self.agent.loop
+        key = (id(self.agent), id(loop), len(conversation.messages), conversation.start,
+               loop.reported, len(loop.tools))  # fmt: skip
+        if self._meter[0] != key:
+            try:
+                shown = meter(measure(self.agent))
+            except AgentCliError:  # a bad window setting: /context says why
+                shown = "ctx ?"
+            self._meter = (key, shown)
+        return self._meter[1]
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")

@@ -19,8 +19,12 @@ COMMANDS = {
     "policy": "rules and this session's remembered choices; /policy revoke N",
     "usage": "tokens in and out in this session",
     "sessions": "the saved sessions",
-    "resume": "continue a saved session: /resume ID",
+    "resume": "continue a saved session: /resume picks one, /resume ID",
     "compact": "summarise the older turns now",
+    "context": "what fills the context window, and when compaction comes",
+    "status": "model, workspace, approvals, sandbox, context, session",
+    "diff": "what this session changed in the workspace",
+    "init": "write an AGENTS.md skeleton from the workspace (asks first)",
 }
 
 
@@ -133,7 +137,9 @@ class SlashCommands:
 
     async def cmd_resume(self, argument: str) -> None:
         if not argument:
-            raise UsageError("give a session id: /resume ID (see /sessions)")
+            argument = await self._pick_session() or ""
+            if not argument:
+                return
         path = find_session(argument)
         if path == self.repl.agent.session.path:
             self.repl.say(f"already in session {path.stem}")
@@ -145,6 +151,52 @@ class SlashCommands:
         await self._switch_session(session)
         turns = sum(1 for m in session.conversation.messages if m.role == "user")
         self.repl.say(f"resumed session {session.id} ({turns} turns)")
+
+    async def cmd_context(self, argument: str) -> None:
+        from agentcli.context_meter import details, measure
+
+        for line in details(measure(self.repl.agent)):
+            self.repl.say(f"  {line}")
+
+    async def cmd_status(self, argument: str) -> None:
+        from agentcli.ui.status import status_lines
+
+        for line in status_lines(self.repl.agent):
+            self.repl.say(f"  {line}")
+
+    async def _pick_session(self) -> str | None:
+        """`/resume` alone: the saved sessions, latest first, to choose from."""
+        import time
+
+        from agentcli.output.visible import visible
+        from agentcli.sessions.listing import age, recent_sessions
+        from agentcli.ui.picker import pick
+
+        recent = recent_sessions(exclude=self.repl.agent.session.id)
+        if not recent:
+            self.repl.say("no other saved session to resume; /sessions lists them all")
+            return None
+        now = time.time()
+        rows = [
+            (visible(r.summary.first_prompt) or "(no prompt)",
+             f"{r.summary.model} · {age(now - r.modified)}")
+            for r in recent
+        ]  # fmt: skip
+        index = await pick("Resume which session?", rows)
+        if index is None:
+            self.repl.say("(cancelled)")
+            return None
+        return recent[index].summary.id
+
+    async def cmd_diff(self, argument: str) -> None:
+        from agentcli.ui.diff_view import show_diff
+
+        await show_diff(self.repl)
+
+    async def cmd_init(self, argument: str) -> None:
+        from agentcli.ui.init_command import run_init
+
+        await run_init(self.repl)
 
     async def cmd_compact(self, argument: str) -> None:
         compactor = self.repl.agent.loop.compactor

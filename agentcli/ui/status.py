@@ -1,0 +1,57 @@
+"""`/status`: where this chat stands, one fact a line — model and provider, workspace,
+approval mode, sandbox, context, session."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentcli.output.visible import visible
+
+if TYPE_CHECKING:
+    from agentcli.agent import Agent
+
+
+def approval_mode(agent: Agent) -> str:
+    policy = agent.policy
+    if policy.deny:
+        return "deny: calls that would ask are denied (--deny)"
+    if policy.yes:
+        return "yes: calls that would ask are approved, inside the sandbox (--yes)"
+    return "ask: medium and high risk calls ask first"
+
+
+def sandbox_line(agent: Agent) -> str:
+    from agentcli.sandbox.profiles import EARNED
+
+    sandbox = agent.sandbox
+    if not sandbox.settings.enabled:
+        return "off: commands run with your full access (--sandbox none or sandbox.mode)"
+    backend = sandbox.backend
+    if backend is None:
+        return "none available here: commands run with your full access (agentcli doctor)"
+    profiles = ", ".join(f"{risk} → {profile}" for risk, profile in EARNED.items())
+    network = "allowed" if sandbox.settings.allow_network else "off"
+    return f"{backend}; by risk: {profiles}; network {network}"
+
+
+def status_lines(agent: Agent) -> list[str]:
+    from agentcli.context_meter import measure
+
+    settings, session = agent.settings, agent.session
+    provider = settings.provider
+    where = f" at {provider.base_url}" if provider.base_url else ""
+    use = measure(agent)
+    if use.window.tokens:
+        context = f"{use.percent}% full ({use.used:,} of {use.window.tokens:,} tokens)"
+    else:
+        context = f"{use.used:,} tokens; window not known (set context.window)"
+    saved = f" (not saved: {session.unsaved})" if session.unsaved else ""
+    return [
+        f"model      {agent.model}",
+        f"provider   {provider.name} ({provider.type}){where}",
+        f"workspace  {visible(str(settings.workspace))}",
+        f"approvals  {approval_mode(agent)}",
+        f"sandbox    {sandbox_line(agent)}",
+        f"context    {context}",
+        f"session    {session.id}{saved}",
+    ]
