@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +238,56 @@ def test_chat_on_plain_terminals(
 
     shown = session.command("/model nope:x", "error:")
     assert "/model 'nope:x'" in shown and "--model" not in shown, shown
+
+
+# --- a resize during a stream -------------------------------------------------------
+
+
+class Tmux:
+    """A tmux server of its own (a real terminal that re-wraps lines on a resize, as most
+    do), killed at the end."""
+
+    def __init__(self, socket: Path, env: dict[str, str]) -> None:
+        self.socket, self.env = socket, env
+
+    def __call__(self, *args: str) -> str:
+        command = ["tmux", "-S", str(self.socket), "-f", os.devnull, *args]
+        done = subprocess.run(command, capture_output=True, text=True, env=self.env, timeout=10)
+        return done.stdout
+
+    def screen(self, history: bool = False) -> str:
+        return self("capture-pane", "-p", "-J", *(("-S", "-") if history else ()))
+
+    def wait_for(self, text: str, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.screen():
+            assert time.monotonic() < deadline, f"no {text!r} on:\n{self.screen()}"
+            time.sleep(0.05)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (a re-wrapping terminal)")
+@pytest.mark.parametrize(("before", "after"), [(120, 40), (40, 120)])
+def test_a_resize_during_a_stream_leaves_no_stray_lines(
+    server: ScriptedServer, workspace: Path, cli_home: Path, tmp_path: Path, before, after
+) -> None:
+    words = [f"w{number:03d} " for number in range(150)]
+    server.enqueue(Reply.text(["Alpha " * 10 + "\n\n", *words, "\n\nEND\n"], delay=0.03))
+    tmux = Tmux(tmp_path / "tmux.sock", build_env(cli_home, server, {"TERM": "xterm-256color"}))
+    # Earlier output fills the screen: the answer streams at its bottom, as after a few turns.
+    command = f"seq 60; {shlex.join([str(AGENTCLI), 'run', 'go'])}; sleep 60"
+    try:
+        tmux("new-session", "-d", "-x", str(before), "-y", "40", "-c", str(workspace), command)
+        tmux.wait_for("w040")
+        tmux("resize-window", "-x", str(after), "-y", "40")
+        assert "END" not in tmux.screen()  # resized while the answer was still coming
+        tmux.wait_for("END")
+        visible, history = tmux.screen(), tmux.screen(history=True)
+    finally:
+        tmux("kill-server")
+
+    for text in (visible, history):
+        assert text.count("w000") == 1, text  # the live region left no copy behind
+        assert text.count("w149") == 1, text
+    assert "w000 w001" in visible
+    alpha = [line.strip() for line in history.splitlines() if line.startswith("Alpha")]
+    assert " ".join(alpha) == " ".join(["Alpha"] * 10), alpha  # printed before: once

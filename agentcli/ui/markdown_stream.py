@@ -12,6 +12,8 @@ blank line. Where styles are off (NO_COLOR, TERM=dumb) headings and quotes keep 
 from __future__ import annotations
 
 import functools
+import math
+import os
 from typing import Any, ClassVar
 
 from agentcli.output import terminal
@@ -67,6 +69,7 @@ class _OpenBlock:
         lines = console.render_lines(block, options, pad=False)
         keep = max(3, options.size.height // 3)  # room to re-wrap three times over
         lines = [_rstrip(line) for line in lines[-keep:]]
+        self.stream.drawn = [Segment.get_line_length(line) for line in lines]
         for number, line in enumerate(lines):
             yield from line
             if number < len(lines) - 1:
@@ -100,6 +103,43 @@ def _has_text(line: list[Any]) -> bool:
     return any(segment.text.strip() for segment in line if not segment.control)
 
 
+def reflows() -> bool:
+    """Whether the terminal re-wraps its lines on a resize. xterm and the Linux console
+    do not (they cut lines); tmux and nearly every other terminal in use do."""
+    if "TMUX" in os.environ:
+        return True
+    return "XTERM_VERSION" not in os.environ and os.environ.get("TERM") != "linux"
+
+
+def _reflowing_render(stream: MarkdownStream, renderable: Any) -> Any:
+    """Rich's LiveRender, erasing the rows the region's lines take at today's width."""
+    from rich.control import Control, ControlType
+    from rich.live_render import LiveRender
+
+    up = ((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2))
+
+    class ReflowingRender(LiveRender):
+        def _rows(self) -> int:
+            assert self._shape is not None
+            if not stream.drawn or not reflows():
+                return self._shape[1]
+            width = max(1, stream.console.size.width)
+            return sum(max(1, math.ceil(cells / width)) for cells in stream.drawn)
+
+        def position_cursor(self) -> Control:
+            if self._shape is None:
+                return Control()
+            erase = (ControlType.ERASE_IN_LINE, 2)
+            return Control(ControlType.CARRIAGE_RETURN, erase, *(up * (self._rows() - 1)))
+
+        def restore_cursor(self) -> Control:
+            if self._shape is None:
+                return Control()
+            return Control(ControlType.CARRIAGE_RETURN, *(up * self._rows()))
+
+    return ReflowingRender(renderable, vertical_overflow="crop")
+
+
 class MarkdownStream:
     def __init__(self, console: Any, *, code_theme: str = "monokai") -> None:
         self.console = console
@@ -110,6 +150,7 @@ class MarkdownStream:
         self._live: Any = None
         self._redraw = console.is_terminal and not console.is_dumb_terminal
         self._printed = False  # a block of this message is on the screen
+        self.drawn: list[int] = []  # cells in each row of the live region as last drawn
 
     def open_text(self) -> str:
         return "\n".join([*self._block, "".join(self._partial)])
@@ -125,6 +166,7 @@ class MarkdownStream:
                 transient=True,
                 vertical_overflow="crop",
             )
+            self._live._live_render = _reflowing_render(self, _OpenBlock(self))
             self._live.start()
         if "\n" not in delta:
             self._partial.append(delta)
