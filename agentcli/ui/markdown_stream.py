@@ -4,10 +4,13 @@ Completed blocks (paragraphs, lists, closed code fences) are rendered once and p
 only the open block is re-rendered, by a throttled live region, never once per chunk.
 
 Terminals that re-wrap lines on a resize (tmux, most others) turn a live region drawn
-at 120 columns into more rows at 40 than were drawn, so its rows are drawn without
-trailing padding and kept to the newest few. Printed blocks are separated by exactly one
-blank line. Where styles are off (NO_COLOR, TERM=dumb) headings and quotes keep their
-`#` and `>`; a dumb terminal gets no live region at all, only finished blocks."""
+at 120 columns into more rows at 40 than were drawn; erasing only the rows drawn would
+leave the rest as stray lines. So the region's rows are drawn without trailing padding,
+kept to the newest few, and erased by the rows they take at the width of the moment
+(xterm and the Linux console cut lines instead: there, by the rows drawn). Printed
+blocks are separated by exactly one blank line. Where styles are off (NO_COLOR,
+TERM=dumb) headings and quotes keep their `#` and `>`; a dumb terminal gets no live
+region at all, only finished blocks."""
 
 from __future__ import annotations
 
