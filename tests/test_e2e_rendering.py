@@ -291,3 +291,25 @@ def test_a_resize_during_a_stream_leaves_no_stray_lines(
     assert "w000 w001" in visible
     alpha = [line.strip() for line in history.splitlines() if line.startswith("Alpha")]
     assert " ".join(alpha) == " ".join(["Alpha"] * 10), alpha  # printed before: once
+
+
+def test_chat_previews_a_commands_output_not_its_header(
+    chat: StartChat,  # noqa: F811 - the fixture imported above
+    server: ScriptedServer,
+) -> None:
+    server.enqueue(
+        Reply.tool_calls([call("s1", "run_shell", {"command": "echo hello-out"})]),
+        Reply.tool_calls([call("s2", "run_shell", {"command": "ls no-such-dir"})]),
+        Reply.text(["ok"]),
+    )
+    session = chat("--yes", env={"NO_COLOR": "1"})
+    lines = lines_of(session.turn("run them"))
+
+    ok = lines.index(next(line for line in lines if line.startswith("✓ run_shell")))
+    assert lines[ok].startswith("✓ run_shell: exit 0, 1 line"), lines[ok]  # (· sandbox …)
+    assert len(TIMING.findall(lines[ok])) == 1, lines[ok]
+    assert lines[ok + 1] == "hello-out"  # the output, not `$ echo` and `exit code 0 · …`
+    failed = lines.index(next(line for line in lines if line.startswith("✗ run_shell")))
+    assert lines[failed].startswith("✗ run_shell failed: exit 2, 1 line"), lines[failed]
+    assert "no-such-dir" in lines[failed + 1]  # why it failed, under the line
+    assert not [line for line in lines if line.startswith(("exit code", "$ "))], lines

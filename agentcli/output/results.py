@@ -43,14 +43,24 @@ def changed_lines(content: str) -> list[str] | None:
     return [line for line in lines[hunk:] if line[:1] in ("-", "+")]
 
 
+def _body(lines: list[str]) -> list[str]:
+    """A command's output without the header above it (`$ cmd`, `exit code 0 · 0.01s`,
+    `output:`): the exit code and the time are on the result line already."""
+    for number, line in enumerate(lines[:12]):
+        if line in ("output:", "output: (none)"):
+            return lines[number + 1 :]
+    return lines
+
+
 def preview(content: str, limit: int, *, diff_only: bool = False) -> list[str]:
     """Up to `limit` lines worth showing under a result, then `… N more lines` if cut:
-    a diff's changed lines, otherwise the first lines (none with `diff_only`)."""
+    a diff's changed lines, a command's output, otherwise the first lines (none with
+    `diff_only`)."""
     changed = changed_lines(content)
     if changed is None and diff_only:
         return []
     lines, noun = (changed, "changed line") if changed is not None else (
-        content.splitlines(), "line"
+        _body(content.splitlines()), "line"
     )  # fmt: skip
     shown = [line[:PREVIEW_WIDTH] for line in lines[:limit]]
     if len(lines) > limit:

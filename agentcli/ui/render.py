@@ -8,7 +8,7 @@ import time
 from typing import Any, TextIO
 
 from agentcli import events as ev
-from agentcli.fold import StreamFold
+from agentcli.fold import DENIED, INVALID, StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.results import changed_lines, preview, preview_line, result_line
@@ -178,8 +178,10 @@ class ReplRenderer:
     def _result(self, event: ev.ToolCallResult) -> None:
         call = self.fold.calls[event.tool_call_id]
         self._line(result_line(call, self.style))
-        if call.state == "error":
-            return
+        if call.state == "error" and (
+            call.error_kind in (DENIED, INVALID) or event.content.strip() == str(call.error).strip()
+        ):
+            return  # said on the line above; an invalid call's text is the model's
         diff = changed_lines(event.content) is not None
         for line in preview(event.content, RESULT_PREVIEW_LINES):
             self.stream.write(preview_line(line, self.style, diff=diff) + "\n")
