@@ -28,7 +28,17 @@ Emit = Callable[[ev.Event], None]
 
 
 class InvalidCall(Exception):
-    """The model's call cannot run as sent; the message tells the model how to fix it."""
+    """The model's call cannot run as sent; the message tells the model how to fix it
+    (with the schema), `problem` tells the person watching in a few words."""
+
+    def __init__(self, message: str, problem: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+    @property
+    def short(self) -> str:
+        """The terminal's line; the model gets the whole message."""
+        return f"the model's call was invalid ({self.problem}); it was told and may retry"
 
 
 class _Deferred(Exception):
@@ -44,6 +54,28 @@ Defer = Callable[[ToolCall, ApprovalRequest, list[str]], None]
 class Prepared:
     tool: Tool
     args: dict[str, Any]
+
+
+def _problem_in_words(error: Any) -> str:
+    """A jsonschema error in a few words for the terminal (`missing 'path'`)."""
+    where = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "required":
+        missing = [name for name in error.validator_value if name not in (error.instance or {})]
+        return "missing " + ", ".join(repr(name) for name in missing[:3])
+    if error.validator == "type" and where:
+        return f"{where!r} is not {_a(error.validator_value)}"
+    if error.validator == "additionalProperties":
+        return "unexpected arguments"
+    shown = error.message if len(error.message) <= 60 else error.message[:59] + "…"
+    return f"{where}: {shown}" if where else shown
+
+
+def _a(json_type: Any) -> str:
+    if isinstance(json_type, list):
+        return " or ".join(_a(t) for t in json_type)
+    return {"array": "a list", "object": "an object", "integer": "an integer"}.get(
+        str(json_type), f"a {json_type}"
+    )
 
 
 def _schema_hint(tool: Tool) -> str:
@@ -105,7 +137,7 @@ class Executor:
         try:
             prepared = self.prepare(call)
         except InvalidCall as invalid:
-            output = ToolOutput.failure(str(invalid), INVALID)
+            output = ToolOutput(str(invalid), error=True, summary=invalid.short, error_kind=INVALID)
             self._count_invalid(call.name, str(invalid))
         else:
             self._invalid_streak[call.name] = 0
@@ -156,7 +188,9 @@ class Executor:
         tool = self.registry.get(call.name)
         if tool is None:
             available = ", ".join(self.registry.names()) or "none"
-            raise InvalidCall(f"unknown tool {call.name!r}; available tools: {available}")
+            raise InvalidCall(
+                f"unknown tool {call.name!r}; available tools: {available}", "no such tool"
+            )
         args = _parse_arguments(call.arguments, tool)
         args = refine_arguments(args, tool.parameters)
         self._validate(tool, args)
@@ -178,9 +212,8 @@ class Executor:
         for error in errors[:5]:
             where = ".".join(str(p) for p in error.absolute_path)
             problems.append(f"{where}: {error.message}" if where else error.message)
-        raise InvalidCall(
-            f"invalid arguments for {tool.name}: " + "; ".join(problems) + ". " + _schema_hint(tool)
-        )
+        message = f"invalid arguments for {tool.name}: {'; '.join(problems)}. {_schema_hint(tool)}"
+        raise InvalidCall(message, _problem_in_words(errors[0]))
 
     def _context_for(self, call: ToolCall, profile: str, *, confine: bool) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
@@ -304,20 +337,25 @@ def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InvalidCall(
             f"the arguments for {tool.name} are not valid JSON ({exc.msg} at character "
-            f"{exc.pos}); the tool did not run. Send one JSON object. {_schema_hint(tool)}"
+            f"{exc.pos}); the tool did not run. Send one JSON object. {_schema_hint(tool)}",
+            "arguments not valid JSON",
         ) from None
     except _NotJson as exc:
         raise InvalidCall(
             f"the arguments for {tool.name} contain {exc}, which is not a JSON number; the "
-            "tool did not run. Send finite numbers."
+            "tool did not run. Send finite numbers.",
+            f"{exc} is not a number",
         ) from None
     except RecursionError:
-        raise InvalidCall(f"the arguments for {tool.name} are {depth_hint}") from None
+        raise InvalidCall(
+            f"the arguments for {tool.name} are {depth_hint}", "nested too deeply"
+        ) from None
     if _nesting(args) > MAX_ARGUMENT_DEPTH:
-        raise InvalidCall(f"the arguments for {tool.name} are {depth_hint}")
+        raise InvalidCall(f"the arguments for {tool.name} are {depth_hint}", "nested too deeply")
     if not isinstance(args, dict):
         raise InvalidCall(
             f"the arguments for {tool.name} must be a JSON object, not {type(args).__name__}. "
-            + _schema_hint(tool)
+            + _schema_hint(tool),
+            "arguments not a JSON object",
         )
     return args

@@ -127,10 +127,13 @@ def _default_model_name(kind: str) -> str:
     return DEFAULT_MODELS[kind]
 
 
-def parse_model(text: str, providers: Mapping[str, ProviderConfig]) -> ModelSpec:
+def parse_model(
+    text: str, providers: Mapping[str, ProviderConfig], flag: str = "--model"
+) -> ModelSpec:
     """`PROVIDER:MODEL` (the model part may hold colons: `openai:llama3.1:8b`), where MODEL
     may be an alias of that provider; a bare provider name means its default model; any
-    other bare name is an OpenAI-compatible model."""
+    other bare name is an OpenAI-compatible model. `flag` is what errors name (`/model`
+    in the REPL)."""
     provider, sep, name = text.partition(":")
     if not sep:
         if text in providers:
@@ -139,12 +142,12 @@ def parse_model(text: str, providers: Mapping[str, ProviderConfig]) -> ModelSpec
         return ModelSpec("openai", text)
     if provider not in providers:
         raise UsageError(
-            f"unknown provider {provider!r} in --model {text!r}; use PROVIDER:MODEL with "
+            f"unknown provider {provider!r} in {flag} {text!r}; use PROVIDER:MODEL with "
             f"PROVIDER one of: {', '.join(sorted(providers))} (e.g. openai:gpt-4.1-mini), "
             "or define it under [providers.NAME] in the configuration"
         )
     if not name:
-        raise UsageError(f"--model {text!r} names no model; use PROVIDER:MODEL")
+        raise UsageError(f"{flag} {text!r} names no model; use PROVIDER:MODEL")
     return ModelSpec(provider, providers[provider].aliases.get(name, name))
 
 
@@ -282,7 +285,7 @@ def with_model(
     from dataclasses import replace
 
     providers = providers_of(settings.config)
-    spec = parse_model(text, providers)
+    spec = parse_model(text, providers, flag="/model")
     provider = providers[spec.provider]
     if provider.name == settings.provider.name:
         provider = settings.provider  # keeps a --base-url given for this provider

@@ -4,21 +4,19 @@ terminal, plain text in a pipe); tool activity and progress on stderr."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, TextIO
 
 from agentcli import events as ev
 from agentcli.fold import StreamFold
+from agentcli.output import terminal
 from agentcli.output.base import RunSummary
+from agentcli.output.results import preview, preview_line, result_line
 from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
 from agentcli.waiting import waiting_line
 
 _MAX_ARGS_SHOWN = 160
-
-
-def color_enabled(stream: TextIO) -> bool:
-    return stream.isatty() and "NO_COLOR" not in os.environ
+RESULT_CHANGED_LINES = 8
 
 
 class Styler:
@@ -74,24 +72,23 @@ class TextOutput:
     def __init__(self, stdout: TextIO, stderr: TextIO, *, markdown: bool | None = None) -> None:
         self.stdout = stdout
         self.stderr = stderr
-        self.style = Styler(color_enabled(stderr))
+        self.style = Styler(terminal.color_enabled(stderr))
         self.markdown = stdout.isatty() if markdown is None else markdown
         self._stream: Any = None  # MarkdownStream while a message renders on a terminal
         self._ends_with_newline = True
         self.fold = StreamFold()
         self._live_line = False  # a command's latest output line is on the screen
+        self._block_done = False  # a block ended: the next one starts after a blank line
+        self._blocks_separated = stdout.isatty() and stderr.isatty()
         SCREEN.on_hold(self._clear_live_line)
 
     # stdout: the answer
     def _text(self, delta: str) -> None:
         if self.markdown:
             if self._stream is None:
-                from rich.console import Console
-
                 from agentcli.ui.markdown_stream import MarkdownStream
 
-                console = Console(file=self.stdout, no_color="NO_COLOR" in os.environ)
-                self._stream = MarkdownStream(console)
+                self._stream = MarkdownStream(terminal.console(self.stdout))
             self._stream.feed(delta)
             return
         self.stdout.write(delta)
@@ -102,10 +99,28 @@ class TextOutput:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+            self._block_done = True
         elif not self._ends_with_newline:
             self.stdout.write("\n")
             self.stdout.flush()
             self._ends_with_newline = True
+            self._block_done = True
+
+    def _separate(self, event: ev.Event) -> None:
+        """On a terminal, one blank line between blocks: an answer, a tool call, a result
+        (in a pipe the streams stay as they were)."""
+        text = isinstance(event, ev.TextMessageContent)
+        starts = isinstance(event, (ev.ToolCallEnd, ev.ToolCallResult)) or (
+            text and self._stream is None and self._ends_with_newline and event.delta
+        )
+        if not starts:
+            return
+        if self._block_done and self._blocks_separated:
+            stream = self.stdout if text else self.stderr
+            if not text:
+                self._clear_live_line()
+            stream.write("\n")
+        self._block_done = not text
 
     # stderr: what happens around the answer
     def _note(self, line: str) -> None:
@@ -120,7 +135,7 @@ class TextOutput:
 
     def _show_live_line(self, lines: list[str]) -> None:
         """A running command's latest output, on one line rewritten in place (terminal only)."""
-        if not lines or not self.stderr.isatty():
+        if not lines or not terminal.can_redraw(self.stderr):
             return
         import shutil
 
@@ -134,6 +149,7 @@ class TextOutput:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
+        self._separate(event)
         if isinstance(event, ev.TextMessageContent):
             self._text(event.delta)
         elif isinstance(event, (ev.TextMessageEnd, ev.ToolCallStart)):
@@ -170,13 +186,10 @@ class TextOutput:
 
     def _result(self, event: ev.ToolCallResult) -> None:
         call = self.fold.calls[event.tool_call_id]
-        took = f" ({call.latency_ms} ms)" if call.latency_ms is not None else ""
-        if call.state == "error":
-            first = str(call.error).splitlines()[0] if call.error else "failed"
-            self._note(self.style.red(f"  ✗ {call.name}: {first}") + self.style.dim(took))
-        else:
-            summary = call.summary or "done"
-            self._note(self.style.green("  ✓ ") + f"{call.name}: {summary}" + self.style.dim(took))
+        self._note(result_line(call, self.style))
+        if call.state != "error":  # an edit's changed lines; other results stay one line
+            for line in preview(event.content, RESULT_CHANGED_LINES, diff_only=True):
+                self._note(preview_line(line, self.style, diff=True))
 
     def finish(self, summary: RunSummary) -> None:
         self._end_text()

@@ -91,7 +91,7 @@ def describe_status(
     if status == 404:
         return (
             f"{label}: not found (HTTP 404: {detail}) at {base_url}. "
-            f"Check the model name ({model!r}, --model) and the base URL."
+            f"Check the model name ({model!r}) and the base URL."
         )
     kinds = {429: "rate limited", 529: "overloaded"}
     if status in kinds:

@@ -15,6 +15,7 @@ from agentcli.sensitive import sensitive_reason
 from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.fs_write import open_parent_for, write_at
 from agentcli.tools.text_codec import DecodedText, decode_text
+from agentcli.words import plural
 from agentcli.workspace import ResolvedPath
 
 DEFAULT_LINE_LIMIT = 2000
@@ -146,7 +147,7 @@ def read_lines(path: Path, base: Path, shown: str, offset: int, limit: int) -> T
     header = f"{shown}: lines {offset}-{last} of {total}"
     if last < total:
         header += f" (continue with offset={last + 1})"
-    return ToolOutput(content=header + "\n" + "\n".join(out), summary=f"{len(out)} lines")
+    return ToolOutput(content=header + "\n" + "\n".join(out), summary=plural(len(out), "line"))
 
 
 class PathTool(Tool):
@@ -261,7 +262,7 @@ def _list_open(dir_fd: int, shown: str, include_hidden: bool) -> ToolOutput:
     if not entries:
         return ToolOutput(content=f"{header}; the directory is empty", summary="empty")
     body = "\n".join([header, f"{'type':<4}  {'bytes':>12}  {'modified':<16}  name", *lines])
-    return ToolOutput(content=body, summary=f"{len(entries)} entries")
+    return ToolOutput(content=body, summary=plural(len(entries), "entry"))
 
 
 class ListDirectory(PathTool):
@@ -434,7 +435,7 @@ class WriteFile(PathTool):
         verb = "replaced" if existed else "created"
         return ToolOutput(
             content=f"{verb} {shown} ({len(data):,} bytes written)",
-            summary=f"{verb}, {len(data):,} bytes",
+            summary=f"{verb}, {plural(len(data), 'byte')}",
         )
 
 
@@ -527,6 +528,8 @@ class EditFile(PathTool):
                 for line in diff.splitlines()
                 if line[:1] in "+-" and line[:3] not in ("+++", "---")
             )
-            return ToolOutput(content=f"edited {shown}\n{diff}", summary=f"{changed} lines changed")
+            return ToolOutput(
+                content=f"edited {shown}\n{diff}", summary=f"{plural(changed, 'line')} changed"
+            )
 
         return await asyncio.to_thread(edit)

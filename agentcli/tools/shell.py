@@ -14,6 +14,7 @@ from typing import Any
 from agentcli.process.capture import OutputCapture
 from agentcli.process.run import CommandResult, run_command
 from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.words import plural
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -141,7 +142,7 @@ def format_result(label: str, result: CommandResult, timeout: float) -> ToolOutp
     content = "\n".join(lines) + ("\n" + output if output else "")
     count = output.count("\n") + (1 if output and not output.endswith("\n") else 0)
     status = "timed out" if result.timed_out else f"exit {result.exit_code}"
-    summary = f"{status}, {count} lines, {result.duration:.2f}s"
+    summary = f"{status}, {plural(count, 'line')}"  # the renderer adds the one timing
     if result.profile != "none":
         summary += f" · sandbox {result.profile}"
     failed = result.timed_out or result.exit_code != 0

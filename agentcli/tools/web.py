@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.words import plural
 
 MAX_REDIRECTS = 5
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -375,4 +376,4 @@ class WebSearch(Tool):
         lines = []
         for number, item in enumerate(results, start=1):
             lines += [f"{number}. {item.title}", f"   {item.url}", f"   {item.snippet}", ""]
-        return ToolOutput(content="\n".join(lines).rstrip(), summary=f"{len(results)} results")
+        return ToolOutput(content="\n".join(lines).rstrip(), summary=plural(len(results), "result"))

@@ -6,10 +6,10 @@ may type a short reason for the model. Ctrl-C denies and cancels the turn."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any, TextIO
 
+from agentcli.output import terminal
 from agentcli.output.visible import visible
 from agentcli.policy import Prompt, TurnCancelled, UserChoice
 from agentcli.tools.base import Risk
@@ -90,7 +90,7 @@ class TerminalApprover:
         import asyncio
 
         self.stream = stream or sys.stderr
-        self.color = self.stream.isatty() and "NO_COLOR" not in os.environ
+        self.color = terminal.color_enabled(self.stream)
         self.keys = keys  # an EscWatcher to pause while the prompt owns the terminal
         self._one_at_a_time = asyncio.Lock()  # approvals and questions share the terminal
 

@@ -4,13 +4,14 @@ collapsed to a few lines, and a dim footer with tokens and time. It only consume
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, TextIO
 
 from agentcli import events as ev
-from agentcli.fold import DENIED, StreamFold
+from agentcli.fold import DENIED, INVALID, StreamFold
+from agentcli.output import terminal
 from agentcli.output.base import RunSummary
+from agentcli.output.results import changed_lines, preview, preview_line, result_line
 from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
@@ -22,23 +23,20 @@ RESULT_PREVIEW_LINES = 4
 class ReplRenderer:
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        no_color = "NO_COLOR" in os.environ
         self._console: Any = None  # rich's, made when first needed: the prompt does not wait
-        self.style = Styler(stream.isatty() and not no_color)
+        self.style = Styler(terminal.color_enabled(stream))
         self._markdown: Any = None
         self._spinner: Any = None
         self.fold = StreamFold()
         self._started = time.monotonic()
         self._live_line = False
+        self._block_done = False  # a block ended: the next one starts after a blank line
         SCREEN.on_hold(self._clear_live_line)
 
     @property
     def console(self) -> Any:
         if self._console is None:
-            from rich.console import Console
-
-            no_color = "NO_COLOR" in os.environ
-            self._console = Console(file=self.stream, no_color=no_color, highlight=False)
+            self._console = terminal.console(self.stream, highlight=False)
         return self._console
 
     @console.setter
@@ -48,7 +46,7 @@ class ReplRenderer:
     # --- the spinner, until something arrives
 
     def _spin(self) -> None:
-        if self._spinner is None and self.stream.isatty():
+        if self._spinner is None and terminal.can_redraw(self.stream):
             self._spinner = self.console.status("thinking…", spinner="dots")
             self._spinner.start()
 
@@ -71,7 +69,7 @@ class ReplRenderer:
             self._live_line = False
 
     def _show_live_line(self, text: str) -> None:
-        if not self.stream.isatty():
+        if not terminal.can_redraw(self.stream):
             return
         import shutil
 
@@ -85,6 +83,19 @@ class ReplRenderer:
         if self._markdown is not None:
             self._markdown.close()
             self._markdown = None
+            self._block_done = True
+
+    def _separate(self, event: ev.Event) -> None:
+        """One blank line between blocks: an answer, a tool call, a result."""
+        starts = isinstance(event, (ev.ToolCallEnd, ev.ToolCallResult)) or (
+            isinstance(event, ev.TextMessageContent) and self._markdown is None and event.delta
+        )
+        if starts and self._block_done:
+            self._stop_spin()
+            self._clear_live_line()
+            self.stream.write("\n")
+        if starts:
+            self._block_done = not isinstance(event, ev.TextMessageContent)
 
     # --- events
 
@@ -92,8 +103,10 @@ class ReplRenderer:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
+        self._separate(event)
         if isinstance(event, ev.RunStarted):
             self._started = time.monotonic()
+            self._block_done = False
             self._spin()
         elif isinstance(event, ev.StepStarted):
             self._spin()
@@ -166,19 +179,14 @@ class ReplRenderer:
 
     def _result(self, event: ev.ToolCallResult) -> None:
         call = self.fold.calls[event.tool_call_id]
-        took = self.style.dim(f" ({call.latency_ms} ms)") if call.latency_ms is not None else ""
-        if call.state == "error":
-            label = "denied" if call.error_kind == DENIED else "failed"
-            first = str(call.error).splitlines()[0]
-            self._line(self.style.red(f"  ✗ {call.name} {label}: {first}") + took)
-            return
-        self._line(self.style.green("  ✓ ") + f"{call.name}: {call.summary or 'done'}" + took)
-        lines = event.content.splitlines()
-        for line in lines[:RESULT_PREVIEW_LINES]:
-            self.stream.write(self.style.dim(f"    {line[:160]}") + "\n")
-        if len(lines) > RESULT_PREVIEW_LINES:
-            more = len(lines) - RESULT_PREVIEW_LINES
-            self.stream.write(self.style.dim(f"    … {more} more lines") + "\n")
+        self._line(result_line(call, self.style))
+        if call.state == "error" and (
+            call.error_kind in (DENIED, INVALID) or event.content.strip() == str(call.error).strip()
+        ):
+            return  # said on the line above; an invalid call's text is the model's
+        diff = changed_lines(event.content) is not None
+        for line in preview(event.content, RESULT_PREVIEW_LINES):
+            self.stream.write(preview_line(line, self.style, diff=diff) + "\n")
 
     def finish(self, summary: RunSummary) -> None:
         self._stop_spin()

@@ -17,13 +17,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application.current import create_app_session
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.output.plain_text import PlainTextOutput
 
 from agentcli import __version__
 from agentcli.agent import Agent
 from agentcli.errors import AgentCliError, ExitCode
+from agentcli.output import terminal
 from agentcli.output.visible import visible
 from agentcli.paths import data_dir
 from agentcli.sessions.session import Session
@@ -89,6 +92,15 @@ def _key_bindings() -> KeyBindings:
     return bindings
 
 
+def _prompt_session(stream: Any, **options: Any) -> PromptSession[str]:
+    """prompt-toolkit's session; on a dumb terminal its plain line prompt, with an output
+    that writes no escape sequence (the default one still shows the cursor with one)."""
+    if not terminal.dumb():
+        return PromptSession(**options)
+    with create_app_session(output=PlainTextOutput(stream)):
+        return PromptSession(**options)
+
+
 class Repl:
     def __init__(self, settings: RunSettings, session: Session) -> None:
         self.settings = settings
@@ -102,7 +114,8 @@ class Repl:
         self.agent = self._new_agent(session)
         self.pending_context: list[str] = []  # `!command` output for the next message
         self.slash = SlashCommands(self)
-        self.prompt: PromptSession[str] = PromptSession(
+        self.prompt: PromptSession[str] = _prompt_session(
+            self.out,
             history=_History(str(self._history_path())),
             completer=ChatCompleter(self),
             complete_while_typing=True,
