@@ -83,6 +83,13 @@ def render_prompt(prompt: Prompt, color: bool) -> str:
     return "\n".join(out) + "\n"
 
 
+def terminal_approver() -> TerminalApprover | None:
+    """The approver of a one-shot run: someone can answer only when stdin is a terminal."""
+    if sys.stdin is None or not sys.stdin.isatty():
+        return None
+    return TerminalApprover()
+
+
 class TerminalApprover:
     """Asks on the terminal. One prompt at a time is the policy's job (it holds a lock)."""
 
