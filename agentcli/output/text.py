@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from agentcli import events as ev
 from agentcli.fold import StreamFold
 from agentcli.output.base import RunSummary
+from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
 from agentcli.waiting import waiting_line
@@ -18,7 +19,9 @@ _MAX_ARGS_SHOWN = 160
 
 
 def color_enabled(stream: TextIO) -> bool:
-    return stream.isatty() and "NO_COLOR" not in os.environ
+    """Colour on a terminal, unless NO_COLOR is set or the terminal is dumb."""
+    dumb = os.environ.get("TERM") == "dumb"
+    return stream.isatty() and "NO_COLOR" not in os.environ and not dumb
 
 
 class Styler:
@@ -79,6 +82,7 @@ class TextOutput:
         self._stream: Any = None  # MarkdownStream while a message renders on a terminal
         self._ends_with_newline = True
         self.fold = StreamFold()
+        self.calls = HeldCallLines()  # a call that asks is shown by its approval block
         self._live_line = False  # a command's latest output line is on the screen
         SCREEN.on_hold(self._clear_live_line)
 
@@ -134,6 +138,8 @@ class TextOutput:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
+        for line in self.calls.release(event):
+            self._note(line)
         if isinstance(event, ev.TextMessageContent):
             self._text(event.delta)
         elif isinstance(event, (ev.TextMessageEnd, ev.ToolCallStart)):
@@ -141,7 +147,8 @@ class TextOutput:
         elif isinstance(event, ev.ToolCallEnd):
             call = self.fold.call(event.tool_call_id)
             name, raw = (call.name, call.arguments_text) if call else ("?", "")
-            self._note(self.style.dim("→ ") + f"{name} " + self.style.dim(format_arguments(raw)))
+            line = self.style.dim("→ ") + f"{name} " + self.style.dim(format_arguments(raw))
+            self.calls.hold(event.tool_call_id, line)
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
         elif isinstance(event, ev.ReasoningMessageContent):
@@ -154,9 +161,6 @@ class TextOutput:
             self._note(self.style.dim(f"  state: {state_line(event)}"))
         elif isinstance(event, ev.Progress):
             self._show_live_line(event.lines or [])
-        elif isinstance(event, ev.ToolState) and event.state == "waiting for approval":
-            name = self.fold.name_of(event.tool_call_id)
-            self._note(self.style.yellow(f"  … {name}: waiting for approval"))
         elif getattr(event, "name", None) == "waiting":
             value = event.value if isinstance(event.value, dict) else {}
             self._note(self.style.yellow(f"agentcli: {waiting_line(value)}"))
@@ -179,4 +183,6 @@ class TextOutput:
             self._note(self.style.green("  ✓ ") + f"{call.name}: {summary}" + self.style.dim(took))
 
     def finish(self, summary: RunSummary) -> None:
+        for line in self.calls.flush():
+            self._note(line)
         self._end_text()

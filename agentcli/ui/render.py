@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from agentcli import events as ev
 from agentcli.fold import DENIED, StreamFold
 from agentcli.output.base import RunSummary
+from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
@@ -28,6 +29,7 @@ class ReplRenderer:
         self._markdown: Any = None
         self._spinner: Any = None
         self.fold = StreamFold()
+        self.calls = HeldCallLines()  # a call that asks is shown by its approval block
         self._started = time.monotonic()
         self._live_line = False
         SCREEN.on_hold(self._clear_live_line)
@@ -92,6 +94,8 @@ class ReplRenderer:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
+        for line in self.calls.release(event):
+            self._line(line)
         if isinstance(event, ev.RunStarted):
             self._started = time.monotonic()
             self._spin()
@@ -117,7 +121,8 @@ class ReplRenderer:
         elif isinstance(event, ev.ToolCallEnd):
             call = self.fold.call(event.tool_call_id)
             name, raw = (call.name, call.arguments_text) if call else ("?", "")
-            self._line(self.style.dim("● ") + name + " " + self.style.dim(format_arguments(raw)))
+            line = self.style.dim("● ") + name + " " + self.style.dim(format_arguments(raw))
+            self.calls.hold(event.tool_call_id, line)
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
         elif isinstance(event, ev.ReasoningMessageContent):
@@ -135,9 +140,7 @@ class ReplRenderer:
     def _custom(self, event: ev.Custom) -> None:
         if isinstance(event, ev.ToolState):
             name = self.fold.name_of(event.tool_call_id)
-            if event.state == "waiting for approval":
-                self._line(self.style.yellow(f"  … {name}: waiting for approval"))
-            elif event.state == "running":
+            if event.state == "running":
                 self._show_live_line(f"{name}: running")
         elif isinstance(event, ev.Progress):
             if event.lines:
@@ -167,7 +170,7 @@ class ReplRenderer:
         took = self.style.dim(f" ({call.latency_ms} ms)") if call.latency_ms is not None else ""
         if call.state == "error":
             label = "denied" if call.error_kind == DENIED else "failed"
-            first = str(call.error).splitlines()[0]
+            first = str(call.error).splitlines()[0].removeprefix("denied: ")  # said by label
             self._line(self.style.red(f"  ✗ {call.name} {label}: {first}") + took)
             return
         self._line(self.style.green("  ✓ ") + f"{call.name}: {call.summary or 'done'}" + took)
@@ -179,6 +182,8 @@ class ReplRenderer:
             self.stream.write(self.style.dim(f"    … {more} more lines") + "\n")
 
     def finish(self, summary: RunSummary) -> None:
+        for line in self.calls.flush():
+            self._line(line)
         self._stop_spin()
         self._end_text()
         self._clear_live_line()
