@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.sandbox.mechanisms import detect
 from tests.conftest import NOTES_LINES, RunCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_repl import (  # noqa: F401 - chat is the fixture
@@ -275,3 +276,71 @@ def test_a_rule_denial_is_said_once_and_json_keeps_the_policy_words(
     assert "denied: denied" not in result["content"]
     [call] = json.loads(as_json.stdout)["toolCalls"]
     assert "control flow" in call["approval"]["reason"]  # the machine-readable words stay
+
+
+# --- the approval mode in the REPL --------------------------------------------------
+
+TOOLBAR = "approvals: "
+SHIFT_TAB = "\x1b[Z"
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_the_mode_is_in_the_toolbar_and_switches_what_the_next_call_does(
+    chat: StartChat,  # noqa: F811 - the fixture imported above
+    server: ScriptedServer,
+    workspace: Path,
+    columns: int,
+) -> None:
+    session = chat(cpr=True, columns=columns)
+    session.expect(f"{TOOLBAR}ask · sandbox on")  # the toolbar, once the cursor is known
+
+    said = session.command("/approvals yes", "Shift+Tab cycles")
+    assert "approvals: yes (auto-approve): calls that would ask run without asking" in said
+    session.expect(f"{TOOLBAR}yes (auto-approve)")
+    server.enqueue(Reply.tool_calls([write_call("w1", "yes.txt", "1\n")]), Reply.text(["ok"]))
+    screen = session.turn("write it")
+    assert HEADING not in screen  # auto-approved: not asked
+    assert (workspace / "yes.txt").read_text() == "1\n"
+
+    session.send(SHIFT_TAB)  # yes → deny (the toolbar redraws only the changed cells)
+    said = session.command("/approvals", "Shift+Tab cycles")
+    assert "approvals: deny: calls that would ask are refused" in said
+    session.expect(f"{TOOLBAR}deny · sandbox on")  # the next prompt's toolbar, whole
+    server.enqueue(Reply.tool_calls([write_call("w2", "deny.txt", "2\n")]), Reply.text(["ok"]))
+    screen = session.turn("write another")
+    assert HEADING not in screen and "✗ write_file denied" in screen
+    assert not (workspace / "deny.txt").exists()
+
+    session.send(SHIFT_TAB)  # deny → ask
+    server.enqueue(Reply.tool_calls([write_call("w3", "ask.txt", "3\n")]), Reply.text(["ok"]))
+    mark = session.submit("and one more")
+    session.expect(HEADING)  # asked again
+    session.expect(APPROVAL)
+    deny(session)
+    assert not (workspace / "ask.txt").exists()
+    assert "✗ write_file denied" in session.screen(mark)
+
+    bad = session.command("/approvals always", "no approval mode")
+    assert "no approval mode 'always'; /approvals [ask|yes|deny]" in bad
+    session.expect(f"{TOOLBAR}ask · sandbox on")
+
+
+@pytest.mark.skipif(detect().backend is None, reason="no sandbox on this host")
+def test_auto_approve_in_the_repl_never_leaves_the_sandbox(
+    chat: StartChat,  # noqa: F811 - the fixture imported above
+    server: ScriptedServer,
+) -> None:
+    """Switching to auto-approve grants what --yes grants: a call that asks to run outside
+    the sandbox is refused, not run."""
+    leave = {"command": "echo left", "sandbox": "none", "justification": "x"}
+    server.enqueue(
+        Reply.tool_calls([{"id": "s1", "name": "run_shell", "arguments": leave}]),
+        Reply.text(["ok"]),
+    )
+    session = chat()
+    session.command("/approvals yes", "Shift+Tab cycles")
+    screen = session.turn("leave the sandbox")
+    assert HEADING not in screen
+    assert "✗ run_shell denied" in screen
+    [result] = [m for m in messages(server, 1) if m["role"] == "tool"]
+    assert "never leaves the sandbox" in result["content"]

@@ -21,6 +21,7 @@ COMMANDS = {
     "sessions": "the saved sessions",
     "resume": "continue a saved session: /resume ID",
     "compact": "summarise the older turns now",
+    "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
 }
 
 
@@ -145,6 +146,11 @@ class SlashCommands:
         await self._switch_session(session)
         turns = sum(1 for m in session.conversation.messages if m.role == "user")
         self.repl.say(f"resumed session {session.id} ({turns} turns)")
+
+    async def cmd_approvals(self, argument: str) -> None:
+        from agentcli.ui.approval_mode import approvals_command
+
+        self.repl.say(approvals_command(self.repl, argument))
 
     async def cmd_compact(self, argument: str) -> None:
         compactor = self.repl.agent.loop.compactor
