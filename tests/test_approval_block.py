@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from agentcli.sandbox.mechanisms import detect
+from agentcli.ui.approval_block import wrap
+from agentcli.ui.reasons import plain_reason
 from tests.conftest import NOTES_LINES, RunCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_repl import (  # noqa: F401 - chat is the fixture
@@ -344,3 +346,28 @@ def test_auto_approve_in_the_repl_never_leaves_the_sandbox(
     assert "✗ run_shell denied" in screen
     [result] = [m for m in messages(server, 1) if m["role"] == "tool"]
     assert "never leaves the sandbox" in result["content"]
+
+
+# --- the block's own text -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [20, 40, 120])
+def test_wrapping_keeps_every_word_whole_within_the_width(width: int) -> None:
+    words = ["yes,", "and", "allow", "run_shell(git push *),", "write_file(src/*)", "x" * 50]
+    lines = wrap(words, width, "  y  ", "     ")
+    assert all(len(line) <= width for line in lines), lines
+    joined = " ".join(line.strip() for line in lines)
+    fitting = [w for w in words if len(w) <= width - 5]
+    assert all(w in joined for w in fitting)  # a word that fits a line is never broken
+    assert "".join(joined.split()).removeprefix("y") == "".join(" ".join(words).split())
+
+
+def test_jargon_reasons_read_as_plain_words() -> None:
+    assert plain_reason("control flow").startswith("it has if/for/while/case logic")
+    assert plain_reason("it uses `c_style_for_statement`") == (
+        "it uses a shell form (c_style_for_statement) the checker does not know"
+    )
+    assert plain_reason("read-only (ls, cat)") == "it only reads (ls, cat)"
+    assert plain_reason("writes a file inside the workspace") == (
+        "writes a file inside the workspace"  # already plain: kept
+    )
