@@ -143,10 +143,14 @@ class Repl:
         usage = self.agent.usage
         unsaved = " · not saved" if self.agent.session.unsaved else ""
         mode = mode_segment(self.agent.policy)
-        return (
-            f" {mode} · {self.agent.model} · {self.settings.workspace} · "
-            f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens{unsaved} · /help"
-        )
+        rest = f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens{unsaved} · /help"
+        # The workspace gives way when the line is too long: the rest must stay in view.
+        fixed = len(f" {mode} · {self.agent.model} ·  · {rest}")
+        room = self.prompt.app.output.get_size().columns - fixed
+        where = str(self.settings.workspace)
+        if len(where) > room:
+            where = "…" + where[-max(room - 1, 8) :]
+        return f" {mode} · {self.agent.model} · {where} · {rest}"
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
