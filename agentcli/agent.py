@@ -55,7 +55,6 @@ class Agent:
         outputs: list[Output],
         *,
         approver: Approver | None = None,
-        interactive: bool = True,
         provider: Provider | None = None,
         registry: ToolRegistry | None = None,
     ) -> None:
@@ -78,12 +77,10 @@ class Agent:
             deny=settings.deny,
             allow=list(settings.allow),
             forbid=list(settings.forbid),
-            interactive=interactive,
+            approver=approver,
             allow_network=self.sandbox.settings.allow_network,
         )
         self.policy.sandbox = self.sandbox
-        if approver is not None:
-            self.policy.approver = approver
         # The REPL hands its registry to each agent it makes (/clear, /resume), so MCP
         # servers keep running; otherwise the agent has its own, started now.
         self._owns_registry = registry is None

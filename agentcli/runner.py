@@ -48,8 +48,10 @@ async def run_prompt(
 ) -> int:
     """One prompt to the end: SIGINT, SIGTERM and SIGHUP cancel it, and everything it started
     stops."""
+    from agentcli.ui.approval import terminal_approver
+
     try:
-        agent = Agent(settings, session, outputs)
+        agent = Agent(settings, session, outputs, approver=terminal_approver())
     except AgentCliError as error:
         session.close()
         print_error(str(error))

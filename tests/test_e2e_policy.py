@@ -24,7 +24,7 @@ from tests.scripted_server import Reply, ScriptedServer
 
 ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])")
 PROMPT = "choose ["
-HEADING = "wants to run"
+HEADING = "● Allow "
 TIMEOUT = 10
 
 
@@ -173,7 +173,7 @@ def test_project_deny_rule_applies_even_untrusted(
 class Terminal:
     """agentcli on a real pseudo-terminal; `text` is everything shown, without colours.
     prompt_toolkit redraws the `choose [...]` line, so a new prompt is recognised by its
-    heading (`● TOOL wants to run`)."""
+    heading (`● Allow TOOL?`)."""
 
     def __init__(self, child: pexpect.spawn) -> None:
         self.child = child
@@ -324,7 +324,7 @@ def test_session_choice_covers_the_next_step(
     )
     term = terminal("touch both")
     shown = term.wait_prompt()
-    assert "always this session (run_shell(touch *))" in shown
+    assert "s  yes, and allow run_shell(touch *) for this session" in shown
     term.child.send("s")
     assert term.finish() == 0, term.text  # no second prompt
 
@@ -394,7 +394,8 @@ def test_a_command_that_is_not_plain_offers_only_yes_or_no(
     server.enqueue(Reply.tool_calls([shell("echo $(touch sub.txt)", "c1")]), Reply.text(["ok"]))
     term = terminal("substitute")
     shown = term.wait_prompt()
-    assert "always this session" not in shown
+    assert "for this session" not in shown and "in this project" not in shown
+    assert "y  yes, this call only" in shown
     term.wait_all(r"y/n\]")
     term.child.send("s")  # not offered: ignored
     term.child.send("n")

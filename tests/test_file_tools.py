@@ -100,7 +100,9 @@ def test_write_file_preview_is_a_diff_over_an_existing_file(ws):
     preview = WriteFile().preview({"path": "b.txt", "content": "bee\nsting\n"}, ctx(ws))
     assert "--- a/b.txt" in preview and "+sting" in preview
     new = WriteFile().preview({"path": "c.txt", "content": "abc"}, ctx(ws))
-    assert new == "new file c.txt, 3 bytes"
+    assert new == "new file c.txt (1 line, 3 bytes)\n+abc\n"  # the content, every line
+    new = WriteFile().preview({"path": "c.txt", "content": "a\fb\n\nc\n"}, ctx(ws))
+    assert new.split("\n")[1:] == ["+a\fb", "+", "+c", ""]  # a form feed splits no line
 
 
 def test_write_file_refuses_a_directory(ws):

@@ -30,7 +30,7 @@ CPR_REQUEST = "\x1b[6n"
 TIMEOUT = 10
 ROWS, COLUMNS = 40, 120
 COMMANDS = ("help", "exit", "clear", "model", "tools", "policy", "usage", "sessions", "resume",
-            "compact", "context", "status", "diff", "init")  # fmt: skip
+            "compact", "context", "status", "diff", "init", "approvals")  # fmt: skip
 INTERRUPTED_MARK = "[interrupted by the user]"
 UP = "\x1b[A"
 CTRL_A, CTRL_C, CTRL_D, CTRL_R = "\x01", "\x03", "\x04", "\x12"
@@ -327,8 +327,9 @@ def test_write_file_approved_with_y(
     session.prompt()
     screen = session.screen(mark)
 
-    assert "write_file" in asking and "wants to run" in asking
-    assert "waiting for approval" in asking
+    assert "● Allow write_file? medium risk" in asking
+    assert "waiting for approval" not in asking  # one call, one block
+    assert "● write_file" not in asking  # no call line besides the block
     assert "notes.txt" in asking
     assert "-second note" in lines_of(asking)
     assert "+changed note" in lines_of(asking)
@@ -600,7 +601,10 @@ def test_policy_remembers_a_session_choice_and_revokes_it(
     session = chat()
     mark = session.submit("write a draft")
     session.expect(APPROVAL)
-    session.send("s")
+    # Medium risk asks once per session: "y" says so, and is the session choice.
+    assert "y  yes, and don't ask again for write_file this session" in session.screen(mark)
+    assert "s  " not in session.screen(mark)  # no second choice that does the same
+    session.send("y")
     session.expect(FOOTER)
     session.prompt()
     assert "✓ write_file" in session.screen(mark)

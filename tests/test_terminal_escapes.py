@@ -7,7 +7,7 @@ from __future__ import annotations
 from agentcli.output.visible import visible
 from agentcli.policy import ApprovalRequest, Prompt
 from agentcli.tools.base import Assessment, Risk
-from agentcli.ui.approval import MAX_CODE_LINES, render_prompt
+from agentcli.ui.approval_block import MAX_CODE_LINES, render_prompt
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_repl import APPROVAL, FOOTER, StartChat, chat  # noqa: F401 - the fixture

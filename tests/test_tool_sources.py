@@ -16,7 +16,7 @@ from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolOutput
 from agentcli.tools.content import ImagePart, JsonPart, ResourceLinkPart, TextPart, render_text
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.source import ToolSource
-from agentcli.ui.approval import render_prompt
+from agentcli.ui.approval_block import render_prompt
 from agentcli.workspace import Workspace
 
 

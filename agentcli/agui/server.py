@@ -165,7 +165,7 @@ class AgentServer:
             self.busy.discard(thread_id)
             raise Rejected(409, f"thread {thread_id!r}: {error}") from None
         try:
-            agent = Agent(settings, session, [relay], interactive=False, provider=self.provider())
+            agent = Agent(settings, session, [relay], provider=self.provider())
         except AgentCliError as error:
             session.close()
             self.busy.discard(thread_id)

@@ -45,8 +45,7 @@ class Explainer:
             raise UsageError("--yes and --deny contradict each other; pass one of them")
         config = load_config(workspace)
         ws = Workspace(workspace)
-        self.policy = build_policy(config, ws, yes=yes, deny=deny, allow=allow, forbid=forbid,
-                                   interactive=False)  # fmt: skip
+        self.policy = build_policy(config, ws, yes=yes, deny=deny, allow=allow, forbid=forbid)
         from agentcli.sandbox.confine import Sandbox, sandbox_settings
 
         self.policy.sandbox = Sandbox(workspace, sandbox_settings(config, None, False))

@@ -10,6 +10,7 @@ from agentcli import events as ev
 from agentcli.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
+from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.results import preview, preview_line, result_line
 from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
@@ -77,6 +78,7 @@ class TextOutput:
         self._stream: Any = None  # MarkdownStream while a message renders on a terminal
         self._ends_with_newline = True
         self.fold = StreamFold()
+        self.calls = HeldCallLines()  # a call that asks is shown by its approval block
         self._live_line = False  # a command's latest output line is on the screen
         self._block_done = False  # a block ended: the next one starts after a blank line
         self._blocks_separated = stdout.isatty() and stderr.isatty()
@@ -149,6 +151,8 @@ class TextOutput:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
+        for line in self.calls.release(event):
+            self._note(line)
         self._separate(event)
         if isinstance(event, ev.TextMessageContent):
             self._text(event.delta)
@@ -157,7 +161,8 @@ class TextOutput:
         elif isinstance(event, ev.ToolCallEnd):
             call = self.fold.call(event.tool_call_id)
             name, raw = (call.name, call.arguments_text) if call else ("?", "")
-            self._note(self.style.dim("→ ") + f"{name} " + self.style.dim(format_arguments(raw)))
+            line = self.style.dim("→ ") + f"{name} " + self.style.dim(format_arguments(raw))
+            self.calls.hold(event.tool_call_id, line)
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
         elif isinstance(event, ev.ReasoningMessageContent):
@@ -170,9 +175,6 @@ class TextOutput:
             self._note(self.style.dim(f"  state: {state_line(event)}"))
         elif isinstance(event, ev.Progress):
             self._show_live_line(event.lines or [])
-        elif isinstance(event, ev.ToolState) and event.state == "waiting for approval":
-            name = self.fold.name_of(event.tool_call_id)
-            self._note(self.style.yellow(f"  … {name}: waiting for approval"))
         elif getattr(event, "name", None) == "waiting":
             value = event.value if isinstance(event.value, dict) else {}
             self._note(self.style.yellow(f"agentcli: {waiting_line(value)}"))
@@ -192,4 +194,6 @@ class TextOutput:
                 self._note(preview_line(line, self.style, diff=True))
 
     def finish(self, summary: RunSummary) -> None:
+        for line in self.calls.flush():
+            self._note(line)
         self._end_text()

@@ -90,6 +90,24 @@ class UserChoice:
     reason: str = ""  # after a denial: why, for the model
 
 
+def offered(prompt: Prompt) -> list[ChoiceKind]:
+    """The choices the prompt offers. Medium risk's "yes" already holds for the session, so
+    a separate "this session" choice would be the same one twice."""
+    if not prompt.session_rules:  # no rule can describe this call safely: decided once
+        return ["once", "deny"]
+    if prompt.request.assessment.risk is Risk.MEDIUM:
+        return ["once", "project", "deny", "deny_session"]
+    return ["once", "session", "project", "deny", "deny_session"]
+
+
+def remembered(kind: ChoiceKind, risk: Risk, rules: list[str]) -> list[str]:
+    """The rules a choice keeps for the rest of the session (allowed, or refused for
+    deny_session). The prompt's labels are made from this, so they say what it does."""
+    if kind == "deny" or (kind == "once" and risk is not Risk.MEDIUM):
+        return []
+    return rules  # medium risk asks once per tool per session: any yes holds for the session
+
+
 Approver = Callable[[Prompt], Awaitable[UserChoice]]
 ProjectRuleWriter = Callable[[list[str]], str]  # saves allow rules; returns a note
 
@@ -144,7 +162,7 @@ class Policy:
         for rule in [*self.rules.deny, *self.session_deny]:
             if matches_any(rule, tool, subjects, ws):
                 by: DecidedBy = "session" if rule.source == "session" else "rule"
-                return Verdict("deny", by, [f"denied by the rule {rule.text}", risk_reason],
+                return Verdict("deny", by, [f"the rule {rule.text} denies it", risk_reason],
                                rule.text)  # fmt: skip
         for rule in self.rules.ask:
             if matches_any(rule, tool, subjects, ws):
@@ -251,19 +269,14 @@ class Policy:
         from agentcli.policy.rules import parse_rule
 
         reason = "; ".join(verdict.reasons)
+        kept = remembered(choice.kind, request.assessment.risk, rules)
         if choice.kind in ("deny", "deny_session"):
-            if choice.kind == "deny_session":
-                self.session_deny.extend(parse_rule(r, "session") for r in rules)
+            self.session_deny.extend(parse_rule(r, "session") for r in kept)
             said = f"; the user said: {choice.reason}" if choice.reason else ""
             return Decision("deny", "user", f"the user denied it{said}", None)
-        saved = None
-        if not rules:
-            return Decision("allow", "user", reason, None)  # only once: nothing to remember
-        if choice.kind in ("session", "project") or request.assessment.risk is Risk.MEDIUM:
-            # medium risk asks once per tool per session: any approval holds for the session
-            self.session_allow.extend(parse_rule(r, "session") for r in rules)
-            saved = ", ".join(rules)
-        if choice.kind == "project" and self.save_project_rules is not None:
+        self.session_allow.extend(parse_rule(r, "session") for r in kept)
+        saved = ", ".join(kept) or None
+        if choice.kind == "project" and rules and self.save_project_rules is not None:
             self.notes.append(self.save_project_rules(rules))
         return Decision("allow", "user", reason, saved)
 

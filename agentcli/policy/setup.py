@@ -1,4 +1,5 @@
-"""Building a run's policy from the configuration, the flags and the terminal."""
+"""Building a run's policy from the configuration, the flags and the front end's approver
+(the CLI or the REPL makes it: the policy knows no terminal)."""
 
 from __future__ import annotations
 
@@ -39,15 +40,6 @@ def project_rule_writer(workspace: Workspace):  # type: ignore[no-untyped-def]
     return save
 
 
-def terminal_approver() -> Approver | None:
-    """Someone can answer only when stdin is a terminal."""
-    if sys.stdin is None or not sys.stdin.isatty():
-        return None
-    from agentcli.ui.approval import TerminalApprover
-
-    return TerminalApprover()
-
-
 def build_policy(
     config: Config,
     workspace: Workspace,
@@ -56,14 +48,14 @@ def build_policy(
     deny: bool,
     allow: list[str],
     forbid: list[str],
-    interactive: bool,
+    approver: Approver | None = None,
     allow_network: bool = False,
 ) -> Policy:
     return Policy(
         rules=rule_set(config, allow, forbid),
         yes=yes,
         deny=deny,
-        approver=terminal_approver() if interactive else None,
+        approver=approver,  # None: nobody can answer, so what would ask is denied
         workspace=workspace,
         save_project_rules=project_rule_writer(workspace),
         allow_network=allow_network,

@@ -373,6 +373,18 @@ def unified_diff(before: str, after: str, shown: str, max_lines: int = 200) -> s
     return text.replace("\r\n", "\n")
 
 
+PREVIEW_LINES = 5000  # of a diff for the approval prompt, which pages through it
+
+
+def new_file_preview(content: str, shown: str) -> str:
+    """A new file for the approval prompt: every line, as the `+` lines of a diff."""
+    text = content.replace("\r\n", "\n")  # a lone CR stays, for the prompt to show
+    lines = text.removesuffix("\n").split("\n") if text else []
+    count = f"{len(lines):,} line{'' if len(lines) == 1 else 's'}"
+    head = f"new file {shown} ({count}, {len(content.encode()):,} bytes)"
+    return "\n".join([head, *("+" + line for line in lines)]) + "\n"
+
+
 def read_existing_text(path: Path, base: Path, shown: str) -> DecodedText | None:
     """A file's decoded text, None when it does not exist (opened as read_file does)."""
     try:
@@ -419,8 +431,8 @@ class WriteFile(PathTool):
         except ToolFailure as failure:
             return str(failure)
         if existing is None:
-            return f"new file {shown}, {len(args['content'].encode()):,} bytes"
-        return unified_diff(existing.text, args["content"], shown) or "no change"
+            return new_file_preview(args["content"], shown)
+        return unified_diff(existing.text, args["content"], shown, PREVIEW_LINES) or "no change"
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         target = ctx.workspace.resolve(args["path"])
@@ -515,7 +527,7 @@ class EditFile(PathTool):
             _, _, shown, decoded, updated = plan_edit(ctx, args, preview=True)
         except ToolFailure as failure:
             return f"(the edit would fail: {failure})"
-        return unified_diff(decoded.text, updated, shown)
+        return unified_diff(decoded.text, updated, shown, PREVIEW_LINES)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         def edit() -> ToolOutput:

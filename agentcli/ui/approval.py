@@ -1,86 +1,38 @@
-"""The inline approval prompt: shows the tool, its arguments exactly (a command as a command,
-a diff for edits), the risk and the reason, and takes one key: y once, s always this
-session, p always in this project, n deny, d deny for the session. After a denial the user
-may type a short reason for the model. Ctrl-C denies and cancels the turn."""
+"""The inline approval prompt: one block (see approval_block) showing the call exactly and
+offering choices whose labels say what they grant; one key answers (y yes, s this session,
+p this project, n no, d no for the session, v shows a long file or diff page by page
+first). After a denial the user may type a short reason for the model. Ctrl-C denies and
+cancels the turn."""
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 from typing import Any, TextIO
 
 from agentcli.output import terminal
 from agentcli.output.visible import visible
 from agentcli.policy import Prompt, TurnCancelled, UserChoice
-from agentcli.tools.base import Risk
-
-KEYS = {"y": "once", "s": "session", "p": "project", "n": "deny", "d": "deny_session"}
-MAX_PREVIEW_LINES = 60
-MAX_CODE_LINES = 200  # of a command or code; the prompt says how many more there are
+from agentcli.ui.approval_block import (
+    choice_lines,
+    fit_preview_line,
+    granted,
+    preview_lines,
+    prompt_choices,
+    render_prompt,
+    terminal_width,
+)
 
 
 def _style(enabled: bool, code: str, text: str) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if enabled else text
 
 
-def _code_lines(text: str, prefix: str) -> list[str]:
-    """Every line of a command or code, control characters shown (an escape sequence or a
-    CR cannot hide a line); past MAX_CODE_LINES, how much is not shown."""
-    lines = visible(text).splitlines() or [""]  # after visible(), only \n splits
-    shown = [prefix + line for line in lines[:MAX_CODE_LINES]]
-    if len(lines) > MAX_CODE_LINES:
-        rest = lines[MAX_CODE_LINES:]
-        shown.append(
-            f"… {len(rest)} more lines ({sum(len(x) + 1 for x in rest):,} characters) "
-            "not shown: deny unless you know what they are"
-        )
-    return shown
-
-
-def describe_call(tool: str, arguments: dict[str, Any]) -> list[str]:
-    """The arguments exactly: a command as a command, code as code, others as JSON."""
-    if tool == "run_shell" and "command" in arguments:
-        lines = _code_lines(str(arguments["command"]), "$ ")
-        extra = {k: v for k, v in arguments.items() if k != "command"}
-        return lines + ([visible(json.dumps(extra, ensure_ascii=False))] if extra else [])
-    if tool == "run_python" and "code" in arguments:
-        return ["python:", *_code_lines(str(arguments["code"]), "  ")]
-    shown = {k: v for k, v in arguments.items() if k not in ("content", "old_text", "new_text")}
-    lines = [visible(json.dumps(shown, ensure_ascii=False))]
-    if "content" in arguments and tool == "write_file":
-        lines.append(f"({len(str(arguments['content']).encode()):,} bytes of content)")
-    return lines
-
-
-def render_prompt(prompt: Prompt, color: bool) -> str:
-    request = prompt.request
-    risk = request.assessment.risk
-    colour = "31" if risk is Risk.HIGH else "33"
-    name = visible(request.tool)
-    where = f" · sandbox {request.sandbox}" if request.sandbox else ""
-    out = [_style(color, f"1;{colour}", f"● {name} wants to run ({risk.label} risk{where})")]
-    if request.description:
-        lines = [visible(line) for line in request.description]
-    else:
-        lines = describe_call(request.tool, request.arguments)
-    out += [f"  {line}" for line in lines]
-    if request.preview:
-        preview = visible(request.preview).splitlines()
-        for line in preview[:MAX_PREVIEW_LINES]:
-            code = "32" if line.startswith("+") else "31" if line.startswith("-") else "2"
-            out.append("  " + _style(color, code, line))
-        if len(preview) > MAX_PREVIEW_LINES:
-            out.append(f"  … {len(preview) - MAX_PREVIEW_LINES} more lines")
-    out.append(_style(color, "2", "  why: " + visible("; ".join(prompt.reasons))))
-    if prompt.session_rules:
-        rules = visible(", ".join(prompt.session_rules))
-        out.append(
-            f"  [y] yes once  [s] always this session ({rules})  [p] always in this project  "
-            "[n] no  [d] no for this session"
-        )
-    else:  # no rule can describe this call safely: it is decided once
-        out.append("  [y] yes once  [n] no")
-    return "\n".join(out) + "\n"
+def terminal_approver() -> TerminalApprover | None:
+    """The approver of a one-shot run: someone can answer only when stdin is a terminal."""
+    if sys.stdin is None or not sys.stdin.isatty():
+        return None
+    return TerminalApprover()
 
 
 class TerminalApprover:
@@ -144,22 +96,44 @@ class TerminalApprover:
         SCREEN.release()
 
     async def _ask(self, prompt: Prompt) -> UserChoice:
-        self.stream.write(render_prompt(prompt, self.color))
+        width = terminal_width(self.stream)
+        offer = prompt_choices(prompt)
+        self.stream.write(render_prompt(prompt, self.color, width))
         self.stream.flush()
-        keys = KEYS if prompt.session_rules else {k: KEYS[k] for k in ("y", "n")}
-        try:
-            key = await self._read_key(keys)
-        except (KeyboardInterrupt, EOFError):
-            self.stream.write("  denied: cancelled\n")
-            raise TurnCancelled("cancelled at the approval prompt") from None
-        kind = KEYS[key]
-        self.stream.write(f"  → {key}\n")
-        if kind in ("deny", "deny_session"):
+        keys = {choice.key: choice for choice in offer}
+        while True:
+            try:
+                choice = keys[await self._read_key(list(keys))]
+                if choice.kind is not None:
+                    break
+                await self._page(preview_lines(prompt))  # then the same choices again
+                self.stream.write("\n".join(choice_lines(offer, width, self.color)) + "\n")
+            except (KeyboardInterrupt, EOFError):
+                self.stream.write("  denied: cancelled\n")
+                raise TurnCancelled("cancelled at the approval prompt") from None
+        self.stream.write(f"  → {choice.key}: {granted(choice)}\n")
+        if choice.kind in ("deny", "deny_session"):
             reason = await self._read_reason()
-            return UserChoice(kind, reason)  # type: ignore[arg-type]
-        return UserChoice(kind)  # type: ignore[arg-type]
+            return UserChoice(choice.kind, reason)
+        return UserChoice(choice.kind)  # type: ignore[arg-type]
 
-    async def _read_key(self, keys: dict[str, str]) -> str:
+    async def _page(self, lines: list[str]) -> None:
+        """The whole preview, a screenful at a time: space or Enter for more, q to stop."""
+        height = max(_terminal_rows(self.stream) - 2, 5)
+        width = terminal_width(self.stream)
+        for start in range(0, len(lines), height):
+            for line in lines[start : start + height]:
+                self.stream.write("\n".join(fit_preview_line(line, width, self.color)) + "\n")
+            end = min(start + height, len(lines))
+            if end == len(lines):
+                break
+            self.stream.flush()
+            where = f"  lines {start + 1}-{end} of {len(lines):,}: space for more, q to stop "
+            if await self._read_key([" ", "enter", "q"], where) == "q":
+                break
+        self.stream.write(_style(self.color, "2", f"  (end of the {len(lines):,} lines)") + "\n")
+
+    async def _read_key(self, keys: list[str], message: str | None = None) -> str:
         from prompt_toolkit.application import Application
         from prompt_toolkit.key_binding import KeyBindings
         from prompt_toolkit.layout import FormattedTextControl, Layout, Window
@@ -176,7 +150,7 @@ class TerminalApprover:
         def _cancel(event: Any) -> None:
             event.app.exit(exception=KeyboardInterrupt())
 
-        control = FormattedTextControl(f"  choose [{'/'.join(keys)}]: ")
+        control = FormattedTextControl(message or f"  choose [{'/'.join(keys)}]: ")
         app: Application[str] = Application(
             layout=Layout(Window(control, height=1)), key_bindings=bindings, full_screen=False
         )
@@ -192,6 +166,13 @@ class TerminalApprover:
         except (KeyboardInterrupt, EOFError):
             return ""
         return text.strip()
+
+
+def _terminal_rows(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).lines
+    except (OSError, ValueError, AttributeError):
+        return 24
 
 
 async def _prompt_async(message: str) -> str:

@@ -11,6 +11,7 @@ from agentcli import events as ev
 from agentcli.fold import DENIED, INVALID, StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
+from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.results import changed_lines, preview, preview_line, result_line
 from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event
@@ -28,6 +29,7 @@ class ReplRenderer:
         self._markdown: Any = None
         self._spinner: Any = None
         self.fold = StreamFold()
+        self.calls = HeldCallLines()  # a call that asks is shown by its approval block
         self._started = time.monotonic()
         self._live_line = False
         self._block_done = False  # a block ended: the next one starts after a blank line
@@ -103,6 +105,8 @@ class ReplRenderer:
         if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
+        for line in self.calls.release(event):
+            self._line(line)
         self._separate(event)
         if isinstance(event, ev.RunStarted):
             self._started = time.monotonic()
@@ -130,7 +134,8 @@ class ReplRenderer:
         elif isinstance(event, ev.ToolCallEnd):
             call = self.fold.call(event.tool_call_id)
             name, raw = (call.name, call.arguments_text) if call else ("?", "")
-            self._line(self.style.dim("● ") + name + " " + self.style.dim(format_arguments(raw)))
+            line = self.style.dim("● ") + name + " " + self.style.dim(format_arguments(raw))
+            self.calls.hold(event.tool_call_id, line)
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
         elif isinstance(event, ev.ReasoningMessageContent):
@@ -148,9 +153,7 @@ class ReplRenderer:
     def _custom(self, event: ev.Custom) -> None:
         if isinstance(event, ev.ToolState):
             name = self.fold.name_of(event.tool_call_id)
-            if event.state == "waiting for approval":
-                self._line(self.style.yellow(f"  … {name}: waiting for approval"))
-            elif event.state == "running":
+            if event.state == "running":
                 self._show_live_line(f"{name}: running")
         elif isinstance(event, ev.Progress):
             if event.lines:
@@ -189,6 +192,8 @@ class ReplRenderer:
             self.stream.write(preview_line(line, self.style, diff=diff) + "\n")
 
     def finish(self, summary: RunSummary) -> None:
+        for line in self.calls.flush():
+            self._line(line)
         self._stop_spin()
         self._end_text()
         self._clear_live_line()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 import sys
 import time
@@ -34,6 +35,13 @@ from agentcli.settings import RunSettings
 from agentcli.signals import ending_signals
 from agentcli.tools.registry import session_registry
 from agentcli.ui.approval import TerminalApprover
+from agentcli.ui.approval_mode import (
+    Mode,
+    bind_cycle_key,
+    mode_segment,
+    sandbox_segment,
+    set_mode,
+)
 from agentcli.ui.keys import EscWatcher
 from agentcli.ui.mentions import expand_mentions, path_completions
 from agentcli.ui.render import ReplRenderer
@@ -119,7 +127,7 @@ class Repl:
             history=_History(str(self._history_path())),
             completer=ChatCompleter(self),
             complete_while_typing=True,
-            key_bindings=_key_bindings(),
+            key_bindings=self._key_bindings(),
             bottom_toolbar=self._toolbar,
             vi_mode=bool(settings.config.get("repl.vi_mode")),
             enable_history_search=False,  # Ctrl-R stays the reverse search
@@ -128,6 +136,16 @@ class Repl:
         self.exit_code = ExitCode.OK
         self._command_task: asyncio.Task | None = None  # a `!command` in progress
         self._meter: tuple[Any, str] = (None, "")  # the context meter, and what it measured
+
+    def _key_bindings(self) -> KeyBindings:
+        bindings = _key_bindings()
+        bind_cycle_key(bindings, self)
+        return bindings
+
+    def set_approval_mode(self, mode: Mode) -> None:
+        """For this agent, and the ones /clear, /resume and /model make after it."""
+        set_mode(self.agent.policy, mode)
+        self.settings = dataclasses.replace(self.settings, yes=mode == "yes", deny=mode == "deny")
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys)
@@ -146,6 +164,8 @@ class Repl:
 
         usage = self.agent.usage
         return fit([  # (text, keep): at 40 columns the lowest `keep` are left out first
+            (mode_segment(self.agent.policy), 7),
+            (sandbox_segment(self.agent.policy), 3),
             (str(self.agent.model), 5),
             (str(self.settings.workspace), 1),
             (self._context_segment(), 4),

@@ -25,6 +25,7 @@ COMMANDS = {
     "status": "model, workspace, approvals, sandbox, context, session",
     "diff": "what this session changed in the workspace",
     "init": "write an AGENTS.md skeleton from the workspace (asks first)",
+    "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
 }
 
 
@@ -197,6 +198,11 @@ class SlashCommands:
         from agentcli.ui.init_command import run_init
 
         await run_init(self.repl)
+
+    async def cmd_approvals(self, argument: str) -> None:
+        from agentcli.ui.approval_mode import approvals_command
+
+        self.repl.say(approvals_command(self.repl, argument))
 
     async def cmd_compact(self, argument: str) -> None:
         compactor = self.repl.agent.loop.compactor
