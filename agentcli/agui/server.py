@@ -23,7 +23,7 @@ from agentcli.errors import AgentCliError, UsageError
 from agentcli.fold import StreamFold
 from agentcli.messages import ToolCall
 from agentcli.output.base import RunSummary
-from agentcli.policy.engine import ApprovalRequest
+from agentcli.risk import ApprovalRequest
 from agentcli.settings import RunSettings
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024

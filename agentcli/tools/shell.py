@@ -13,7 +13,8 @@ from typing import Any
 
 from agentcli.process.capture import OutputCapture
 from agentcli.process.run import CommandResult, run_command
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Assessment, Risk, Subjects
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -239,7 +240,6 @@ class RunShell(Tool):
         return requested_profile(args, ctx, base)
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        from agentcli.policy.rules import Subjects
         from agentcli.policy.shell_parse import parse_command
 
         parsed = parse_command(args["command"])
