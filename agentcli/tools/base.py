@@ -61,6 +61,7 @@ class ToolContext:
     call_id: str = ""
     child_env: dict[str, str] = field(default_factory=dict)  # for processes tools start
     jobs: Any = None  # the run's JobManager (agentcli.process.jobs)
+    processes: Any = None  # the run's LiveTrees (agentcli.process.run): its end stops them
     output_limit: int = 30_000  # characters of command output the model gets
     python: str | None = None  # interpreter for run_python; None: the one on PATH
     ask: Callable[[str, list[str] | None], Awaitable[str]] | None = None  # a person, if any

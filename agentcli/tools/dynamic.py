@@ -131,7 +131,7 @@ def command_runner(template: str, timeout: float) -> Runner:
         try:
             result = await run_command(
                 argv, cwd=cwd, env=ctx.child_env, timeout=timeout, capture=capture,
-                confined=confine(ctx, argv, cwd),
+                confined=confine(ctx, argv, cwd), live=ctx.processes,
             )  # fmt: skip
         except FileNotFoundError:
             raise ToolFailure(f"program not found: {argv[0]}") from None

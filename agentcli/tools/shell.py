@@ -178,6 +178,7 @@ async def run_foreground(
         capture=capture,
         on_output=_progress_reporter(ctx),
         confined=confine(ctx, argv, cwd, executables),
+        live=ctx.processes,
     )
     return format_result(label, result, timeout)
 

@@ -235,6 +235,7 @@ class Repl:
                 env=self.agent.context.child_env,
                 timeout=600,
                 capture=capture,
+                live=self.agent.processes,
             )
         except asyncio.CancelledError:
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
