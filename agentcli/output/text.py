@@ -11,7 +11,7 @@ from agentcli import events as ev
 from agentcli.fold import StreamFold
 from agentcli.output.base import RunSummary
 from agentcli.output.visible import visible, visible_event
-from agentcli.ui.screen import SCREEN, progress_key
+from agentcli.ui.screen import TerminalGate, progress_key
 from agentcli.waiting import waiting_line
 
 _MAX_ARGS_SHOWN = 160
@@ -71,7 +71,14 @@ def state_line(event: ev.StateSnapshot | ev.StateDelta) -> str:
 
 
 class TextOutput:
-    def __init__(self, stdout: TextIO, stderr: TextIO, *, markdown: bool | None = None) -> None:
+    def __init__(
+        self,
+        stdout: TextIO,
+        stderr: TextIO,
+        *,
+        markdown: bool | None = None,
+        screen: TerminalGate | None = None,
+    ) -> None:
         self.stdout = stdout
         self.stderr = stderr
         self.style = Styler(color_enabled(stderr))
@@ -80,7 +87,8 @@ class TextOutput:
         self._ends_with_newline = True
         self.fold = StreamFold()
         self._live_line = False  # a command's latest output line is on the screen
-        SCREEN.on_hold(self._clear_live_line)
+        self.screen = screen if screen is not None else TerminalGate()  # the approver's too
+        self.screen.on_hold(self._clear_live_line)
 
     # stdout: the answer
     def _text(self, delta: str) -> None:
@@ -131,7 +139,7 @@ class TextOutput:
         self._live_line = True
 
     def handle(self, event: ev.Event) -> None:
-        if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
+        if self.screen.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
         if isinstance(event, ev.TextMessageContent):

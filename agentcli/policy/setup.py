@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from agentcli.config import Config
 from agentcli.config.edit import append_values
@@ -39,13 +40,14 @@ def project_rule_writer(workspace: Workspace):  # type: ignore[no-untyped-def]
     return save
 
 
-def terminal_approver() -> Approver | None:
-    """Someone can answer only when stdin is a terminal."""
+def terminal_approver(screen: Any = None) -> Approver | None:
+    """Someone can answer only when stdin is a terminal. `screen`: the front end's
+    agentcli.ui.screen.TerminalGate, shared with its renderer."""
     if sys.stdin is None or not sys.stdin.isatty():
         return None
     from agentcli.ui.approval import TerminalApprover
 
-    return TerminalApprover()
+    return TerminalApprover(screen=screen)
 
 
 def build_policy(

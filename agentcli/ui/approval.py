@@ -86,10 +86,14 @@ def render_prompt(prompt: Prompt, color: bool) -> str:
 class TerminalApprover:
     """Asks on the terminal. One prompt at a time is the policy's job (it holds a lock)."""
 
-    def __init__(self, stream: TextIO | None = None, keys: Any = None) -> None:
+    def __init__(self, stream: TextIO | None = None, keys: Any = None, screen: Any = None) -> None:
         import asyncio
 
+        from agentcli.ui.screen import TerminalGate
+
         self.stream = stream or sys.stderr
+        # Shared with the renderer: its live lines wait while a prompt owns the terminal.
+        self.screen = screen if screen is not None else TerminalGate()
         self.color = self.stream.isatty() and "NO_COLOR" not in os.environ
         self.keys = keys  # an EscWatcher to pause while the prompt owns the terminal
         self._one_at_a_time = asyncio.Lock()  # approvals and questions share the terminal
@@ -130,18 +134,14 @@ class TerminalApprover:
 
     def _take_terminal(self) -> None:
         """The prompt owns the terminal: no Esc watching, no live lines drawn over it."""
-        from agentcli.ui.screen import SCREEN
-
-        SCREEN.hold()
+        self.screen.hold()
         if self.keys is not None:
             self.keys.pause()
 
     def _give_back_terminal(self) -> None:
-        from agentcli.ui.screen import SCREEN
-
         if self.keys is not None:
             self.keys.resume()
-        SCREEN.release()
+        self.screen.release()
 
     async def _ask(self, prompt: Prompt) -> UserChoice:
         self.stream.write(render_prompt(prompt, self.color))

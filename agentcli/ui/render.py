@@ -13,14 +13,14 @@ from agentcli.fold import DENIED, StreamFold
 from agentcli.output.base import RunSummary
 from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event
-from agentcli.ui.screen import SCREEN, progress_key
+from agentcli.ui.screen import TerminalGate, progress_key
 from agentcli.waiting import waiting_line
 
 RESULT_PREVIEW_LINES = 4
 
 
 class ReplRenderer:
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, screen: TerminalGate | None = None) -> None:
         self.stream = stream
         no_color = "NO_COLOR" in os.environ
         self._console: Any = None  # rich's, made when first needed: the prompt does not wait
@@ -30,7 +30,8 @@ class ReplRenderer:
         self.fold = StreamFold()
         self._started = time.monotonic()
         self._live_line = False
-        SCREEN.on_hold(self._clear_live_line)
+        self.screen = screen if screen is not None else TerminalGate()  # the approver's too
+        self.screen.on_hold(self._clear_live_line)
 
     @property
     def console(self) -> Any:
@@ -89,7 +90,7 @@ class ReplRenderer:
     # --- events
 
     def handle(self, event: ev.Event) -> None:
-        if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
+        if self.screen.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
         if isinstance(event, ev.RunStarted):

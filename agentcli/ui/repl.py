@@ -34,6 +34,7 @@ from agentcli.ui.approval import TerminalApprover
 from agentcli.ui.keys import EscWatcher
 from agentcli.ui.mentions import expand_mentions, path_completions
 from agentcli.ui.render import ReplRenderer
+from agentcli.ui.screen import TerminalGate
 from agentcli.ui.slash import COMMANDS, SlashCommands
 from agentcli.workspace import Workspace
 
@@ -93,7 +94,8 @@ class Repl:
     def __init__(self, settings: RunSettings, session: Session) -> None:
         self.settings = settings
         self.out = sys.stdout
-        self.renderer = ReplRenderer(self.out)
+        self.screen = TerminalGate()  # the renderer's live lines wait while a prompt asks
+        self.renderer = ReplRenderer(self.out, self.screen)
         self.keys = EscWatcher(on_escape=self._cancel_turn)
         # The tools outlive each agent (/clear, /resume): MCP servers keep running.
         self.registry = session_registry(
@@ -116,7 +118,7 @@ class Repl:
         self._command_task: asyncio.Task | None = None  # a `!command` in progress
 
     def _new_agent(self, session: Session) -> Agent:
-        approver = TerminalApprover(self.out, keys=self.keys)
+        approver = TerminalApprover(self.out, keys=self.keys, screen=self.screen)
         return Agent(self.settings, session, [self.renderer], approver=approver,
                      registry=self.registry)  # fmt: skip
 
