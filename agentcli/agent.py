@@ -26,7 +26,7 @@ from agentcli.policy import Approver, TurnCancelled
 from agentcli.policy.setup import build_policy
 from agentcli.process.env import child_environment
 from agentcli.process.jobs import JobManager
-from agentcli.process.run import LIVE
+from agentcli.process.run import LiveTrees
 from agentcli.providers.base import Provider
 from agentcli.providers.factory import make_provider
 from agentcli.sessions.session import Session
@@ -57,8 +57,11 @@ class Agent:
         approver: Approver | None = None,
         provider: Provider | None = None,
         registry: ToolRegistry | None = None,
+        processes: LiveTrees | None = None,
     ) -> None:
-        """`provider`: one shared by many agents (agentcli serve), not closed by this one."""
+        """`provider`: one shared by many agents (agentcli serve), not closed by this one;
+        `processes`: the process trees its commands join (a server's, shared by its runs);
+        by default its own."""
         self.settings = settings
         self.session = session
         self.emit = FanOut([session, *outputs])
@@ -88,13 +91,15 @@ class Agent:
         self._announced: set[str] = set()  # MCP servers whose start was reported
         self.output_dir = data_dir() / "outputs" / session.id
         limit = config.get("shell.output_limit")
+        self.processes = processes if processes is not None else LiveTrees()
         self.context = ToolContext(
             workspace=self.workspace,
             output_dir=self.output_dir,
             child_env=child_environment(
                 config.get("shell.env"), provider_keys=[settings.api_key_env]
             ),
-            jobs=JobManager(self.output_dir, limit=limit),
+            jobs=JobManager(self.output_dir, limit=limit, live=self.processes),
+            processes=self.processes,
             output_limit=limit,
             python=config.get("shell.python"),
             ask=getattr(self.policy.approver, "question", None),  # a person, if one is there
@@ -308,10 +313,10 @@ class Agent:
         self.emit.finish(summary)
 
     async def aclose(self, *, stop_all: bool = True) -> None:
-        """`stop_all`: every process agentcli started (the process is ending); otherwise
+        """`stop_all`: every process its trees hold (the process is ending); otherwise
         only this agent's background jobs (a served run, beside other runs)."""
         if stop_all:
-            await LIVE.stop_all()  # foreground commands and background jobs alike
+            await self.processes.stop_all()  # foreground commands and background jobs alike
         else:
             jobs = self.context.jobs
             for job in list(jobs.jobs.values()) if jobs is not None else []:

@@ -44,11 +44,12 @@ def known_window(settings: RunSettings) -> Window:
         return Window(context_window(config, model), f'context.windows."{model}"')
     if config.source("context.window") != "default":
         return Window(config.get("context.window"), "context.window")
-    if settings.provider.type == "local":
-        from agentcli.providers.local.provider import LocalOptions
+    from agentcli.providers.spec import provider_spec
 
-        n_ctx = LocalOptions.from_mapping(dict(settings.provider.options)).n_ctx
-        return Window(n_ctx, "providers.local.n_ctx")
+    spec = provider_spec(settings.provider.type)
+    own = spec.context_window(settings) if spec and spec.context_window else None
+    if own is not None:
+        return Window(own, f"providers.{settings.provider.name}.n_ctx")
     name = settings.model.name.rsplit("/", 1)[-1].lower()  # `openai/gpt-4o` on a router
     for prefix in sorted(KNOWN_WINDOWS, key=len, reverse=True):
         if name.startswith(prefix):

@@ -16,10 +16,11 @@ from typing import Any
 from agentcli import events as ev
 from agentcli.fold import DENIED, FAILED, INVALID
 from agentcli.messages import Message, ToolCall, new_id
-from agentcli.policy import ApprovalRequest, Decision, Policy
+from agentcli.policy import Policy
 from agentcli.policy.engine import TurnCancelled
 from agentcli.quick_schema import conforms
 from agentcli.refine import refine_arguments
+from agentcli.risk import ApprovalRequest, Decision
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import part_metadata
 from agentcli.tools.registry import ToolRegistry

@@ -18,6 +18,7 @@ from agentcli.output.base import Output
 from agentcli.sessions.session import Session, find_session, latest_for
 from agentcli.settings import RunSettings
 from agentcli.signals import ending_signals
+from agentcli.ui.screen import TerminalGate
 
 
 def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) -> Session:
@@ -44,14 +45,18 @@ def startup_notices(settings: RunSettings, session: Session) -> None:
 
 
 async def run_prompt(
-    settings: RunSettings, prompt: str, outputs: list[Output], session: Session
+    settings: RunSettings,
+    prompt: str,
+    outputs: list[Output],
+    session: Session,
+    screen: TerminalGate | None = None,
 ) -> int:
     """One prompt to the end: SIGINT, SIGTERM and SIGHUP cancel it, and everything it started
-    stops."""
+    stops. `screen`: the terminal's gate, shared by the text output and the approval prompt."""
     from agentcli.ui.approval import terminal_approver
 
     try:
-        agent = Agent(settings, session, outputs, approver=terminal_approver())
+        agent = Agent(settings, session, outputs, approver=terminal_approver(screen))
     except AgentCliError as error:
         session.close()
         print_error(str(error))
@@ -68,7 +73,7 @@ async def run_prompt(
     return summary.exit_code
 
 
-def build_outputs(settings: RunSettings) -> list[Output]:
+def build_outputs(settings: RunSettings, screen: TerminalGate | None = None) -> list[Output]:
     from agentcli.output.notices import Notices
 
     outputs: list[Output] = [Notices(sys.stderr, waiting=settings.output != "text")]
@@ -83,18 +88,20 @@ def build_outputs(settings: RunSettings) -> list[Output]:
     else:
         from agentcli.output.text import TextOutput
 
-        outputs.append(TextOutput(sys.stdout, sys.stderr))
+        outputs.append(TextOutput(sys.stdout, sys.stderr, screen=screen))
     return outputs
 
 
 def run_in_event_loop(settings: RunSettings, prompt: str, session: Session) -> int:
     startup_notices(settings, session)
+    screen = TerminalGate()  # this run's terminal: the text output and the approval prompt
     workers = CountingExecutor()
     runner = asyncio.Runner()
     code = ExitCode.FAILURE  # if the run itself raised
     try:
         runner.get_loop().set_default_executor(workers)
-        code = runner.run(run_prompt(settings, prompt, build_outputs(settings), session))
+        outputs = build_outputs(settings, screen)
+        code = runner.run(run_prompt(settings, prompt, outputs, session, screen))
     finally:
         if workers.busy:
             # A tool is stuck in a blocking call (a read the kernel never finishes): no

@@ -15,14 +15,6 @@ from agentcli.config.schema import SETTINGS, range_problem
 from agentcli.errors import ConfigError, UsageError
 
 OutputFormat = Literal["text", "json", "jsonl"]
-PROVIDER_TYPES = ("openai", "anthropic", "local")
-DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5", "local": ""}
-OFFICIAL_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
-BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
-    "openai": {"type": "openai", "api_key_env": "OPENAI_API_KEY"},
-    "anthropic": {"type": "anthropic", "api_key_env": "ANTHROPIC_API_KEY"},
-    "local": {"type": "local", "api_key_env": "AGENTCLI_LOCAL_NO_KEY"},  # in-process: no key
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,20 +67,29 @@ class RunSettings:
 
 def providers_of(config: Config) -> dict[str, ProviderConfig]:
     """Built-in providers, overlaid and extended by `[providers.NAME]` tables."""
-    tables = {name: dict(values) for name, values in BUILTIN_PROVIDERS.items()}
+    from agentcli.providers.spec import builtin_specs, provider_spec
+
+    builtins = builtin_specs()
+    types = [kind for kind, spec in builtins.items() if spec.configurable]
+    tables: dict[str, dict[str, Any]] = {
+        kind: {"type": kind, "api_key_env": spec.api_key_env}
+        for kind, spec in builtins.items()
+        if spec.preset
+    }
     for name, values in config.table("providers").items():
         if not isinstance(values, dict):
             raise ConfigError(f"providers.{name} must be a table ([providers.{name}])")
         tables.setdefault(name, {}).update(values)
     providers = {}
     for name, values in tables.items():
-        kind = values.get("type", name if name in PROVIDER_TYPES else None)
-        if kind not in PROVIDER_TYPES and plugin_provider(kind) is None:
+        kind = values.get("type", name if name in types else None)
+        spec = provider_spec(kind)
+        if spec is None or not spec.configurable:
             from agentcli.plugins import provider_plugins
 
             found, problems = provider_plugins()
             raise ConfigError(
-                f"providers.{name}.type must be one of: {', '.join([*PROVIDER_TYPES, *found])} "
+                f"providers.{name}.type must be one of: {', '.join([*types, *found])} "
                 f"(in {config.source(f'providers.{name}.type')})"
                 + "".join(f"; {problem}" for problem in problems)
             )
@@ -107,24 +108,11 @@ def providers_of(config: Config) -> dict[str, ProviderConfig]:
     return providers
 
 
-def plugin_provider(kind: Any) -> Any:
-    """The `agentcli.providers` plug-in for a provider type, if one registers it."""
-    if not isinstance(kind, str):
-        return None
-    from agentcli.plugins import provider_plugins
-
-    return provider_plugins()[0].get(kind)
-
-
 def _default_model_name(kind: str) -> str:
-    if kind == "local":
-        from agentcli.providers.local import DEFAULT_MODEL
+    from agentcli.providers.spec import provider_spec
 
-        return DEFAULT_MODEL
-    if kind not in DEFAULT_MODELS:
-        plugin = plugin_provider(kind)
-        return plugin.default_model if plugin is not None else ""
-    return DEFAULT_MODELS[kind]
+    spec = provider_spec(kind)
+    return spec.model() if spec is not None else ""
 
 
 def parse_model(
@@ -221,7 +209,10 @@ def resolve_settings(
     if base_url and agent is None:  # --base-url applies to whichever provider the model names
         provider = ProviderConfig(**{**_fields(provider), "base_url": base_url})
     api_key = env.get(provider.api_key_env) or None
-    official = OFFICIAL_URLS.get(provider.type)
+    from agentcli.providers.spec import provider_spec
+
+    kind = provider_spec(provider.type)
+    official = kind.official_url if kind is not None else ""
     if not api_key and official and (provider.base_url or official).rstrip("/") == official:
         raise ConfigError(
             f"{provider.api_key_env} is not set: export it, or point --base-url at a server "

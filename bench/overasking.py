@@ -32,7 +32,7 @@ def main() -> None:
         sys.path.insert(0, str(options.source.resolve()))
     import agentcli
     from agentcli.policy.shell_risk import classify_shell
-    from agentcli.tools.base import Risk
+    from agentcli.risk import Risk
     from agentcli.workspace import Workspace
 
     print(f"agentcli from {Path(agentcli.__file__).parent.parent}")

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentcli.risk import Risk
 from agentcli.tools.arithmetic import MAX_RESULT_DIGITS, calculate, describe
-from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.calculator import Calculator
 from agentcli.workspace import Workspace
 from tests.conftest import RunCli

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.settings import DEFAULT_MODELS
+from agentcli.providers.builtin import OPENAI
 from tests.conftest import RunCli, assert_one_error, error_lines
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -95,7 +95,7 @@ def test_model_precedence(
         assert notice_lines(result.stderr) == []
         return server.requests[-1].json["model"]
 
-    assert model_sent() == DEFAULT_MODELS["openai"]
+    assert model_sent() == OPENAI.default_model
 
     write(user_config(cli_home), 'model = "openai:user-model"\n')
     assert model_sent() == "user-model"

@@ -14,7 +14,8 @@ from agentcli.executor import Executor
 from agentcli.messages import ToolCall
 from agentcli.policy import Policy
 from agentcli.refine import refine_arguments
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Assessment, Risk
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
 from agentcli.workspace import Workspace
 

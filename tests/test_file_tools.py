@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.tools.base import Risk, Tool, ToolContext, ToolFailure
+from agentcli.risk import Risk
+from agentcli.tools.base import Tool, ToolContext, ToolFailure
 from agentcli.tools.files import CreateDirectory, EditFile, ListDirectory, WriteFile
 from agentcli.workspace import Workspace
 

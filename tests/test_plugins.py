@@ -17,7 +17,8 @@ import pytest
 
 from agentcli.plugins import ToolRegistrar
 from agentcli.plugins.function_tool import FunctionTool, PluginError
-from agentcli.tools.base import Risk, ToolContext, ToolFailure
+from agentcli.risk import Risk
+from agentcli.tools.base import ToolContext, ToolFailure
 from agentcli.workspace import Workspace
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer

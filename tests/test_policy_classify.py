@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from agentcli.policy.readonly import READ_ONLY, Program
 from agentcli.policy.shell_parse import parse_command
 from agentcli.policy.shell_risk import classify_shell
-from agentcli.tools.base import Risk
+from agentcli.risk import Risk
 from agentcli.workspace import Workspace
 
 # --- fixtures -------------------------------------------------------------------------

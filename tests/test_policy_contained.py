@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from agentcli.policy.shell_parse import parse_command
 from agentcli.policy.shell_risk import classify_shell
-from agentcli.tools.base import Risk, ToolContext
+from agentcli.risk import Risk
+from agentcli.tools.base import ToolContext
 from agentcli.tools.shell import RunShell
 from agentcli.workspace import Workspace
 from tests.test_policy_classify import HIGH, bash_argvs, build_ws

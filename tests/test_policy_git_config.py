@@ -14,7 +14,7 @@ import pytest
 
 from agentcli.policy.git_config import find_git_dir, program_key_in, repository_problem
 from agentcli.policy.shell_risk import classify_shell
-from agentcli.tools.base import Risk
+from agentcli.risk import Risk
 from agentcli.workspace import Workspace
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.policy.shell_risk import classify_shell
-from agentcli.tools.base import Risk
+from agentcli.risk import Risk
 from agentcli.workspace import Workspace
 from tests.peer_corpus import build_workspace, load_corpus
 

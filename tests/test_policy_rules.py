@@ -18,18 +18,12 @@ from agentcli import events as ev
 from agentcli.errors import ConfigError
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
-from agentcli.policy import (
-    NO_TERMINAL_HINT,
-    ApprovalRequest,
-    Policy,
-    Prompt,
-    TurnCancelled,
-    UserChoice,
-)
+from agentcli.policy import NO_TERMINAL_HINT, Policy, Prompt, TurnCancelled, UserChoice
 from agentcli.policy.rules import RuleSet, command_matches, parse_rule, path_matches
 from agentcli.policy.setup import project_rule_writer, rule_set
 from agentcli.policy.shell_parse import parse_command
-from agentcli.tools.base import Risk, ToolContext
+from agentcli.risk import ApprovalRequest, Risk
+from agentcli.tools.base import ToolContext
 from agentcli.tools.files import ReadFile, WriteFile
 from agentcli.tools.registry import ToolRegistry, builtin_tools
 from agentcli.tools.shell import RunShell

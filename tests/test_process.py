@@ -4,6 +4,7 @@ memory bounded, head and tail kept, secrets withheld, background jobs controlled
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from agentcli.process.capture import OutputCapture
 from agentcli.process.env import child_environment
 from agentcli.process.jobs import JobManager
-from agentcli.process.run import LIVE
+from agentcli.process.run import LiveTrees
 from agentcli.tools.base import ToolContext, ToolFailure
 from agentcli.tools.shell import JobKill, JobOutput, RunPython, RunShell
 from agentcli.workspace import Workspace
@@ -24,11 +25,13 @@ from agentcli.workspace import Workspace
 def ctx(tmp_path: Path) -> ToolContext:
     root = tmp_path / "ws"
     root.mkdir()
+    live = LiveTrees()  # this run's process trees
     return ToolContext(
         workspace=Workspace(root),
         output_dir=tmp_path / "outputs",
         child_env=child_environment(),
-        jobs=JobManager(tmp_path / "outputs", limit=30_000),
+        jobs=JobManager(tmp_path / "outputs", limit=30_000, live=live),
+        processes=live,
         call_id="call_1",
     )
 
@@ -238,12 +241,31 @@ def test_background_job_starts_streams_exits_and_is_killed(ctx):
 def test_stop_all_ends_every_live_tree(ctx):
     async def scenario():
         await RunShell().execute({"command": "sleep 300", "background": True}, ctx)
-        pids = [tree.pid for tree in LIVE.trees]
+        pids = [tree.pid for tree in ctx.processes.trees]
         assert pids
-        await LIVE.stop_all()
+        await ctx.processes.stop_all()
         return pids
 
     assert_all_dead(asyncio.run(scenario()))
+
+
+def test_each_run_stops_only_its_own_trees(ctx, tmp_path):
+    theirs_live = LiveTrees()  # another run's (agentcli serve runs several at once)
+    jobs = JobManager(tmp_path / "other", limit=30_000, live=theirs_live)
+    other = dataclasses.replace(ctx, processes=theirs_live, jobs=jobs)
+
+    async def scenario():
+        await RunShell().execute({"command": "sleep 300", "background": True}, ctx)
+        await RunShell().execute({"command": "sleep 300", "background": True}, other)
+        [mine], [theirs] = ctx.processes.trees, other.processes.trees
+        await ctx.processes.stop_all()
+        alive = theirs.popen.poll() is None
+        await other.processes.stop_all()
+        return mine.pid, theirs.pid, alive
+
+    mine, theirs, alive = asyncio.run(scenario())
+    assert alive, "stopping one run's processes stopped another run's"
+    assert_all_dead([mine, theirs])
 
 
 def test_cancelling_a_running_command_kills_its_tree(ctx):
@@ -252,7 +274,8 @@ def test_cancelling_a_running_command_kills_its_tree(ctx):
             RunShell().execute({"command": "sleep 300 & echo PID $!; wait"}, ctx)
         )
         await asyncio.sleep(0.5)
-        pids = [m.pid for tree in LIVE.trees for m in tree.members()] + [t.pid for t in LIVE.trees]
+        trees = ctx.processes.trees
+        pids = [m.pid for tree in trees for m in tree.members()] + [t.pid for t in trees]
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -8,7 +8,8 @@ import pytest
 
 from agentcli.errors import ConfigError, UsageError
 from agentcli.prompt_input import build_prompt, read_stdin
-from agentcli.settings import BUILTIN_PROVIDERS, ModelSpec, ProviderConfig, resolve_settings
+from agentcli.providers.spec import builtin_specs
+from agentcli.settings import ModelSpec, ProviderConfig, resolve_settings
 from agentcli.settings import parse_model as parse_with
 
 PROVIDERS = {
@@ -17,7 +18,7 @@ PROVIDERS = {
     "local": ProviderConfig("local", "local", None, "AGENTCLI_LOCAL_NO_KEY"),
     "work": ProviderConfig("work", "openai", None, "WORK_KEY", "small", {"big": "gpt-4.1"}),
 }
-assert set(BUILTIN_PROVIDERS) <= set(PROVIDERS)
+assert {kind for kind, spec in builtin_specs().items() if spec.preset} <= set(PROVIDERS)
 
 
 def parse_model(text: str) -> ModelSpec:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.tools.base import Risk, ToolContext, ToolFailure
+from agentcli.risk import Risk
+from agentcli.tools.base import ToolContext, ToolFailure
 from agentcli.tools.files import MAX_LINE_CHARS, ReadFile
 from agentcli.workspace import Workspace
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import io
 import weakref
-from collections.abc import Iterator
 
 import pytest
 
 from agentcli import events as ev
 from agentcli.output.text import TextOutput
 from agentcli.ui.render import ReplRenderer
-from agentcli.ui.screen import SCREEN, TerminalGate
+from agentcli.ui.screen import TerminalGate
 
 
 class Terminal(io.StringIO):
@@ -22,11 +21,8 @@ class Terminal(io.StringIO):
 
 
 @pytest.fixture(autouse=True)
-def released(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def no_color(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
-    yield
-    while SCREEN.held:
-        SCREEN.release()
 
 
 def progress(call: str, line: str) -> ev.Custom:
@@ -49,14 +45,17 @@ def start(call: str, name: str) -> list[ev.Event]:
 
 @pytest.mark.parametrize("kind", ["repl", "run"])
 def test_nothing_is_drawn_over_a_prompt_and_all_of_it_after(kind: str):
-    terminal = Terminal()
-    renderer = ReplRenderer(terminal) if kind == "repl" else TextOutput(Terminal(), terminal)
+    terminal, screen = Terminal(), TerminalGate()  # the front end's: one per terminal
+    if kind == "repl":
+        renderer: ReplRenderer | TextOutput = ReplRenderer(terminal, screen)
+    else:
+        renderer = TextOutput(Terminal(), terminal, screen=screen)
     for event in start("c1", "run_shell"):
         renderer.handle(event)
     renderer.handle(progress("c1", "step 1"))
     assert terminal.getvalue().endswith("step 1")  # the live line, no newline after it
 
-    SCREEN.hold()  # the approval prompt of another call takes the terminal
+    screen.hold()  # the approval prompt of another call takes the terminal
     assert terminal.getvalue().endswith("\r\x1b[2K")  # the live line was taken off
     terminal.write("PROMPT")
     before = terminal.getvalue()
@@ -65,7 +64,7 @@ def test_nothing_is_drawn_over_a_prompt_and_all_of_it_after(kind: str):
     renderer.handle(result("c1"))
     assert terminal.getvalue() == before  # nothing drawn over the prompt
 
-    SCREEN.release()
+    screen.release()
     after = terminal.getvalue()[len(before) :]
     assert "step 199" in after and "step 2 " not in after  # progress coalesced
     assert after.index("step 199") < after.index("finished")  # in order
@@ -93,3 +92,21 @@ def test_holds_nest_and_a_gate_forgets_dead_renderers():
     assert alive.stream.getvalue().endswith("\r\x1b[2K")  # the live one was cleared
     assert not alive._live_line
     gate.release()
+
+
+def test_a_prompt_holds_its_own_front_ends_terminal_only():
+    from agentcli.ui.approval import TerminalApprover
+
+    screen = TerminalGate()  # made by the front end, given to its renderer and approver
+    approver = TerminalApprover(Terminal(), screen=screen)
+    mine, elsewhere = ReplRenderer(Terminal(), screen), ReplRenderer(Terminal())
+    for renderer in (mine, elsewhere):
+        for event in start("c1", "run_shell"):
+            renderer.handle(event)
+    approver._take_terminal()
+    mine.handle(progress("c1", "held back"))
+    elsewhere.handle(progress("c1", "drawn at once"))
+    assert "held back" not in mine.stream.getvalue()
+    assert elsewhere.stream.getvalue().endswith("drawn at once")
+    approver._give_back_terminal()
+    assert mine.stream.getvalue().endswith("held back")

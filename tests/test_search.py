@@ -17,8 +17,9 @@ import pytest
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
 from agentcli.policy import Policy
+from agentcli.risk import Risk
 from agentcli.tools import search
-from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.search import MAX_FILES, SearchContent, SearchFiles, find_ripgrep
 from agentcli.workspace import Workspace

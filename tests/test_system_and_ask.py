@@ -16,9 +16,10 @@ from typing import Any
 import pexpect
 import pytest
 
+from agentcli.risk import Risk
 from agentcli.tools import system_info
 from agentcli.tools.ask_user import AskUser
-from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.system_info import SystemInfo
 from agentcli.workspace import Workspace
 from tests.conftest import RunCli

@@ -5,8 +5,8 @@ and bidi overrides, in `run`'s text output, in the REPL and in the approval prom
 from __future__ import annotations
 
 from agentcli.output.visible import visible
-from agentcli.policy import ApprovalRequest, Prompt
-from agentcli.tools.base import Assessment, Risk
+from agentcli.policy import Prompt
+from agentcli.risk import ApprovalRequest, Assessment, Risk
 from agentcli.ui.approval_block import MAX_CODE_LINES, render_prompt
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Risk
+from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.dynamic import (
     DynamicSpec,
     DynamicToolError,

@@ -11,8 +11,9 @@ from typing import Any
 from agentcli import events as ev
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
-from agentcli.policy import ApprovalRequest, Policy, Prompt
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolOutput
+from agentcli.policy import Policy, Prompt
+from agentcli.risk import ApprovalRequest, Assessment, Risk
+from agentcli.tools.base import Tool, ToolContext, ToolOutput
 from agentcli.tools.content import ImagePart, JsonPart, ResourceLinkPart, TextPart, render_text
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.source import ToolSource

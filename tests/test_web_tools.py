@@ -21,8 +21,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from agentcli.risk import Risk
 from agentcli.tools import web
-from agentcli.tools.base import Risk, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.web import FetchUrl, WebSearch
 from agentcli.workspace import Workspace
 from tests.conftest import RunCli

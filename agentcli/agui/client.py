@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli import events as ev
 from agentcli.agui.wire import message_to_wire
@@ -19,6 +19,9 @@ from agentcli.fold import StreamFold
 from agentcli.messages import new_id
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.http import HttpProvider
+
+if TYPE_CHECKING:
+    from agentcli.settings import RunSettings
 
 TOKEN_ENV = "AGENTCLI_AGENT_TOKEN"  # a bearer token for the remote agent, when it wants one
 
@@ -180,3 +183,8 @@ class AguiProvider(HttpProvider):
         for item in raw.get("usage") or []:
             usage.add(ev.Usage(item.get("inputTokens", 0), item.get("outputTokens", 0)))
         return True
+
+
+def from_settings(settings: RunSettings) -> AguiProvider:
+    """`--agent URL`: the remote agent at the provider's base URL."""
+    return AguiProvider(settings.provider.base_url or "", api_key=settings.api_key)

@@ -23,7 +23,8 @@ from agentcli.errors import AgentCliError, UsageError
 from agentcli.fold import StreamFold
 from agentcli.messages import ToolCall
 from agentcli.output.base import RunSummary
-from agentcli.policy.engine import ApprovalRequest
+from agentcli.process.run import LiveTrees
+from agentcli.risk import ApprovalRequest
 from agentcli.settings import RunSettings
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
@@ -85,6 +86,7 @@ class AgentServer:
         self.closing: set[asyncio.Future[None]] = set()  # agents closing after their run
         self.runs = 0
         self._provider: Any = None  # one for every run: its HTTP client's pool is shared
+        self.processes = LiveTrees()  # what every run started: stopped when the server stops
 
     def provider(self) -> Any:
         if self._provider is None:
@@ -165,7 +167,8 @@ class AgentServer:
             self.busy.discard(thread_id)
             raise Rejected(409, f"thread {thread_id!r}: {error}") from None
         try:
-            agent = Agent(settings, session, [relay], provider=self.provider())
+            agent = Agent(settings, session, [relay], provider=self.provider(),
+                          processes=self.processes)  # fmt: skip
         except AgentCliError as error:
             session.close()
             self.busy.discard(thread_id)
@@ -330,9 +333,7 @@ def build_app(options: ServeOptions) -> Any:
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         yield
-        from agentcli.process.run import LIVE
-
-        await LIVE.stop_all()  # the server is stopping: nothing it started outlives it
+        await server.processes.stop_all()  # the server is stopping: nothing it started outlives it
         if server._provider is not None:
             await server._provider.aclose()
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentcli.agui.wire import CONFIRM_PREFIX, message_from_sdk, text_of
 from agentcli.messages import Conversation, Message, ToolCall
-from agentcli.policy.engine import Decision
+from agentcli.risk import Decision
 from agentcli.sessions.session import Session
 from agentcli.sessions.store import sessions_dir
 

@@ -14,8 +14,9 @@ from agentcli.errors import ExitCode, UsageError
 from agentcli.executor import Executor, InvalidCall
 from agentcli.messages import ToolCall
 from agentcli.plugins import plugin_sources
-from agentcli.policy import ApprovalRequest, Policy
+from agentcli.policy import Policy
 from agentcli.policy.setup import build_policy
+from agentcli.risk import ApprovalRequest
 from agentcli.tools.base import ToolContext
 from agentcli.tools.registry import build_registry, provider_tools
 from agentcli.workspace import Workspace

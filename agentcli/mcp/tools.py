@@ -13,7 +13,8 @@ import re
 from typing import Any
 
 from agentcli.mcp.config import ServerConfig
-from agentcli.tools.base import Assessment, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Assessment
+from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import ImagePart, JsonPart, Part, ResourceLinkPart, TextPart
 from agentcli.tools.dynamic import DynamicSpec, DynamicTool, check_spec
 

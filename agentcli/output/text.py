@@ -13,7 +13,7 @@ from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.results import preview, preview_line, result_line
 from agentcli.output.visible import visible, visible_event
-from agentcli.ui.screen import SCREEN, progress_key
+from agentcli.ui.screen import TerminalGate, progress_key
 from agentcli.waiting import waiting_line
 
 _MAX_ARGS_SHOWN = 160
@@ -70,7 +70,14 @@ def state_line(event: ev.StateSnapshot | ev.StateDelta) -> str:
 
 
 class TextOutput:
-    def __init__(self, stdout: TextIO, stderr: TextIO, *, markdown: bool | None = None) -> None:
+    def __init__(
+        self,
+        stdout: TextIO,
+        stderr: TextIO,
+        *,
+        markdown: bool | None = None,
+        screen: TerminalGate | None = None,
+    ) -> None:
         self.stdout = stdout
         self.stderr = stderr
         self.style = Styler(terminal.color_enabled(stderr))
@@ -82,7 +89,8 @@ class TextOutput:
         self._live_line = False  # a command's latest output line is on the screen
         self._block_done = False  # a block ended: the next one starts after a blank line
         self._blocks_separated = stdout.isatty() and stderr.isatty()
-        SCREEN.on_hold(self._clear_live_line)
+        self.screen = screen if screen is not None else TerminalGate()  # the approver's too
+        self.screen.on_hold(self._clear_live_line)
 
     # stdout: the answer
     def _text(self, delta: str) -> None:
@@ -148,7 +156,7 @@ class TextOutput:
         self._live_line = True
 
     def handle(self, event: ev.Event) -> None:
-        if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
+        if self.screen.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
         for line in self.calls.release(event):

@@ -7,18 +7,21 @@ docstring into a tool (an agentcli Tool instance is taken as it is). The built-i
 are registered through the same hook (agentcli.tools.builtin).
 Group `agentcli.providers`: `register_providers(register)`, where
 `register(type, factory, *, default_model="")` adds a provider type usable as
-`[providers.NAME] type = "TYPE"`; `factory(settings)` returns the Provider.
+`[providers.NAME] type = "TYPE"`; `factory(settings)` returns the Provider
+(`register(spec)` with an agentcli.providers.spec.ProviderSpec says more, as the built-ins
+do: agentcli.providers.builtin registers them through the same hook).
 
 A plug-in that fails to import or register is reported once and skipped."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.tools.base import Tool
 from agentcli.tools.source import StaticSource
+
+if TYPE_CHECKING:
+    from agentcli.providers.spec import ProviderSpec
 
 TOOLS_GROUP = "agentcli.tools"
 PROVIDERS_GROUP = "agentcli.providers"
@@ -107,30 +110,21 @@ def plugin_sources() -> list[PluginSource]:
     return [PluginSource(entry) for entry in _entry_points(TOOLS_GROUP)]
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderPlugin:
-    type: str
-    factory: Callable[[Any], Any]  # RunSettings -> Provider
-    default_model: str
-    origin: str
-
-
-def provider_plugins() -> tuple[dict[str, ProviderPlugin], list[str]]:
+def provider_plugins() -> tuple[dict[str, ProviderSpec], list[str]]:
     """Provider types from `agentcli.providers` plug-ins, and what went wrong loading them."""
-    found: dict[str, ProviderPlugin] = {}
+    from agentcli.providers.spec import ProviderRegistrar
+
+    found: dict[str, ProviderSpec] = {}
     problems = []
     for entry in _entry_points(PROVIDERS_GROUP):
-        origin = _origin(entry)
-
-        def register(kind: str, factory: Callable[[Any], Any], *, default_model: str = "",
-                     origin: str = origin) -> None:  # fmt: skip
-            found.setdefault(kind, ProviderPlugin(kind, factory, default_model, origin))
-
+        registrar = ProviderRegistrar(_origin(entry))
         try:
-            entry.load().register_providers(register)
+            entry.load().register_providers(registrar)
         except Exception as error:
             problems.append(
-                f"plug-in {entry.name} ({origin}) could not be loaded: "
+                f"plug-in {entry.name} ({registrar.origin}) could not be loaded: "
                 f"{type(error).__name__}: {error}; skipped"
             )
+        for kind, spec in registrar.specs.items():  # what it registered before it failed too
+            found.setdefault(kind, spec)
     return found, problems

@@ -13,7 +13,8 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from agentcli.tools.base import Assessment, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Assessment
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import JsonPart
 from agentcli.tools.dynamic import RISKS, text_subjects
 

@@ -17,17 +17,14 @@ from agentcli.errors import AgentCliError, ExitCode
 from agentcli.policy.rules import (
     Rule,
     RuleSet,
-    Subjects,
     command_allowed_by,
     command_rule_pattern,
     covers,
     matches_any,
 )
-from agentcli.tools.base import Assessment, Risk
+from agentcli.risk import ApprovalRequest, DecidedBy, Decision, DecisionKind, Risk
 from agentcli.workspace import Workspace
 
-DecisionKind = Literal["allow", "deny"]
-DecidedBy = Literal["auto", "rule", "session", "user", "flag"]
 ChoiceKind = Literal["once", "session", "project", "deny", "deny_session"]
 
 NO_TERMINAL_HINT = (
@@ -43,18 +40,6 @@ class TurnCancelled(AgentCliError):
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
-    decision: DecisionKind
-    by: DecidedBy
-    reason: str
-    rule: str | None = None
-
-    @property
-    def allowed(self) -> bool:
-        return self.decision == "allow"
-
-
-@dataclass(frozen=True, slots=True)
 class Verdict:
     """What the policy would do without asking anyone: allow, deny, or ask."""
 
@@ -62,17 +47,6 @@ class Verdict:
     by: DecidedBy
     reasons: list[str]
     rule: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-    tool: str
-    arguments: dict[str, Any]
-    assessment: Assessment
-    preview: str | None = None
-    subjects: Subjects = field(default_factory=Subjects)
-    sandbox: str | None = None  # the sandbox profile it would run in (tools that run commands)
-    description: list[str] | None = None  # the tool's own lines for the prompt (describe)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,26 +15,14 @@ import shlex
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Literal
 
 from agentcli.errors import ConfigError
 from agentcli.policy.shell_parse import UNKNOWN, SimpleCommand
+from agentcli.risk import Subjects
 
-SubjectKind = Literal["command", "path", "text", "none"]
 _RULE = re.compile(r"^\s*([A-Za-z_][\w.*?-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 # Globs in the tool name only for MCP tools (`mcp__time__*`): never a rule for every tool.
 MCP_PREFIX = "mcp__"
-
-
-@dataclass(frozen=True, slots=True)
-class Subjects:
-    """What a call's rules are matched against."""
-
-    kind: SubjectKind = "none"
-    commands: tuple[SimpleCommand, ...] = ()
-    values: tuple[str, ...] = ()  # absolute paths, or texts
-    complete: bool = True  # commands: the command line was fully understood
-    cwd: str | None = None  # commands: where they would run
 
 
 @dataclass(frozen=True, slots=True)

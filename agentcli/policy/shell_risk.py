@@ -19,7 +19,7 @@ from pathlib import Path
 from agentcli.policy.git_config import repository_problem
 from agentcli.policy.readonly import git_subcommand, path_operands, read_only_problem
 from agentcli.policy.shell_parse import PROCESS_FILE, UNKNOWN, SimpleCommand, parse_command
-from agentcli.tools.base import Assessment, Risk
+from agentcli.risk import Assessment, Risk
 from agentcli.workspace import Workspace
 
 

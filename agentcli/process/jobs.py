@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.process.capture import OutputCapture
-from agentcli.process.run import LIVE, start_tree
+from agentcli.process.run import LiveTrees, start_tree
 from agentcli.process.tree import PipeReader, ProcessTree
 
 
@@ -52,9 +52,10 @@ class Job:
 
 
 class JobManager:
-    def __init__(self, log_dir: Path | None, limit: int) -> None:
+    def __init__(self, log_dir: Path | None, limit: int, live: LiveTrees | None = None) -> None:
         self.log_dir = log_dir
         self.limit = limit
+        self.live = live if live is not None else LiveTrees()  # the run's: its end stops them
         self.jobs: dict[str, Job] = {}
 
     async def start(
@@ -67,7 +68,7 @@ class JobManager:
         confined: Any = None,  # agentcli.sandbox.confine.Confined: run it in its sandbox
     ) -> Job:
         job_id = f"job_{len(self.jobs) + 1}"
-        tree = start_tree(argv, cwd=cwd, env=env, confined=confined)
+        tree = start_tree(argv, cwd=cwd, env=env, confined=confined, live=self.live)
         log_path = self.log_dir / f"{job_id}-{tree.pid}.log" if self.log_dir else None
         job = Job(
             id=job_id,
@@ -96,7 +97,7 @@ class JobManager:
         job.tree.kill_leftovers()
         if job.confined is not None:
             job.confined.finish()
-        LIVE.trees.discard(job.tree)
+        self.live.trees.discard(job.tree)
         job.log.close()
         job.changed.set()
 

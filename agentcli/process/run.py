@@ -32,8 +32,9 @@ class CommandResult:
 
 
 class LiveTrees:
-    """Every process tree agentcli has started and not yet stopped, so that all of them can
-    be stopped when agentcli exits, however it exits."""
+    """Every process tree a run (or a server's runs) has started and not yet stopped, so
+    that all of them can be stopped when it ends, however it ends. The runner owns one and
+    hands it to what starts processes (ToolContext.processes, JobManager)."""
 
     def __init__(self) -> None:
         self.trees: set[ProcessTree] = set()
@@ -43,13 +44,16 @@ class LiveTrees:
         await asyncio.gather(*(tree.stop(grace=0.5) for tree in trees), return_exceptions=True)
 
 
-LIVE = LiveTrees()
-
-
 def start_tree(
-    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], confined: Confined | None
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    confined: Confined | None,
+    live: LiveTrees | None = None,
 ) -> ProcessTree:
-    """Starts `argv`, or its sandbox's command line when `confined`; agentcli's exit stops it."""
+    """Starts `argv`, or its sandbox's command line when `confined`; kept in `live`, so the
+    run's end stops it."""
     if confined is not None:
         tree = start(
             confined.argv, cwd=cwd, env=confined.env, pass_fds=confined.pass_fds,
@@ -57,7 +61,8 @@ def start_tree(
         )  # fmt: skip
     else:
         tree = start(argv, cwd=cwd, env=env)
-    LIVE.trees.add(tree)
+    if live is not None:
+        live.trees.add(tree)
     return tree
 
 
@@ -70,10 +75,12 @@ async def run_command(
     capture: OutputCapture,
     on_output: Callable[[OutputCapture], None] | None = None,
     confined: Confined | None = None,
+    live: LiveTrees | None = None,
 ) -> CommandResult:
-    """With `confined`, its command line (the sandbox's, wrapping `argv`) is what starts."""
+    """With `confined`, its command line (the sandbox's, wrapping `argv`) is what starts;
+    `live`: the run's trees, which hold it while it runs."""
     started = time.monotonic()
-    tree = start_tree(argv, cwd=cwd, env=env, confined=confined)
+    tree = start_tree(argv, cwd=cwd, env=env, confined=confined, live=live)
 
     def on_chunk(chunk: bytes) -> None:
         capture.feed(chunk)
@@ -100,7 +107,8 @@ async def run_command(
         raise
     finally:
         reader.close()
-        LIVE.trees.discard(tree)
+        if live is not None:
+            live.trees.discard(tree)
         capture.close()
         restored = confined.finish() if confined is not None else []
     code = TIMEOUT_EXIT_CODE if timed_out else tree.returncode

@@ -11,16 +11,19 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli import events as ev
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message, new_id
 from agentcli.providers.base import ListedModel, ModelRequest
+from agentcli.providers.builtin import ANTHROPIC
 from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-DEFAULT_MODEL = "claude-sonnet-4-5"
+if TYPE_CHECKING:
+    from agentcli.settings import RunSettings
+
+DEFAULT_BASE_URL = ANTHROPIC.official_url
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
 LISTING_PAGE, MAX_LISTING_PAGES = 1000, 10  # the models endpoint's largest page
@@ -317,3 +320,22 @@ class AnthropicProvider(HttpProvider):
         if kind in ("overloaded_error", "rate_limit_error", "api_error", "timeout_error"):
             return RetryableError(message)
         return ProviderError(message)
+
+
+def from_settings(settings: RunSettings) -> AnthropicProvider:
+    """The provider a `[providers.NAME]` table of type anthropic describes."""
+    from agentcli.providers.spec import connection
+
+    options = settings.provider.options
+    server_tools = []
+    if options.get("web_search"):  # provider-executed: Anthropic runs it, we only show it
+        server_tools.append(
+            {"type": "web_search_20250305", "name": "web_search",
+             "max_uses": int(options.get("web_search_max_uses", 5))}
+        )  # fmt: skip
+    return AnthropicProvider(
+        settings.model.name,
+        **connection(settings),
+        max_tokens=int(options.get("max_tokens", DEFAULT_MAX_TOKENS)),
+        server_tools=server_tools,
+    )

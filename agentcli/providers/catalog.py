@@ -13,8 +13,8 @@ from pathlib import Path
 from agentcli.config import Config
 from agentcli.errors import ConfigError, ProviderError
 from agentcli.providers.base import ListedModel
+from agentcli.providers.spec import provider_spec
 from agentcli.settings import (
-    OFFICIAL_URLS,
     ModelSpec,
     ProviderConfig,
     RunSettings,
@@ -54,13 +54,12 @@ def providers_to_ask(
         return [replace(providers["openai"], base_url=base_url)]
     chosen = []
     for provider in providers.values():
-        if provider.type == "local":
-            from agentcli.providers.local import runtime_installed
-
-            if runtime_installed():
+        spec = provider_spec(provider.type)
+        if spec is not None and spec.installed is not None:  # in-process: no key, no server
+            if spec.installed():
                 chosen.append(provider)
             continue
-        official = OFFICIAL_URLS.get(provider.type, "")
+        official = spec.official_url if spec is not None else ""
         own_server = (provider.base_url or official).rstrip("/") != official
         if env.get(provider.api_key_env) or own_server:
             chosen.append(provider)
@@ -79,8 +78,9 @@ async def gather_offers(
 
 
 async def _offer(provider: ProviderConfig, config: Config, env: Mapping[str, str]) -> Offer:
-    if provider.type == "local":
-        return Offer(provider, _local_models())
+    spec = provider_spec(provider.type)
+    if spec is not None and spec.list_models is not None:  # listed without a client
+        return Offer(provider, spec.list_models())
     from agentcli.providers.factory import make_provider
 
     settings = RunSettings(
@@ -98,13 +98,3 @@ async def _offer(provider: ProviderConfig, config: Config, env: Mapping[str, str
         return Offer(provider, error=str(error))
     finally:
         await client.aclose()
-
-
-def _local_models() -> list[ListedModel]:
-    from agentcli.providers.local.models import MODELS, local_available
-
-    return [
-        ListedModel(m.name, f"{m.title}, {m.size_mb} MB, {m.license}")
-        for m in MODELS.values()
-        if local_available(m.name)
-    ]

@@ -24,56 +24,9 @@ def _seconds(config, key: str) -> float:  # type: ignore[no-untyped-def]
 
 
 def _make(settings: RunSettings) -> Provider:
-    config = settings.provider
-    if config.type == "openai":
-        from agentcli.providers.openai import OpenAIProvider
+    from agentcli.providers.spec import provider_spec
 
-        return OpenAIProvider(
-            settings.model.name,
-            name=config.name,
-            base_url=config.base_url,
-            api_key=settings.api_key,
-            api_key_env=config.api_key_env,
-        )
-    if config.type == "anthropic":
-        from agentcli.providers.anthropic import DEFAULT_MAX_TOKENS, AnthropicProvider
-
-        options = config.options
-        server_tools = []
-        if options.get("web_search"):  # provider-executed: Anthropic runs it, we only show it
-            server_tools.append(
-                {"type": "web_search_20250305", "name": "web_search",
-                 "max_uses": int(options.get("web_search_max_uses", 5))}
-            )  # fmt: skip
-        return AnthropicProvider(
-            settings.model.name,
-            name=config.name,
-            base_url=config.base_url,
-            api_key=settings.api_key,
-            api_key_env=config.api_key_env,
-            max_tokens=int(options.get("max_tokens", DEFAULT_MAX_TOKENS)),
-            server_tools=server_tools,
-        )
-    if config.type == "local":
-        from agentcli.providers.local import install_hint, runtime_installed
-
-        if not runtime_installed():
-            raise ConfigError(f"the local model is not installed: {install_hint()}")
-        from agentcli.providers.local import LocalProvider
-
-        return LocalProvider(
-            settings.model.name,
-            name=config.name,
-            options=dict(config.options),
-            workspace=settings.workspace,
-        )
-    if config.type == "agui":
-        from agentcli.agui.client import AguiProvider
-
-        return AguiProvider(config.base_url or "", api_key=settings.api_key)
-    from agentcli.settings import plugin_provider
-
-    plugin = plugin_provider(config.type)  # an `agentcli.providers` plug-in
-    if plugin is not None:
-        return plugin.factory(settings)
-    raise UsageError(f"provider type {config.type!r} is not available")
+    spec = provider_spec(settings.provider.type)  # a built-in, or an `agentcli.providers` plug-in
+    if spec is None:
+        raise UsageError(f"provider type {settings.provider.type!r} is not available")
+    return spec.create(settings)

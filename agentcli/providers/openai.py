@@ -7,17 +7,20 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli import events as ev
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message
 from agentcli.providers.base import ListedModel, ModelRequest
+from agentcli.providers.builtin import OPENAI
 from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError, with_retries
 from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_MODEL = "gpt-4.1-mini"
+if TYPE_CHECKING:
+    from agentcli.settings import RunSettings
+
+DEFAULT_BASE_URL = OPENAI.official_url
 _RETRYABLE_STREAM_ERRORS = ("overloaded", "rate_limit", "server_error", "timeout", "unavailable")
 _STREAMING = re.compile(r"stream", re.IGNORECASE)  # "Streaming is not supported with tools"
 
@@ -287,3 +290,10 @@ def _stream_error(error: Any, label: str, where: str = "inside the stream") -> P
 
 def _names_streaming(detail: str) -> bool:
     return bool(_STREAMING.search(detail))
+
+
+def from_settings(settings: RunSettings) -> OpenAIProvider:
+    """The provider a `[providers.NAME]` table of type openai describes."""
+    from agentcli.providers.spec import connection
+
+    return OpenAIProvider(settings.model.name, **connection(settings))

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.risk import Risk
 from agentcli.sandbox import guard
 from agentcli.sandbox.layout import Layout, build_layout, protected_paths
 from agentcli.sandbox.profiles import EARNED, Profile
-from agentcli.tools.base import Risk
 
 if TYPE_CHECKING:
     from agentcli.sandbox.mechanisms import Mechanisms

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from agentcli.tools.base import Risk
+from agentcli.risk import Risk
 
 
 class Profile(StrEnum):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Assessment, Risk
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
 NOBODY = (
     "nobody can answer: agentcli is running without a terminal (a script or CI). Decide "

@@ -6,33 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
+from agentcli.risk import Assessment, Risk, Subjects
 from agentcli.tools.content import Part, render_text
 from agentcli.workspace import Workspace
-
-
-class Risk(IntEnum):
-    LOW = 1  # runs without asking
-    MEDIUM = 2  # asks once per session
-    HIGH = 3  # asks every time
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
-
-
-@dataclass(frozen=True, slots=True)
-class Assessment:
-    """A tool's risk for one set of arguments, with a short human reason."""
-
-    risk: Risk
-    reason: str
-    # Outside the workspace or a sensitive target: only a rule that names the place
-    # specifically may allow it (never a bare tool rule or a broad glob).
-    protected: bool = False
 
 
 @dataclass(slots=True)
@@ -82,6 +61,7 @@ class ToolContext:
     call_id: str = ""
     child_env: dict[str, str] = field(default_factory=dict)  # for processes tools start
     jobs: Any = None  # the run's JobManager (agentcli.process.jobs)
+    processes: Any = None  # the run's LiveTrees (agentcli.process.run): its end stops them
     output_limit: int = 30_000  # characters of command output the model gets
     python: str | None = None  # interpreter for run_python; None: the one on PATH
     ask: Callable[[str, list[str] | None], Awaitable[str]] | None = None  # a person, if any
@@ -133,11 +113,8 @@ class Tool:
         provider-defined tool answers with the agentcli tool it runs as)."""
         return self.name
 
-    def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        """What `TOOL(PATTERN)` rules match for this call (agentcli.policy.rules.Subjects);
-        by default only the tool's name."""
-        from agentcli.policy.rules import Subjects
-
+    def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Subjects:
+        """What `TOOL(PATTERN)` rules match for this call; by default only the tool's name."""
         return Subjects()
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:

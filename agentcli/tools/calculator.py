@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolOutput
+from agentcli.risk import Assessment, Risk
+from agentcli.tools.base import Tool, ToolContext, ToolOutput
 
 
 class Calculator(Tool):

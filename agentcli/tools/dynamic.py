@@ -11,7 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Assessment, Risk, Subjects
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -69,8 +70,6 @@ class DynamicTool(Tool):
 
 def text_subjects(args: dict[str, Any]) -> Any:
     """What `TOOL(PATTERN)` rules match for a tool without paths or commands: its values."""
-    from agentcli.policy.rules import Subjects
-
     texts = tuple(str(v) for v in args.values() if isinstance(v, str | int | float))
     return Subjects("text", values=texts)
 
@@ -132,7 +131,7 @@ def command_runner(template: str, timeout: float) -> Runner:
         try:
             result = await run_command(
                 argv, cwd=cwd, env=ctx.child_env, timeout=timeout, capture=capture,
-                confined=confine(ctx, argv, cwd),
+                confined=confine(ctx, argv, cwd), live=ctx.processes,
             )  # fmt: skip
         except FileNotFoundError:
             raise ToolFailure(f"program not found: {argv[0]}") from None

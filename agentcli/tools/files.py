@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from agentcli.risk import Assessment, Risk, Subjects
 from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
 from agentcli.sensitive import sensitive_reason
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.fs_write import open_parent_for, write_at
 from agentcli.tools.text_codec import DecodedText, decode_text
 from agentcli.words import plural
@@ -156,8 +157,6 @@ class PathTool(Tool):
     path_default: str | None = None
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        from agentcli.policy.rules import Subjects
-
         requested = args.get("path", self.path_default)
         if requested is None:
             return Subjects()

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Assessment, Risk
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.files import (
     EditFile,
     ListDirectory,

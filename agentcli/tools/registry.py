@@ -152,16 +152,20 @@ def builtin_tools() -> ToolRegistry:
 def provider_tools(provider: Any) -> list[Tool]:
     """The provider-defined tools the user enabled for this provider (`client_tools`)."""
     from agentcli.errors import ConfigError
+    from agentcli.providers.spec import provider_spec
     from agentcli.tools.provider_defined import PROVIDER_TOOLS
 
+    names = provider.options.get("client_tools", [])
+    spec = provider_spec(provider.type) if names else None
+    offered = spec.client_tools() if spec is not None and spec.client_tools else {}
     tools = []
-    for name in provider.options.get("client_tools", []):
-        if provider.type != "anthropic" or name not in PROVIDER_TOOLS:
+    for name in names:
+        if name not in offered:
             raise ConfigError(
                 f"providers.{provider.name}.client_tools: {name!r} is not a tool this provider "
                 f"defines (Anthropic: {', '.join(PROVIDER_TOOLS)})"
             )
-        tools.append(PROVIDER_TOOLS[name]())
+        tools.append(offered[name]())
     return tools
 
 

@@ -36,8 +36,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agentcli.risk import Assessment
 from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
-from agentcli.tools.base import Assessment, ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.files import PathTool, assess_path, walk_base
 from agentcli.tools.ignore import GlobError, SearchGlob, Tree
 

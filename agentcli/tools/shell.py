@@ -13,7 +13,8 @@ from typing import Any
 
 from agentcli.process.capture import OutputCapture
 from agentcli.process.run import CommandResult, run_command
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Assessment, Risk, Subjects
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.words import plural
 
 DEFAULT_TIMEOUT = 120
@@ -178,6 +179,7 @@ async def run_foreground(
         capture=capture,
         on_output=_progress_reporter(ctx),
         confined=confine(ctx, argv, cwd, executables),
+        live=ctx.processes,
     )
     return format_result(label, result, timeout)
 
@@ -240,7 +242,6 @@ class RunShell(Tool):
         return requested_profile(args, ctx, base)
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        from agentcli.policy.rules import Subjects
         from agentcli.policy.shell_parse import parse_command
 
         parsed = parse_command(args["command"])

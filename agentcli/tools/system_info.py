@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolOutput
+from agentcli.risk import Assessment, Risk
+from agentcli.tools.base import Tool, ToolContext, ToolOutput
 
 
 def _cpu_model() -> str:

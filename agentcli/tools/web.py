@@ -13,7 +13,8 @@ import zlib
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
-from agentcli.tools.base import Assessment, Risk, Tool, ToolContext, ToolFailure, ToolOutput
+from agentcli.risk import Assessment, Risk, Subjects
+from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.words import plural
 
 MAX_REDIRECTS = 5
@@ -297,8 +298,6 @@ class FetchUrl(Tool):
         return Assessment(Risk.MEDIUM, f"fetches {parts.hostname} from the internet")
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        from agentcli.policy.rules import Subjects
-
         return Subjects("text", values=(args["url"],))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -363,8 +362,6 @@ class WebSearch(Tool):
         return Assessment(Risk.MEDIUM, "sends the query to a search service")
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        from agentcli.policy.rules import Subjects
-
         return Subjects("text", values=(args["query"],))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:

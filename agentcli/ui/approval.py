@@ -28,20 +28,25 @@ def _style(enabled: bool, code: str, text: str) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if enabled else text
 
 
-def terminal_approver() -> TerminalApprover | None:
-    """The approver of a one-shot run: someone can answer only when stdin is a terminal."""
+def terminal_approver(screen: Any = None) -> TerminalApprover | None:
+    """The approver of a one-shot run: someone can answer only when stdin is a terminal.
+    `screen`: the front end's TerminalGate, shared with its renderer."""
     if sys.stdin is None or not sys.stdin.isatty():
         return None
-    return TerminalApprover()
+    return TerminalApprover(screen=screen)
 
 
 class TerminalApprover:
     """Asks on the terminal. One prompt at a time is the policy's job (it holds a lock)."""
 
-    def __init__(self, stream: TextIO | None = None, keys: Any = None) -> None:
+    def __init__(self, stream: TextIO | None = None, keys: Any = None, screen: Any = None) -> None:
         import asyncio
 
+        from agentcli.ui.screen import TerminalGate
+
         self.stream = stream or sys.stderr
+        # Shared with the renderer: its live lines wait while a prompt owns the terminal.
+        self.screen = screen if screen is not None else TerminalGate()
         self.color = terminal.color_enabled(self.stream)
         self.keys = keys  # an EscWatcher to pause while the prompt owns the terminal
         self._one_at_a_time = asyncio.Lock()  # approvals and questions share the terminal
@@ -82,18 +87,14 @@ class TerminalApprover:
 
     def _take_terminal(self) -> None:
         """The prompt owns the terminal: no Esc watching, no live lines drawn over it."""
-        from agentcli.ui.screen import SCREEN
-
-        SCREEN.hold()
+        self.screen.hold()
         if self.keys is not None:
             self.keys.pause()
 
     def _give_back_terminal(self) -> None:
-        from agentcli.ui.screen import SCREEN
-
         if self.keys is not None:
             self.keys.resume()
-        SCREEN.release()
+        self.screen.release()
 
     async def _ask(self, prompt: Prompt) -> UserChoice:
         width = terminal_width(self.stream)

@@ -15,14 +15,14 @@ from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.results import changed_lines, preview, preview_line, result_line
 from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event
-from agentcli.ui.screen import SCREEN, progress_key
+from agentcli.ui.screen import TerminalGate, progress_key
 from agentcli.waiting import waiting_line
 
 RESULT_PREVIEW_LINES = 4
 
 
 class ReplRenderer:
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, screen: TerminalGate | None = None) -> None:
         self.stream = stream
         self._console: Any = None  # rich's, made when first needed: the prompt does not wait
         self.style = Styler(terminal.color_enabled(stream))
@@ -33,7 +33,8 @@ class ReplRenderer:
         self._started = time.monotonic()
         self._live_line = False
         self._block_done = False  # a block ended: the next one starts after a blank line
-        SCREEN.on_hold(self._clear_live_line)
+        self.screen = screen if screen is not None else TerminalGate()  # the approver's too
+        self.screen.on_hold(self._clear_live_line)
 
     @property
     def console(self) -> Any:
@@ -102,7 +103,7 @@ class ReplRenderer:
     # --- events
 
     def handle(self, event: ev.Event) -> None:
-        if SCREEN.defer(lambda: self.handle(event), progress_key(event)):
+        if self.screen.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
         for line in self.calls.release(event):

@@ -45,6 +45,7 @@ from agentcli.ui.approval_mode import (
 from agentcli.ui.keys import EscWatcher
 from agentcli.ui.mentions import expand_mentions, path_completions
 from agentcli.ui.render import ReplRenderer
+from agentcli.ui.screen import TerminalGate
 from agentcli.ui.slash import COMMANDS, SlashCommands
 from agentcli.workspace import Workspace
 
@@ -113,7 +114,8 @@ class Repl:
     def __init__(self, settings: RunSettings, session: Session) -> None:
         self.settings = settings
         self.out = sys.stdout
-        self.renderer = ReplRenderer(self.out)
+        self.screen = TerminalGate()  # the renderer's live lines wait while a prompt asks
+        self.renderer = ReplRenderer(self.out, self.screen)
         self.keys = EscWatcher(on_escape=self._cancel_turn)
         # The tools outlive each agent (/clear, /resume): MCP servers keep running.
         self.registry = session_registry(
@@ -148,7 +150,7 @@ class Repl:
         self.settings = dataclasses.replace(self.settings, yes=mode == "yes", deny=mode == "deny")
 
     def _new_agent(self, session: Session) -> Agent:
-        approver = TerminalApprover(self.out, keys=self.keys)
+        approver = TerminalApprover(self.out, keys=self.keys, screen=self.screen)
         return Agent(self.settings, session, [self.renderer], approver=approver,
                      registry=self.registry)  # fmt: skip
 
@@ -290,6 +292,7 @@ class Repl:
                 env=self.agent.context.child_env,
                 timeout=600,
                 capture=capture,
+                live=self.agent.processes,
             )
         except asyncio.CancelledError:
             asyncio.current_task().uncancel()  # type: ignore[union-attr]

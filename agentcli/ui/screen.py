@@ -10,6 +10,9 @@ from typing import Any
 
 
 class TerminalGate:
+    """One per terminal: the front end makes it and gives it to its renderer and its
+    approver."""
+
     def __init__(self) -> None:
         self._holds = 0
         self._waiting: list[Callable[[], Any]] = []
@@ -53,9 +56,6 @@ class TerminalGate:
                 self._slots[key] = len(self._waiting)
             self._waiting.append(draw)
         return True
-
-
-SCREEN = TerminalGate()
 
 
 def progress_key(event: Any) -> Hashable | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentcli.errors import ConfigError
 from agentcli.providers.local.models import (
     INSTALL_COMMAND,
     MODELS,
@@ -19,7 +20,9 @@ from agentcli.providers.local.models import (
 )
 
 if TYPE_CHECKING:
+    from agentcli.providers.base import ListedModel
     from agentcli.providers.local.provider import LocalOptions, LocalProvider
+    from agentcli.settings import RunSettings
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -43,3 +46,29 @@ def __getattr__(name: str) -> Any:
 
         return getattr(provider, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def from_settings(settings: RunSettings) -> LocalProvider:
+    """The embedded model a `[providers.NAME]` table of type local describes."""
+    if not runtime_installed():
+        raise ConfigError(f"the local model is not installed: {install_hint()}")
+    from agentcli.providers.local.provider import LocalProvider
+
+    config = settings.provider
+    return LocalProvider(
+        settings.model.name,
+        name=config.name,
+        options=dict(config.options),
+        workspace=settings.workspace,
+    )
+
+
+def listed_models() -> list[ListedModel]:
+    """The installed models, for `agentcli models`."""
+    from agentcli.providers.base import ListedModel
+
+    return [
+        ListedModel(m.name, f"{m.title}, {m.size_mb} MB, {m.license}")
+        for m in MODELS.values()
+        if local_available(m.name)
+    ]

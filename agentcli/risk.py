@@ -1,0 +1,71 @@
+"""The words tools and the policy share: a call's risk and its reason, what its rules are
+matched against, the approval request, and the decision. A neutral module, so that tools
+and policy each import it and never each other at import time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from agentcli.policy.shell_parse import SimpleCommand
+
+SubjectKind = Literal["command", "path", "text", "none"]
+DecisionKind = Literal["allow", "deny"]
+DecidedBy = Literal["auto", "rule", "session", "user", "flag"]
+
+
+class Risk(IntEnum):
+    LOW = 1  # runs without asking
+    MEDIUM = 2  # asks once per session
+    HIGH = 3  # asks every time
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """A tool's risk for one set of arguments, with a short human reason."""
+
+    risk: Risk
+    reason: str
+    # Outside the workspace or a sensitive target: only a rule that names the place
+    # specifically may allow it (never a bare tool rule or a broad glob).
+    protected: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Subjects:
+    """What a call's rules are matched against."""
+
+    kind: SubjectKind = "none"
+    commands: tuple[SimpleCommand, ...] = ()
+    values: tuple[str, ...] = ()  # absolute paths, or texts
+    complete: bool = True  # commands: the command line was fully understood
+    cwd: str | None = None  # commands: where they would run
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    tool: str
+    arguments: dict[str, Any]
+    assessment: Assessment
+    preview: str | None = None
+    subjects: Subjects = field(default_factory=Subjects)
+    sandbox: str | None = None  # the sandbox profile it would run in (tools that run commands)
+    description: list[str] | None = None  # the tool's own lines for the prompt (describe)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    decision: DecisionKind
+    by: DecidedBy
+    reason: str
+    rule: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision == "allow"
