@@ -292,7 +292,7 @@ def test_malformed_stream_event(run_cli: RunCli, server: ScriptedServer, line: s
         (["run", "--max-steps", "many", "hi"], "--max-steps"),
         (["run", "--model", "foo:bar", "hi"], "foo"),
         (["run", "--timeout", "0", "hi"], "--timeout"),
-        (["frobnicate"], "frobnicate"),
+        (["frobnicate", "now"], "'frobnicate' is not a command"),  # one word is a prompt
     ],
     ids=[
         "unknown-flag",
