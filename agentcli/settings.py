@@ -217,6 +217,10 @@ def resolve_settings(
         provider = providers[spec.provider]
     if base_url and agent is None:  # --base-url applies to whichever provider the model names
         provider = ProviderConfig(**{**_fields(provider), "base_url": base_url})
+        check_base_url(base_url, "--base-url")
+    elif provider.base_url and agent is None:
+        key = f"providers.{provider.name}.base_url"
+        check_base_url(provider.base_url, config.source(key), key)
     api_key = env.get(provider.api_key_env) or None
     official = OFFICIAL_URLS.get(provider.type)
     if not api_key and official and (provider.base_url or official).rstrip("/") == official:
@@ -242,6 +246,32 @@ def resolve_settings(
         sandbox=sandbox,
         allow_network=allow_network,
     )
+
+
+def base_url_problem(url: str) -> str | None:
+    """What is wrong with a server's URL, or None: it needs http:// or https:// (a bare
+    `127.0.0.1:9` would be read as a scheme and a path)."""
+    scheme, sep, _ = url.partition("://")
+    if sep and scheme.lower() in ("http", "https"):
+        return None
+    if sep:
+        return f"must start with http:// or https://, not {scheme}://"
+    host = url.split("/")[0].rsplit(":", 1)[0].strip("[]")
+    local = host in ("localhost", "::1", ":") or host.startswith("127.")
+    return f"needs a scheme: {'http' if local else 'https'}://{url}"
+
+
+def check_base_url(url: str, source: str, key: str = "base_url") -> None:
+    """A usage error for a flag (`source` "--base-url"), else a configuration error naming
+    the variable (`env NAME`) or the file the URL came from."""
+    problem = base_url_problem(url)
+    if problem is None:
+        return
+    if source.startswith("--"):
+        raise UsageError(f"{source} {problem}")
+    if source.startswith("env "):
+        raise ConfigError(f"{source.removeprefix('env ')} {problem}")
+    raise ConfigError(f"{key} {problem} (in {source})")
 
 
 def _remote_agent(

@@ -12,7 +12,7 @@ from agentcli.fold import StreamFold
 from agentcli.output.base import RunSummary
 from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
-from agentcli.waiting import waiting_line
+from agentcli.waiting import retry_line, waiting_line
 
 _MAX_ARGS_SHOWN = 160
 
@@ -80,6 +80,7 @@ class TextOutput:
         self._ends_with_newline = True
         self.fold = StreamFold()
         self._live_line = False  # a command's latest output line is on the screen
+        self._retry_reason: str | None = None  # said once for retries in a row
         SCREEN.on_hold(self._clear_live_line)
 
     # stdout: the answer
@@ -161,12 +162,8 @@ class TextOutput:
             value = event.value if isinstance(event.value, dict) else {}
             self._note(self.style.yellow(f"agentcli: {waiting_line(value)}"))
         elif isinstance(event, ev.Retry):
-            self._note(
-                self.style.yellow(
-                    f"retrying in {event.delay_seconds:.1f}s "
-                    f"(attempt {event.attempt}): {event.reason}"
-                )
-            )
+            self._note(self.style.yellow(retry_line(event, self._retry_reason)))
+            self._retry_reason = event.reason
 
     def _result(self, event: ev.ToolCallResult) -> None:
         call = self.fold.calls[event.tool_call_id]

@@ -14,7 +14,7 @@ from agentcli.output.base import RunSummary
 from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import SCREEN, progress_key
-from agentcli.waiting import waiting_line
+from agentcli.waiting import retry_line, waiting_line
 
 RESULT_PREVIEW_LINES = 4
 
@@ -30,6 +30,7 @@ class ReplRenderer:
         self.fold = StreamFold()
         self._started = time.monotonic()
         self._live_line = False
+        self._retry_reason: str | None = None  # said once for retries in a row
         SCREEN.on_hold(self._clear_live_line)
 
     @property
@@ -149,9 +150,8 @@ class ReplRenderer:
             else:
                 self._line(self.style.yellow(f"  {line}"))
         elif isinstance(event, ev.Retry):
-            self._line(self.style.yellow(
-                f"  retrying in {event.delay_seconds:.1f}s: {event.reason}"
-            ))  # fmt: skip
+            self._line(self.style.yellow(f"  {retry_line(event, self._retry_reason)}"))
+            self._retry_reason = event.reason
         elif isinstance(event, ev.Compaction):
             self._line(self.style.dim(
                 f"  compacted: {event.summarised_messages} earlier messages summarised"
