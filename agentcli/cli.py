@@ -238,11 +238,26 @@ SessionId = Annotated[
 @sessions_app.command("list", **_command_info("sessions list"))
 def sessions_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    limit: Annotated[
+        int | None, typer.Option("-n", help="Show the latest N only.", metavar="N")
+    ] = None,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            "--query", help="Only sessions whose first prompt holds TEXT.", metavar="TEXT"
+        ),
+    ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also the sessions without a message.")
+    ] = False,
 ) -> None:
-    """Every session: id, start time, turns, tokens, workspace and first prompt."""
+    """The sessions, latest first: id, start time, turns, tokens, model, workspace and
+    first prompt. Sessions without a message are left out unless --all."""
     from agentcli.commands import session_commands
 
-    _guarded(lambda: session_commands.list_sessions(as_json))
+    _guarded(
+        lambda: session_commands.list_sessions(as_json, limit=limit, query=query, show_all=show_all)
+    )
 
 
 @sessions_app.command("show", **_command_info("sessions show"))

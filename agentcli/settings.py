@@ -149,17 +149,34 @@ def parse_model(text: str, providers: Mapping[str, ProviderConfig]) -> ModelSpec
 
 
 def _default_model(config: Config, env: Mapping[str, str], base_url: str | None) -> str:
+    return model_choice(config, env, base_url)[0]
+
+
+def model_choice(
+    config: Config, env: Mapping[str, str], base_url: str | None = None
+) -> tuple[str, str]:
+    """The model to use as written (`openai`, `work:big`...) and where that came from: the
+    flag, the variable, the file that sets `model`, or which default and why."""
     configured = config.get("model")
     if configured:
-        return configured
-    if env.get("OPENAI_API_KEY") or base_url or config.get("providers.openai.base_url"):
-        return "openai"
-    if env.get("ANTHROPIC_API_KEY") or config.get("providers.anthropic.base_url"):
-        return "anthropic"
+        return configured, config.source("model")
+    for provider in ("openai", "anthropic"):
+        variable = f"{provider.upper()}_API_KEY"
+        server = f"providers.{provider}.base_url"
+        if env.get(variable):
+            return provider, f"default: {variable} is set"
+        if provider == "openai" and base_url:
+            return provider, "default: --base-url is given"
+        if config.get(server):
+            where = config.source(server)
+            if where.startswith("env "):
+                return provider, f"default: {where.removeprefix('env ')} is set"
+            return provider, f"default: {server} is set in {where}"
     from agentcli.providers.local import install_hint, local_available
 
     if config.get("providers.local.auto") is not False and local_available():
-        return "local"  # the embedded model, when installed (`[providers.local] auto = false`)
+        # the embedded model, when installed (`[providers.local] auto = false`)
+        return "local", "default: the embedded model is installed"
     raise ConfigError(
         "no model is configured; the three ways to get one: set OPENAI_API_KEY (or point "
         "--base-url at an OpenAI-compatible server such as Ollama), set ANTHROPIC_API_KEY, or "
