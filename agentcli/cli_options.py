@@ -120,7 +120,7 @@ def entry_args(args: list[str], stdin_is_tty: bool) -> list[str]:
     if args[:1] and (args[0] in SUBCOMMANDS or args[0] in TOP_LEVEL_FLAGS):
         return args
     words = _positionals(args)
-    if len(words) > 1:
+    if len(words) > 1 and not _unknown_option(args):  # else Typer names the unknown option
         from agentcli.errors import UsageError
 
         raise UsageError(_not_a_command(words))
@@ -141,6 +141,16 @@ def _positionals(args: list[str]) -> list[str]:
             words.append(token)
         i += 2 if token in takes_value else 1
     return words
+
+
+def _unknown_option(args: list[str]) -> bool:
+    known = {flag for o in OPTIONS for flag in o.flags}
+    for token in args:
+        if token == "--":
+            return False
+        if token.startswith("-") and token != "-" and token.split("=")[0] not in known:
+            return True
+    return False
 
 
 def _not_a_command(words: list[str]) -> str:

@@ -4,10 +4,11 @@ before the prompt, and every subcommand keeps its name."""
 
 from __future__ import annotations
 
+import pytest
 import typer
 
 from agentcli.cli import app
-from agentcli.cli_options import SUBCOMMANDS
+from agentcli.cli_options import SUBCOMMANDS, entry_args
 from tests.conftest import RunCli, assert_one_error
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_repl import FOOTER, StartChat, chat  # noqa: F401 (chat: the fixture)
@@ -21,6 +22,29 @@ def user_prompts(server: ScriptedServer) -> list[str]:
 
 def test_the_subcommand_names_are_the_apps() -> None:
     assert set(SUBCOMMANDS) == set(typer.main.get_command(app).commands)
+
+
+@pytest.mark.parametrize(
+    ("args", "tty", "expected"),
+    [
+        ([], True, ["chat"]),
+        ([], False, ["run"]),
+        (["--yes", "-c"], True, ["chat", "--yes", "-c"]),
+        (["--yes"], False, ["run", "--yes"]),
+        (["hi there"], True, ["run", "hi there"]),
+        (["-m", "openai:x", "hi"], True, ["run", "-m", "openai:x", "hi"]),
+        (["--model=openai:x", "hi"], True, ["run", "--model=openai:x", "hi"]),
+        (["-m", "doctor"], True, ["chat", "-m", "doctor"]),  # the model's name, not a prompt
+        (["--", "-x"], True, ["run", "--", "-x"]),
+        (["-"], True, ["run", "-"]),
+        (["doctor"], False, ["doctor"]),
+        (["sessions", "list"], True, ["sessions", "list"]),
+        (["--help"], False, ["--help"]),
+        (["-V"], True, ["-V"]),
+    ],
+)
+def test_entry_args(args: list[str], tty: bool, expected: list[str]) -> None:
+    assert entry_args(args, tty) == expected
 
 
 def test_a_prompt_alone_runs_it(run_cli: RunCli, server: ScriptedServer) -> None:
@@ -86,6 +110,9 @@ def test_unquoted_words_are_one_clear_line(run_cli: RunCli, server: ScriptedServ
     assert words.returncode == 2 and typo.returncode == 2
     assert_one_error(words, "'fix' is not a command", "agentcli 'fix the bug'")
     assert_one_error(typo, "did you mean `agentcli sessions`")
+    option = run_cli(["--modle", "x", "hi"], server=server)  # the option is what is wrong
+    assert option.returncode == 2
+    assert_one_error(option, "No such option: --modle", "--model")
     assert server.requests == []
 
 
