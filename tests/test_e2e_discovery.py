@@ -79,6 +79,7 @@ def test_config_show_says_when_there_is_no_model(run_cli: RunCli, cli_home: Path
 
     assert "(none)" in line and "OPENAI_API_KEY" in line
     assert len(line) < 140
+    assert model_row(run_cli)["value"] is None
 
 
 # --- unknown keys ---

@@ -14,10 +14,12 @@ from agentcli.config.files import project_config_path, user_config_path
 
 
 def _shown(value: Any) -> str:
+    if value is None:
+        return "(none)"
     return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
 
 
-def effective_model(config: Any) -> tuple[str, str]:
+def effective_model(config: Any) -> tuple[str | None, str]:
     """The model a run here would use (aliases and bare provider names spelt out) and where
     it came from; when there is none, why not."""
     from agentcli.errors import AgentCliError
@@ -26,7 +28,7 @@ def effective_model(config: Any) -> tuple[str, str]:
     try:
         written, source = model_choice(config, os.environ)
     except AgentCliError:
-        return "(none)", "none: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or pass --base-url URL"
+        return None, "none: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or pass --base-url URL"
     try:
         return str(parse_model(written, providers_of(config))), source
     except AgentCliError:  # the run will say what is wrong with it
