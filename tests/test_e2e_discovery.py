@@ -5,6 +5,7 @@ trusted, `sessions list` filters and shows the model, and `run -c` says what it 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -144,10 +145,15 @@ def test_sessions_list_filters_and_shows_the_model(
                           ("write the docs", "openai:second-model"),
                           ("the FLAKY one again", "openai:third-model")):  # fmt: skip
         assert run_cli(["run", "-m", model, prompt], server=server).returncode == 0
+        time.sleep(1.05)  # session ids tell the second: latest first needs distinct ones
     write_empty_session(cli_home, "20000101-000000-emptyy")
     everything = listed_ids(run_cli, "--all")
     assert len(everything) == 4 and everything[-1] == "20000101-000000-emptyy"
-    third, second, first = everything[:3]  # latest first
+    rows = json.loads(run_cli(["sessions", "list", "--json"]).stdout)
+    by_prompt = {row["first_prompt"]: row["id"] for row in rows}
+    first, second, third = (by_prompt[p] for p in ("fix the flaky test", "write the docs",
+                                                    "the FLAKY one again"))  # fmt: skip
+    assert everything[:3] == [third, second, first]  # latest first
 
     assert listed_ids(run_cli) == [third, second, first]  # no empty session
     assert listed_ids(run_cli, "-n", "2") == [third, second]
