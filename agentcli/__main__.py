@@ -13,11 +13,19 @@ def main() -> None:
 
         print(f"agentcli {__version__}")
         return
-    if args in ([], ["--help"], ["-h"]):
+    if args in (["--help"], ["-h"]):
         from agentcli._help_text import TOP_LEVEL_HELP
 
         sys.stdout.write(TOP_LEVEL_HELP)
         return
+    from agentcli.cli_options import entry_args
+    from agentcli.errors import UsageError
+
+    try:
+        args = entry_args(args, sys.stdin is not None and _isatty(sys.stdin))
+    except UsageError as error:
+        sys.stderr.write(f"agentcli: error: {error}\n")
+        sys.exit(error.exit_code)
     command = "policy explain" if args[:2] == ["policy", "explain"] else args[0] if args else ""
     if command in ("run", "chat", "policy explain"):
         # A plain line of these is parsed without Typer (and pydantic, which it imports), so
@@ -31,7 +39,14 @@ def main() -> None:
             sys.exit(last_net(lambda: _fast(command, values), args))
     from agentcli.cli import run_app
 
-    sys.exit(run_app())
+    sys.exit(run_app(args))
+
+
+def _isatty(stream) -> bool:  # type: ignore[no-untyped-def]
+    try:
+        return stream.isatty()
+    except ValueError:  # closed
+        return False
 
 
 def _fast(command: str, values: dict) -> int:

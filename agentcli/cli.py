@@ -11,25 +11,65 @@ from typing import Annotated, Any
 import typer
 
 from agentcli import __version__
+from agentcli.cli_help import SUMMARIES, examples
 from agentcli.cli_options import Option, options_of
+
+TOP_HELP = """A command-line agent shell: a model answers, calling tools under a risk policy.
+
+\b
+  agentcli                   chat in the REPL (as agentcli chat)
+  agentcli "PROMPT"          run one prompt and exit (as agentcli run "PROMPT")
+  agentcli -m MODEL "PROMPT" the options of run and chat may come first
+  git diff | agentcli        no terminal on stdin: stdin is the prompt
+
+A prompt that is also a command's name runs with `run`: agentcli run "doctor"."""
+
+
+def _help_width() -> int:
+    """The terminal's width, less a margin, within 30..80 (click's own floor is 50, wider
+    than a 40-column terminal)."""
+    import shutil
+
+    return max(30, min(shutil.get_terminal_size().columns - 2, 80))
+
 
 app = typer.Typer(
     name="agentcli",
-    help="A command-line agent shell: a model answers, calling tools under a risk policy.",
+    help=TOP_HELP,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     add_completion=False,
     no_args_is_help=True,
-    # A fixed width keeps help identical everywhere, so the top-level help can be cached.
-    context_settings={"help_option_names": ["-h", "--help"], "terminal_width": 80},
+    epilog=examples(""),
+    # Help fits the terminal (80 columns at most); the cached top-level help is 80 wide.
+    context_settings={"help_option_names": ["-h", "--help"], "terminal_width": _help_width()},
 )
 
 
 def _typer_option(option: Option) -> Any:
     """The Typer annotation of an option declared in agentcli.cli_options."""
     kind = {list: list[str] | None, bool: bool}.get(option.kind, option.kind | None)
-    info = typer.Option(*option.flags, help=option.help, show_default=option.show_default)
+    text = f"{option.help} (repeatable)" if option.kind is list else option.help
+    info = typer.Option(
+        *option.flags, help=text, show_default=option.show_default, metavar=option.metavar
+    )
     return Annotated[kind, info]  # type: ignore[valid-type]
+
+
+def _plain_argument_names() -> None:
+    """An argument's name (PROMPT, TOOL) says what it is; Typer would add its Python type
+    (`PROMPT <str>`), which means nothing to a user."""
+    from typer.core import TyperArgument
+
+    TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+
+
+_plain_argument_names()
+
+
+def _command_info(name: str, help: str | None = None) -> dict[str, Any]:
+    """The help of a command besides its options: summary, description and examples."""
+    return {"short_help": SUMMARIES[name], "help": help, "epilog": examples(name)}
 
 
 def _command(name: str, action: Callable[[dict[str, Any]], int], arguments: list) -> Any:
@@ -50,7 +90,7 @@ def _command(name: str, action: Callable[[dict[str, Any]], int], arguments: list
 
 
 def _argument(name: str, help: str) -> inspect.Parameter:
-    info = typer.Argument(help=help, show_default=False)
+    info = typer.Argument(help=help, show_default=False, metavar=name.upper())
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
     return inspect.Parameter(name, kind, annotation=Annotated[str | None, info], default=None)
 
@@ -68,7 +108,7 @@ def _root(
         typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
     ] = False,
 ) -> None:
-    """A command-line agent shell: a model answers, calling tools under a risk policy."""
+    """A command-line agent shell (see TOP_HELP)."""
 
 
 def _run(values: dict[str, Any]) -> int:
@@ -85,11 +125,16 @@ def _chat(values: dict[str, Any]) -> int:
 
 app.command(
     "run",
-    help="Run one prompt to the end and exit. Piped stdin is the prompt, or context below it.",
+    **_command_info(
+        "run", "Run one prompt to the end and exit. Piped stdin is the prompt, or context below it."
+    ),
 )(_command("run", _run, [_argument("prompt", "The instruction. `-` or none: read it from stdin.")]))
 app.command(
     "chat",
-    help="Chat with the model in a REPL. With stdin not a terminal, runs stdin as one prompt.",
+    **_command_info(
+        "chat",
+        "Chat with the model in a REPL. With stdin not a terminal, runs stdin as one prompt.",
+    ),
 )(_command("chat", _chat, []))
 
 
@@ -109,15 +154,19 @@ def _serve(values: dict[str, Any]) -> int:  # _guarded exits with the code
 
 app.command(
     "serve",
-    help="Serve AG-UI over HTTP: frontends POST a RunAgentInput and get the run's events.",
+    **_command_info(
+        "serve", "Serve AG-UI over HTTP: frontends POST a RunAgentInput and get the run's events."
+    ),
 )(_command("serve", _serve, []))
 
 
 config_app = typer.Typer(
-    help="Show and change the configuration.", no_args_is_help=True, rich_markup_mode=None
+    no_args_is_help=True, rich_markup_mode=None, **_command_info("config", SUMMARIES["config"])
 )
 app.add_typer(config_app, name="config")
-Workspace = Annotated[str | None, typer.Option("--cwd", help="The workspace [default: .]")]
+Workspace = Annotated[
+    str | None, typer.Option("--cwd", help="The workspace [default: .]", metavar="PATH")
+]
 
 
 def _guarded(action) -> None:  # type: ignore[no-untyped-def]
@@ -139,7 +188,7 @@ def _workspace(cwd: str | None):  # type: ignore[no-untyped-def]
     return workspace_dir(cwd)
 
 
-@config_app.command("show")
+@config_app.command("show", **_command_info("config show"))
 def config_show(
     cwd: Workspace = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -150,7 +199,7 @@ def config_show(
     _guarded(lambda: config_commands.show(_workspace(cwd), as_json))
 
 
-@config_app.command("path")
+@config_app.command("path", **_command_info("config path"))
 def config_path(cwd: Workspace = None) -> None:
     """Where the user and project configuration files are."""
     from agentcli.commands import config_commands
@@ -158,10 +207,14 @@ def config_path(cwd: Workspace = None) -> None:
     _guarded(lambda: config_commands.paths(_workspace(cwd)))
 
 
-@config_app.command("set")
+@config_app.command("set", **_command_info("config set"))
 def config_set(
-    key: Annotated[str, typer.Argument(help="Dotted key, e.g. model or policy.allow.")],
-    value: Annotated[str, typer.Argument(help='A TOML value (5, true, ["a"]) or a string.')],
+    key: Annotated[
+        str, typer.Argument(help="Dotted key, e.g. model or policy.allow.", metavar="KEY")
+    ],
+    value: Annotated[
+        str, typer.Argument(help='A TOML value (5, true, ["a"]) or a string.', metavar="VALUE")
+    ],
     project: Annotated[
         bool, typer.Option("--project", help="Write the project file, not the user file.")
     ] = False,
@@ -174,23 +227,40 @@ def config_set(
 
 
 sessions_app = typer.Typer(
-    help="List, show, export and remove sessions.", no_args_is_help=True, rich_markup_mode=None
+    no_args_is_help=True, rich_markup_mode=None, **_command_info("sessions", SUMMARIES["sessions"])
 )
 app.add_typer(sessions_app, name="sessions")
-SessionId = Annotated[str, typer.Argument(help="Session id, or a unique prefix of it.")]
+SessionId = Annotated[
+    str, typer.Argument(help="Session id, or a unique prefix of it.", metavar="ID")
+]
 
 
-@sessions_app.command("list")
+@sessions_app.command("list", **_command_info("sessions list"))
 def sessions_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    limit: Annotated[
+        int | None, typer.Option("-n", help="Show the latest N only.", metavar="N")
+    ] = None,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            "--query", help="Only sessions whose first prompt holds TEXT.", metavar="TEXT"
+        ),
+    ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also the sessions without a message.")
+    ] = False,
 ) -> None:
-    """Every session: id, start time, turns, tokens, workspace and first prompt."""
+    """The sessions, latest first: id, start time, turns, tokens, model, workspace and
+    first prompt. Sessions without a message are left out unless --all."""
     from agentcli.commands import session_commands
 
-    _guarded(lambda: session_commands.list_sessions(as_json))
+    _guarded(
+        lambda: session_commands.list_sessions(as_json, limit=limit, query=query, show_all=show_all)
+    )
 
 
-@sessions_app.command("show")
+@sessions_app.command("show", **_command_info("sessions show"))
 def sessions_show(session_id: SessionId) -> None:
     """A session's transcript, readable."""
     from agentcli.commands import session_commands
@@ -198,10 +268,12 @@ def sessions_show(session_id: SessionId) -> None:
     _guarded(lambda: session_commands.show(session_id))
 
 
-@sessions_app.command("export")
+@sessions_app.command("export", **_command_info("sessions export"))
 def sessions_export(
     session_id: SessionId,
-    fmt: Annotated[str, typer.Option("--format", help="json or markdown.")] = "json",
+    fmt: Annotated[
+        str, typer.Option("--format", help="json or markdown.", metavar="FORMAT")
+    ] = "json",
 ) -> None:
     """A session as JSON (header, messages, events) or Markdown."""
     from agentcli.commands import session_commands
@@ -209,7 +281,7 @@ def sessions_export(
     _guarded(lambda: session_commands.export(session_id, fmt))
 
 
-@sessions_app.command("rm")
+@sessions_app.command("rm", **_command_info("sessions rm"))
 def sessions_rm(session_id: SessionId) -> None:
     """Remove a session file."""
     from agentcli.commands import session_commands
@@ -217,11 +289,13 @@ def sessions_rm(session_id: SessionId) -> None:
     _guarded(lambda: session_commands.remove(session_id))
 
 
-policy_app = typer.Typer(help="Explain what the policy decides.", no_args_is_help=True,
-                         rich_markup_mode=None)  # fmt: skip
+policy_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, **_command_info("policy", SUMMARIES["policy"])
+)
 app.add_typer(policy_app, name="policy")
-tools_app = typer.Typer(help="The tools the model can call.", no_args_is_help=True,
-                        rich_markup_mode=None)  # fmt: skip
+tools_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, **_command_info("tools", SUMMARIES["tools"])
+)
 app.add_typer(tools_app, name="tools")
 
 
@@ -232,7 +306,11 @@ def _explain(values: dict[str, Any]) -> int:
 
 
 policy_app.command(
-    "explain", help="What the policy would decide for a call, and why, without running anything."
+    "explain",
+    **_command_info(
+        "policy explain",
+        "What the policy would decide for a call, and why, without running anything.",
+    ),
 )(
     _command(
         "policy explain",
@@ -245,7 +323,7 @@ policy_app.command(
 )
 
 
-@app.command()
+@app.command(**_command_info("doctor"))
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     cwd: Workspace = None,
@@ -256,7 +334,7 @@ def doctor(
     _guarded(lambda: doctor_command.run(_workspace(cwd), as_json=as_json))
 
 
-@tools_app.command("list")
+@tools_app.command("list", **_command_info("tools list"))
 def tools_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     cwd: Workspace = None,
@@ -267,28 +345,41 @@ def tools_list(
     _guarded(lambda: policy_commands.list_tools(_workspace(cwd), as_json))
 
 
-mcp_app = typer.Typer(help="MCP servers: add, remove, list.", no_args_is_help=True,
-                      rich_markup_mode=None)  # fmt: skip
+mcp_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, **_command_info("mcp", SUMMARIES["mcp"])
+)
 app.add_typer(mcp_app, name="mcp")
 Project = Annotated[
     bool, typer.Option("--project", help="The project's file, not the user's configuration.")
 ]
 
 
-@mcp_app.command("add")
+@mcp_app.command("add", **_command_info("mcp add"))
 def mcp_add(
-    name: Annotated[str, typer.Argument(help="The server's name (tools: mcp__NAME__TOOL).")],
+    name: Annotated[
+        str, typer.Argument(help="The server's name (tools: mcp__NAME__TOOL).", metavar="NAME")
+    ],
     command: Annotated[
         list[str] | None,
-        typer.Argument(help="After --: the command that starts a stdio server, and its args."),
+        typer.Argument(
+            help="After --: the command that starts a stdio server, and its args.",
+            metavar="COMMAND",
+        ),
     ] = None,
-    url: Annotated[str | None, typer.Option("--url", help="A streamable HTTP server.")] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="A streamable HTTP server.", metavar="URL")
+    ] = None,
     env: Annotated[
-        list[str] | None, typer.Option("--env", help="Pass this variable to the server (a name).")
+        list[str] | None,
+        typer.Option("--env", help="Pass this variable to the server (repeatable).", metavar="VAR"),
     ] = None,
     header: Annotated[
         list[str] | None,
-        typer.Option("--header", help="'Name: value' for HTTP; ${VAR} takes a variable."),
+        typer.Option(
+            "--header",
+            help="'Name: value' for HTTP; ${VAR} takes a variable (repeatable).",
+            metavar="HEADER",
+        ),
     ] = None,
     trusted: Annotated[
         bool, typer.Option("--trusted", help="Honour its tool annotations for risk.")
@@ -313,9 +404,9 @@ def mcp_add(
     )
 
 
-@mcp_app.command("remove")
+@mcp_app.command("remove", **_command_info("mcp remove"))
 def mcp_remove(
-    name: Annotated[str, typer.Argument(help="The server's name.")],
+    name: Annotated[str, typer.Argument(help="The server's name.", metavar="NAME")],
     project: Project = False,
     cwd: Workspace = None,
 ) -> None:
@@ -325,7 +416,7 @@ def mcp_remove(
     _guarded(lambda: mcp_commands.remove(_workspace(cwd), name, project))
 
 
-@mcp_app.command("list")
+@mcp_app.command("list", **_command_info("mcp list"))
 def mcp_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     cwd: Workspace = None,
@@ -336,7 +427,7 @@ def mcp_list(
     _guarded(lambda: mcp_commands.list_servers(_workspace(cwd), as_json))
 
 
-@app.command()
+@app.command(**_command_info("plugins"))
 def plugins(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -346,11 +437,13 @@ def plugins(
     _guarded(lambda: plugin_commands.list_plugins(as_json))
 
 
-@app.command()
+@app.command(**_command_info("models"))
 def models(
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="Ask only this OpenAI-compatible server (URL/v1)."),
+        typer.Option(
+            "--base-url", help="Ask only this OpenAI-compatible server (URL/v1).", metavar="URL"
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -360,10 +453,11 @@ def models(
     _guarded(lambda: models_command.list_models(_workspace(None), base_url, as_json))
 
 
-@app.command()
+@app.command(**_command_info("trust"))
 def trust(
     directory: Annotated[
-        str | None, typer.Argument(help="The workspace [default: .]", show_default=False)
+        str | None,
+        typer.Argument(help="The workspace [default: .]", show_default=False, metavar="PATH"),
     ] = None,
     revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting it.")] = False,
     listing: Annotated[bool, typer.Option("--list", help="List trusted workspaces.")] = False,
@@ -374,9 +468,11 @@ def trust(
     _guarded(lambda: config_commands.trust_workspace(_workspace(directory), revoke, listing))
 
 
-@app.command()
+@app.command(**_command_info("completions"))
 def completions(
-    shell: Annotated[str, typer.Argument(help="bash, zsh or fish.", show_default=False)],
+    shell: Annotated[
+        str, typer.Argument(help="bash, zsh or fish.", show_default=False, metavar="SHELL")
+    ],
 ) -> None:
     """Print the shell completion script (also shipped in the repository's completions/)."""
     from agentcli.completion_scripts import SHELLS, render
@@ -403,7 +499,8 @@ def run_app(argv: list[str] | None = None) -> int:
         return 0
     except click_errors.UsageError as error:
         where = error.ctx.command_path if error.ctx else "agentcli"
-        sys.stderr.write(f"agentcli: error: {error.format_message()} (see '{where} --help')\n")
+        message = _plain_bad_value(error) or error.format_message()
+        sys.stderr.write(f"agentcli: error: {message} (see '{where} --help')\n")
         return 2
     except click_errors.ClickException as error:
         sys.stderr.write(f"agentcli: error: {error.format_message()}\n")
@@ -421,10 +518,33 @@ def run_app(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
+# What a value should have been, by the metavar of its option (else by its type).
+EXPECTED = {"SECONDS": "a number of seconds", "N": "a whole number", "PORT": "a port number"}
+EXPECTED_BY_ERROR = {"int_parsing": "a whole number", "float_parsing": "a number",
+                     "bool_parsing": "true or false"}  # fmt: skip
+
+
+def _plain_bad_value(error: Exception) -> str | None:
+    """`--timeout: 'abc' is not a number of seconds` for a value Typer could not convert,
+    instead of the converter's (pydantic's) own words; None for any other usage error."""
+    param = getattr(error, "param", None)
+    problems = getattr(error.__cause__, "errors", None)
+    if param is None or not callable(problems):
+        return None
+    first = problems()[0]
+    expected = EXPECTED.get(param.metavar or "") or EXPECTED_BY_ERROR.get(first.get("type"))
+    if expected is None:
+        return None
+    name = max(param.opts, key=len) if param.opts else param.name
+    return f"{name}: {first.get('input')!r} is not {expected}"
+
+
 def render_top_help() -> str:
     """The top-level help as `agentcli --help` prints it."""
     command = typer.main.get_command(app)
-    with command.make_context("agentcli", [], resilient_parsing=True) as ctx:
+    with command.make_context(
+        "agentcli", [], resilient_parsing=True, terminal_width=80
+    ) as ctx:  # the same everywhere, so that it can be cached
         return command.get_help(ctx) + "\n"
 
 

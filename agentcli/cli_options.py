@@ -30,35 +30,42 @@ class Option:
     default: Any = None
     show_default: bool = True
     to_settings: bool = True  # a keyword of resolve_settings (else the command's own)
+    metavar: str | None = None  # what the value is, in the help: RULE, SECONDS, N, URL...
 
 
 OPTIONS: tuple[Option, ...] = (
     Option("model", ("--model", "-m"), str,
-           "PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]"),
-    Option("base_url", ("--base-url",), str, "OpenAI-compatible server URL [env OPENAI_BASE_URL]"),
-    Option("system", ("--system",), str, "Extra system instructions."),
+           "PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]",
+           metavar="MODEL"),
+    Option("base_url", ("--base-url",), str, "OpenAI-compatible server URL [env OPENAI_BASE_URL]",
+           metavar="URL"),
+    Option("system", ("--system",), str, "Extra system instructions.", metavar="TEXT"),
     Option("max_steps", ("--max-steps",), int, "Most model steps in one run [default: 20]",
-           show_default=False),
-    Option("timeout", ("--timeout",), float, "Wall-clock limit for the whole run, in seconds."),
-    Option("cwd", ("--cwd",), str, "Workspace root that tools are confined to [default: .]"),
+           show_default=False, metavar="N"),
+    Option("timeout", ("--timeout",), float, "Wall-clock limit for the whole run, in seconds.",
+           metavar="SECONDS"),
+    Option("cwd", ("--cwd",), str, "Workspace root that tools are confined to [default: .]",
+           metavar="PATH"),
     Option("output", ("--output", "-o"), str, "text, json or jsonl (AG-UI events).",
-           commands=("run",), default="text", to_settings=False),
+           commands=("run",), default="text", to_settings=False, metavar="FORMAT"),
     Option("yes", ("--yes", "-y"), bool, "Approve every tool call that would ask.", default=False),
     Option("deny", ("--deny",), bool, "Deny every tool call that would ask.", default=False),
     Option("allow", ("--allow",), list,
-           "Allow calls matching RULE, e.g. 'run_shell(npm test *)'."),
-    Option("forbid", ("--forbid",), list, "Deny calls matching RULE (beats --yes)."),
+           "Allow calls matching RULE, e.g. 'run_shell(npm test *)'.", metavar="RULE"),
+    Option("forbid", ("--forbid",), list, "Deny calls matching RULE (beats --yes).",
+           metavar="RULE"),
     Option("continue_", ("--continue", "-c"), bool,
            "Continue the latest session of this workspace.", default=False, to_settings=False),
-    Option("resume", ("--resume",), str, "Continue the session with this id.",
-           to_settings=False),
+    Option("resume", ("--resume",), str, "Continue the session with this id (or a prefix).",
+           to_settings=False, metavar="ID"),
     Option("debug", ("--debug",), bool, "Show tracebacks for internal errors.", default=False),
     Option("sandbox", ("--sandbox",), str,
-           "auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox."),
+           "auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.",
+           metavar="MODE"),
     Option("allow_network", ("--allow-network",), bool,
            "Let --yes grant sandboxed commands the network.", default=False),
     Option("agent", ("--agent",), str,
-           "URL of a remote AG-UI agent to use instead of a model."),
+           "URL of a remote AG-UI agent to use instead of a model.", metavar="URL"),
 )  # fmt: skip
 
 BY_NAME = {option.name: option for option in OPTIONS}
@@ -70,22 +77,22 @@ EXPLAIN_OPTIONS: tuple[Option, ...] = (
            'Explain many calls: JSON lines in ({"tool": T, "args": {...}} or {"command": C}), '
            "one JSON decision per line out.", default=False),
     *(BY_NAME[name] for name in ("yes", "deny", "allow", "forbid")),
-    Option("cwd", ("--cwd",), str, "The workspace [default: .]"),
+    Option("cwd", ("--cwd",), str, "The workspace [default: .]", metavar="PATH"),
 )  # fmt: skip
 
 # `serve`: the agent's own options (but a remote agent or a session to continue) and where
 # to listen (agentcli.commands.serve_command).
 SERVE_OPTIONS: tuple[Option, ...] = (
     Option("host", ("--host",), str, "Address to listen on.", commands=("serve",),
-           default="127.0.0.1", to_settings=False),
+           default="127.0.0.1", to_settings=False, metavar="HOST"),
     Option("port", ("--port",), int, "Port to listen on.", commands=("serve",), default=8765,
-           to_settings=False),
+           to_settings=False, metavar="PORT"),
     Option("token_env", ("--token-env",), str,
            "Environment variable holding a bearer token clients must send "
-           "(required off loopback).", commands=("serve",), to_settings=False),
+           "(required off loopback).", commands=("serve",), to_settings=False, metavar="VAR"),
     Option("cors_origin", ("--cors-origin",), list,
            "A browser origin allowed to call the server.", commands=("serve",),
-           to_settings=False),
+           to_settings=False, metavar="ORIGIN"),
     *(o for o in OPTIONS if o.to_settings and o.name != "agent"),
 )  # fmt: skip
 
@@ -96,6 +103,67 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[Option, ...]]] = {
     "policy explain": (("tool", "args"), EXPLAIN_OPTIONS),
     "serve": ((), SERVE_OPTIONS),
 }
+
+
+# Every first word that names a subcommand (a test keeps this equal to the Typer app's).
+SUBCOMMANDS = ("run", "chat", "serve", "doctor", "plugins", "models", "trust", "completions",
+               "config", "sessions", "policy", "tools", "mcp")  # fmt: skip
+TOP_LEVEL_FLAGS = ("--help", "-h", "--version", "-V")
+
+
+def entry_args(args: list[str], stdin_is_tty: bool) -> list[str]:
+    """The command line with its usual shortcuts spelt out: `agentcli "a prompt"` and
+    `agentcli -m X "a prompt"` are `agentcli run ...`; `agentcli` and `agentcli --yes` (no
+    prompt) are `agentcli chat ...` on a terminal, else `agentcli run ...` (the prompt is
+    stdin). A first word that names a subcommand is that subcommand; a prompt that is one
+    is `agentcli run "doctor"`. Raises UsageError for unquoted words (`agentcli fix it`)."""
+    if args[:1] and (args[0] in SUBCOMMANDS or args[0] in TOP_LEVEL_FLAGS):
+        return args
+    words = _positionals(args)
+    if len(words) > 1 and not _unknown_option(args):  # else Typer names the unknown option
+        from agentcli.errors import UsageError
+
+        raise UsageError(_not_a_command(words))
+    if words or not stdin_is_tty:
+        return ["run", *args]
+    return ["chat", *args]
+
+
+def _positionals(args: list[str]) -> list[str]:
+    takes_value = {flag for o in OPTIONS if o.kind is not bool for flag in o.flags}
+    words: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            return words + args[i + 1 :]
+        if token == "-" or not token.startswith("-"):
+            words.append(token)
+        i += 2 if token in takes_value else 1
+    return words
+
+
+def _unknown_option(args: list[str]) -> bool:
+    known = {flag for o in OPTIONS for flag in o.flags}
+    for token in args:
+        if token == "--":
+            return False
+        if token.startswith("-") and token != "-" and token.split("=")[0] not in known:
+            return True
+    return False
+
+
+def _not_a_command(words: list[str]) -> str:
+    import difflib
+    import shlex
+
+    close = difflib.get_close_matches(words[0], SUBCOMMANDS, n=1)
+    hint = f" (did you mean `agentcli {close[0]}`?)" if close else ""
+    quoted = shlex.quote(" ".join(words))
+    return (
+        f"{words[0]!r} is not a command{hint}; to run a prompt of several words, quote it: "
+        f"agentcli {quoted}"
+    )
 
 
 def options_of(command: str) -> tuple[Option, ...]:

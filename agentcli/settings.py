@@ -140,17 +140,34 @@ def parse_model(
 
 
 def _default_model(config: Config, env: Mapping[str, str], base_url: str | None) -> str:
+    return model_choice(config, env, base_url)[0]
+
+
+def model_choice(
+    config: Config, env: Mapping[str, str], base_url: str | None = None
+) -> tuple[str, str]:
+    """The model to use as written (`openai`, `work:big`...) and where that came from: the
+    flag, the variable, the file that sets `model`, or which default and why."""
     configured = config.get("model")
     if configured:
-        return configured
-    if env.get("OPENAI_API_KEY") or base_url or config.get("providers.openai.base_url"):
-        return "openai"
-    if env.get("ANTHROPIC_API_KEY") or config.get("providers.anthropic.base_url"):
-        return "anthropic"
+        return configured, config.source("model")
+    for provider in ("openai", "anthropic"):
+        variable = f"{provider.upper()}_API_KEY"
+        server = f"providers.{provider}.base_url"
+        if env.get(variable):
+            return provider, f"default: {variable} is set"
+        if provider == "openai" and base_url:
+            return provider, "default: --base-url is given"
+        if config.get(server):
+            where = config.source(server)
+            if where.startswith("env "):
+                return provider, f"default: {where.removeprefix('env ')} is set"
+            return provider, f"default: {server} is set in {where}"
     from agentcli.providers.local import install_hint, local_available
 
     if config.get("providers.local.auto") is not False and local_available():
-        return "local"  # the embedded model, when installed (`[providers.local] auto = false`)
+        # the embedded model, when installed (`[providers.local] auto = false`)
+        return "local", "default: the embedded model is installed"
     raise ConfigError(
         "no model is configured; the three ways to get one: set OPENAI_API_KEY (or point "
         "--base-url at an OpenAI-compatible server such as Ollama), set ANTHROPIC_API_KEY, or "
@@ -208,6 +225,10 @@ def resolve_settings(
         provider = providers[spec.provider]
     if base_url and agent is None:  # --base-url applies to whichever provider the model names
         provider = ProviderConfig(**{**_fields(provider), "base_url": base_url})
+        check_base_url(base_url, "--base-url")
+    elif provider.base_url and agent is None:
+        key = f"providers.{provider.name}.base_url"
+        check_base_url(provider.base_url, config.source(key), key)
     api_key = env.get(provider.api_key_env) or None
     from agentcli.providers.spec import provider_spec
 
@@ -236,6 +257,32 @@ def resolve_settings(
         sandbox=sandbox,
         allow_network=allow_network,
     )
+
+
+def base_url_problem(url: str) -> str | None:
+    """What is wrong with a server's URL, or None: it needs http:// or https:// (a bare
+    `127.0.0.1:9` would be read as a scheme and a path)."""
+    scheme, sep, _ = url.partition("://")
+    if sep and scheme.lower() in ("http", "https"):
+        return None
+    if sep:
+        return f"must start with http:// or https://, not {scheme}://"
+    host = url.split("/")[0].rsplit(":", 1)[0].strip("[]")
+    local = host in ("localhost", "::1", ":") or host.startswith("127.")
+    return f"needs a scheme: {'http' if local else 'https'}://{url}"
+
+
+def check_base_url(url: str, source: str, key: str = "base_url") -> None:
+    """A usage error for a flag (`source` "--base-url"), else a configuration error naming
+    the variable (`env NAME`) or the file the URL came from."""
+    problem = base_url_problem(url)
+    if problem is None:
+        return
+    if source.startswith("--"):
+        raise UsageError(f"{source} {problem}")
+    if source.startswith("env "):
+        raise ConfigError(f"{source.removeprefix('env ')} {problem}")
+    raise ConfigError(f"{key} {problem} (in {source})")
 
 
 def _remote_agent(

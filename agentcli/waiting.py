@@ -21,6 +21,13 @@ def waiting_line(value: dict[str, Any]) -> str:
     return f"waiting for the server… {value.get('seconds', 0)}s"
 
 
+def retry_line(event: ev.Retry, previous_reason: str | None) -> str:
+    """How the terminal shows a `retry` event: the reason only when it is not the previous
+    retry's (a refused connection is said once, not with every attempt)."""
+    said = "" if event.reason == previous_reason else f": {event.reason}"
+    return f"retrying in {event.delay_seconds:.1f}s (attempt {event.attempt}){said}"
+
+
 class WaitingNotice:
     """Use as `with WaitingNotice(emit) as waiting:` around reading a model stream, and call
     `waiting.touch()` for each item received; silence between items is announced."""

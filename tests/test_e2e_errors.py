@@ -138,10 +138,51 @@ def test_connection_refused(run_cli: RunCli) -> None:
     elapsed = time.monotonic() - started
 
     assert result.returncode == 1
-    assert_one_error(result, url)
+    line = assert_one_error(result, f"cannot connect to {url}: connection refused (4 attempts)")
+    assert "OPENAI_BASE_URL" in line  # what to check, said once
     assert "retry" in result.stderr.lower()  # a refused connection is retried
+    assert result.stderr.count("connection refused") == 2  # the first retry and the error
+    assert all(len(line) <= 145 for line in result.stderr.splitlines()), result.stderr
     assert result.stdout == ""
     assert elapsed < 15
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "needle"),
+    [
+        (["--base-url", "127.0.0.1:9", "hi"], {}, "--base-url needs a scheme: http://127.0.0.1:9"),
+        (["run", "hi"], {"OPENAI_BASE_URL": "localhost:11434/v1"},
+         "OPENAI_BASE_URL needs a scheme: http://localhost:11434/v1"),
+        (["models", "--base-url", "127.0.0.1:9"], {},
+         "--base-url needs a scheme: http://127.0.0.1:9"),
+        (["run", "--base-url", "ftp://127.0.0.1/v1", "hi"], {},
+         "--base-url must start with http:// or https://"),
+    ],
+    ids=["flag", "env", "models-flag", "other-scheme"],
+)  # fmt: skip
+def test_a_base_url_without_a_scheme_is_a_usage_error(
+    run_cli: RunCli, args: list[str], env: dict[str, str], needle: str
+) -> None:
+    result = run_cli(args, env=env)
+
+    assert result.returncode == 2
+    assert_one_error(result, needle)
+    assert "internal error" not in result.stderr
+
+
+def test_a_configured_base_url_without_a_scheme_names_the_file(
+    run_cli: RunCli, cli_home: Path
+) -> None:
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[providers.openai]\nbase_url = "127.0.0.1:9/v1"\n', encoding="utf-8")
+
+    result = run_cli(["run", "hi"])
+
+    assert result.returncode == 2
+    assert_one_error(
+        result, "providers.openai.base_url needs a scheme: http://127.0.0.1:9/v1", str(config)
+    )
 
 
 # --- broken streams ---
@@ -292,7 +333,7 @@ def test_malformed_stream_event(run_cli: RunCli, server: ScriptedServer, line: s
         (["run", "--max-steps", "many", "hi"], "--max-steps"),
         (["run", "--model", "foo:bar", "hi"], "foo"),
         (["run", "--timeout", "0", "hi"], "--timeout"),
-        (["frobnicate"], "frobnicate"),
+        (["frobnicate", "now"], "'frobnicate' is not a command"),  # one word is a prompt
     ],
     ids=[
         "unknown-flag",

@@ -26,16 +26,26 @@ def loaded_after(args: list[str]) -> tuple[str, list[str]]:
         f" & set({HEAVY!r})), file=sys.stderr)"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True
+        [sys.executable, "-c", probe, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        stdin=subprocess.DEVNULL,
     )
     return done.stdout, eval(done.stderr.strip().splitlines()[-1])
 
 
 def test_help_and_version_import_nothing_heavy():
-    for args in (["--help"], ["-h"], [], ["--version"]):
+    for args in (["--help"], ["-h"], ["--version"]):
         out, heavy = loaded_after(args)
         assert heavy == [], (args, heavy)
         assert out.startswith("Usage: agentcli") or out.startswith("agentcli ")
+
+
+def test_bare_agentcli_is_not_the_help():
+    # Alone it opens the REPL, or (stdin not a terminal) runs stdin: the help is --help's.
+    out, _ = loaded_after([])
+    assert "Usage: agentcli" not in out
 
 
 def test_subcommand_help_imports_no_network_or_rendering_library():

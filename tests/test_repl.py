@@ -162,7 +162,8 @@ StartChat = Callable[..., Chat]
 
 @pytest.fixture
 def chat(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[StartChat]:
-    """chat(*args, env=None, cpr=False, columns=COLUMNS) -> a Chat at its first prompt.
+    """chat(*args, env=None, cpr=False, columns=COLUMNS, command=("chat",)) -> a Chat at
+    its first prompt (`command=()`: bare `agentcli`).
 
     `cpr=True` leaves PROMPT_TOOLKIT_NO_CPR unset, so prompt-toolkit asks where the cursor
     is (Chat.expect answers) and draws the bottom toolbar. Everything started is killed at
@@ -174,6 +175,7 @@ def chat(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[St
         env: Mapping[str, str | None] | None = None,
         cpr: bool = False,
         columns: int = COLUMNS,
+        command: tuple[str, ...] = ("chat",),
     ) -> Chat:
         extra: dict[str, str | None] = {"TERM": "xterm"}
         if not cpr:
@@ -182,7 +184,7 @@ def chat(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[St
         log = io.StringIO()
         child = pexpect.spawn(
             str(AGENTCLI),
-            ["chat", *args],
+            [*command, *args],
             env=build_env(cli_home, server, extra),
             cwd=str(workspace),
             dimensions=(ROWS, columns),

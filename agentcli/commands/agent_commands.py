@@ -24,7 +24,21 @@ def one_shot(
     except AgentCliError as error:
         print_error(str(error))
         return error.exit_code
+    if resume or continue_:
+        sys.stderr.write(f"agentcli: {continued(session)}\n")
     return run_in_event_loop(settings, text, session)
+
+
+def continued(session: Any) -> str:
+    """Which session a run continues: its id, title (its first prompt) and turns so far."""
+    from agentcli.output.visible import visible
+
+    prompts = [m.content for m in session.conversation.messages if m.role == "user"]
+    title = " ".join(prompts[0].split()) if prompts else ""
+    title = visible(title if len(title) <= 60 else title[:59] + "…")
+    said = f" “{title}”" if title else ""
+    turns = f"{len(prompts)} earlier turn{'s' if len(prompts) != 1 else ''}"
+    return f"continuing session {session.id}{said} ({turns})"
 
 
 def interactive(continue_: bool, resume: str | None, **flags: Any) -> int:

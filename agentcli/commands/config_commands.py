@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,31 @@ from agentcli.config.files import project_config_path, user_config_path
 
 
 def _shown(value: Any) -> str:
+    if value is None:
+        return "(none)"
     return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+
+
+def effective_model(config: Any) -> tuple[str | None, str]:
+    """The model a run here would use (aliases and bare provider names spelt out) and where
+    it came from; when there is none, why not."""
+    from agentcli.errors import AgentCliError
+    from agentcli.settings import model_choice, parse_model, providers_of
+
+    try:
+        written, source = model_choice(config, os.environ)
+    except AgentCliError:
+        return None, "none: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or pass --base-url URL"
+    try:
+        return str(parse_model(written, providers_of(config))), source
+    except AgentCliError:  # the run will say what is wrong with it
+        return written, source
 
 
 def show(workspace: Path, as_json: bool) -> int:
     config = load_config(workspace)
-    rows = config.effective()
+    model = ("model", *effective_model(config))
+    rows = sorted([model, *(row for row in config.effective() if row[0] != "model")])
     if as_json:
         document = {
             "settings": [{"key": k, "value": v, "source": s} for k, v, s in rows],
@@ -57,7 +77,10 @@ def set_key(workspace: Path, key: str, value: str, project: bool) -> int:
 
 def trust_workspace(workspace: Path, revoke: bool, listing: bool) -> int:
     if listing:
-        for path in trust.trusted_workspaces():
+        trusted = trust.trusted_workspaces()
+        if not trusted:
+            sys.stdout.write("no workspace is trusted yet; `agentcli trust PATH` trusts one\n")
+        for path in trusted:
             sys.stdout.write(path + "\n")
         return 0
     trust.set_trusted(workspace, not revoke)

@@ -22,9 +22,25 @@ def _load(reference: str) -> Session:
     return session
 
 
-def list_sessions(as_json: bool) -> int:
-    summaries = all_summaries()
-    sys.stdout.write(summaries_json(summaries) + "\n" if as_json else summaries_table(summaries))
+def list_sessions(
+    as_json: bool, *, limit: int | None = None, query: str | None = None, show_all: bool = False
+) -> int:
+    """The sessions, latest first: those with a message (all with `show_all`), whose first
+    prompt holds `query` (any case), at most `limit` of them."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"-n must be at least 1, not {limit}")
+    summaries = [s for s in all_summaries() if show_all or s.turns > 0]
+    if query:
+        summaries = [s for s in summaries if query.casefold() in s.first_prompt.casefold()]
+    summaries = summaries[:limit] if limit is not None else summaries
+    if as_json:
+        sys.stdout.write(summaries_json(summaries) + "\n")
+    elif summaries:
+        sys.stdout.write(summaries_table(summaries))
+    else:
+        which = f" matching {query!r}" if query else ""
+        hint = "" if show_all else " (--all shows the empty ones too)"
+        sys.stdout.write(f"no sessions{which}{hint}\n")
     return 0
 
 

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from agentcli.config.schema import check_type, is_known
+from agentcli.config.schema import check_type, did_you_mean, is_known
 from agentcli.errors import UsageError
 
 
@@ -41,7 +41,9 @@ def set_value(path: Path, key: str, text: str) -> Any:
     import tomlkit
 
     if not is_known(key):
-        raise UsageError(f"unknown setting {key!r}; `agentcli config show` lists them")
+        raise UsageError(
+            f"unknown setting {key!r}{did_you_mean(key)}; `agentcli config show` lists them"
+        )
     value = parse_value(text)
     problem = check_type(key, value)
     if problem:

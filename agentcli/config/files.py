@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from agentcli.config.schema import OPEN_TABLES, check_type, is_known
+from agentcli.config.schema import OPEN_TABLES, check_type, did_you_mean, is_known
 from agentcli.errors import ConfigError
 from agentcli.paths import config_dir
 
@@ -83,5 +83,5 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
         if not is_known(key) and not any(key.startswith(t + ".") for t in OPEN_TABLES):
             where = line_of(text, key)
             at = f" (line {where})" if where else ""
-            warnings.append(f"{path}{at}: unknown setting {key!r} is ignored")
+            warnings.append(f"{path}{at}: unknown setting {key!r} is ignored{did_you_mean(key)}")
     return flat, warnings

@@ -134,6 +134,15 @@ def is_known(key: str) -> bool:
     return key in SETTINGS or any(key.startswith(t + ".") for t in OPEN_TABLES)
 
 
+def did_you_mean(key: str) -> str:
+    """` (did you mean 'max_steps'?)` for an unknown key close to a known one, else ``."""
+    import difflib
+
+    names = [*SETTINGS, *(f"{table}.NAME" for table in OPEN_TABLES)]
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def check_type(key: str, value: Any) -> str | None:
     """What is wrong with `value` for `key`, or None."""
     setting = SETTINGS.get(key)

@@ -14,7 +14,7 @@ from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.results import preview, preview_line, result_line
 from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import TerminalGate, progress_key
-from agentcli.waiting import waiting_line
+from agentcli.waiting import retry_line, waiting_line
 
 _MAX_ARGS_SHOWN = 160
 RESULT_CHANGED_LINES = 8
@@ -89,6 +89,7 @@ class TextOutput:
         self._live_line = False  # a command's latest output line is on the screen
         self._block_done = False  # a block ended: the next one starts after a blank line
         self._blocks_separated = stdout.isatty() and stderr.isatty()
+        self._retry_reason: str | None = None  # said once for retries in a row
         self.screen = screen if screen is not None else TerminalGate()  # the approver's too
         self.screen.on_hold(self._clear_live_line)
 
@@ -187,12 +188,8 @@ class TextOutput:
             value = event.value if isinstance(event.value, dict) else {}
             self._note(self.style.yellow(f"agentcli: {waiting_line(value)}"))
         elif isinstance(event, ev.Retry):
-            self._note(
-                self.style.yellow(
-                    f"retrying in {event.delay_seconds:.1f}s "
-                    f"(attempt {event.attempt}): {event.reason}"
-                )
-            )
+            self._note(self.style.yellow(retry_line(event, self._retry_reason)))
+            self._retry_reason = event.reason
 
     def _result(self, event: ev.ToolCallResult) -> None:
         call = self.fold.calls[event.tool_call_id]

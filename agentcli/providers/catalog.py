@@ -18,6 +18,7 @@ from agentcli.settings import (
     ModelSpec,
     ProviderConfig,
     RunSettings,
+    check_base_url,
     providers_of,
 )
 
@@ -51,6 +52,7 @@ def providers_to_ask(
     their runtime is installed."""
     providers = providers_of(config)
     if base_url:
+        check_base_url(base_url, "--base-url")
         return [replace(providers["openai"], base_url=base_url)]
     chosen = []
     for provider in providers.values():
@@ -62,6 +64,9 @@ def providers_to_ask(
         official = spec.official_url if spec is not None else ""
         own_server = (provider.base_url or official).rstrip("/") != official
         if env.get(provider.api_key_env) or own_server:
+            if provider.base_url:
+                key = f"providers.{provider.name}.base_url"
+                check_base_url(provider.base_url, config.source(key), key)
             chosen.append(provider)
     if not chosen:
         raise ConfigError(

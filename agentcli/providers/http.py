@@ -36,11 +36,23 @@ _SNIPPET_CHARS = 120
 
 
 class RetryableError(ProviderError):
-    """A failure before anything reached the user; worth another attempt."""
+    """A failure before anything reached the user; worth another attempt. `advice` (what to
+    check) is said once, after the attempt count, not with every retry."""
 
-    def __init__(self, message: str, *, status: int | None = None, headers=None, detail=""):
-        super().__init__(message, status=status, retryable=True, detail=detail)
+    def __init__(
+        self, message: str, *, status: int | None = None, headers=None, detail="", advice=""
+    ):
+        super().__init__(
+            f"{message}; {advice}" if advice else message,
+            status=status, retryable=True, detail=detail,
+        )  # fmt: skip
         self.headers: Mapping[str, str] = headers or {}
+        self.reason, self.advice = message, advice
+
+    def after(self, attempts: int) -> str:
+        """The message once `attempts` attempts have failed."""
+        text = f"{self.reason} ({attempts} attempts)"
+        return f"{text}; {self.advice}" if self.advice else text
 
 
 def new_client(base_url: str = "") -> httpx.AsyncClient:
@@ -101,13 +113,27 @@ def describe_status(
     return f"{label}: the server rejected the request (HTTP {status}: {detail})"
 
 
-def connect_failure(label: str, url: str, exc: Exception, base_url_hint: str) -> RetryableError:
+def connect_failure(url: str, exc: Exception, base_url_hint: str) -> RetryableError:
+    """One short line for a server that could not be reached (`url`: the base URL the user
+    gave), with what to check after it."""
+    import socket
+
     reason = str(exc) or type(exc).__name__
-    if "refused" in reason.lower():
-        reason = "connection refused"
+    cause: BaseException | None = exc
+    while cause is not None:  # httpx's words ("All connection attempts failed") hide why
+        if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
+            reason = "connection refused"
+            break
+        if isinstance(cause, socket.gaierror):
+            reason = "unknown host"
+            break
+        if isinstance(cause, TimeoutError) or "timeout" in type(cause).__name__.lower():
+            reason = "timed out"
+            break
+        cause = cause.__cause__ or cause.__context__
     return RetryableError(
-        f"cannot connect to {label} at {url}: {reason}. Is the server running? "
-        f"Check the base URL ({base_url_hint})."
+        f"cannot connect to {url}: {reason}",
+        advice=f"is it running? ({base_url_hint})",
     )
 
 
@@ -122,6 +148,7 @@ async def open_sse(
     base_url_hint: str,
     first_byte_timeout: float = DEFAULT_FIRST_BYTE_TIMEOUT,
     auth: tuple[str, str] | None = None,
+    base_url: str | None = None,
 ) -> AsyncIterator[SSEMessage]:
     """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
     ProviderErrors; those raised before any message are retryable where it makes sense.
@@ -170,7 +197,7 @@ async def open_sse(
             f"(requests.first_byte_timeout is {first_byte_timeout:g}s)"
         ) from None
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-        raise connect_failure(label, url, exc, base_url_hint) from None
+        raise connect_failure(base_url or url, exc, base_url_hint) from None
     except (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
         what = "timed out" if isinstance(exc, httpx.ReadTimeout) else "was cut"
         if not received:
@@ -217,6 +244,7 @@ async def request_json(
     base_url_hint: str,
     timeout: float | None = None,
     auth: tuple[str, str] | None = None,
+    base_url: str | None = None,
 ) -> Any:
     """One request whose whole answer is a JSON document (a completion without streaming,
     a model listing). Errors are translated as for `open_sse`; nothing has reached the
@@ -229,7 +257,7 @@ async def request_json(
             auth=httpx.BasicAuth(*auth) if auth else httpx.USE_CLIENT_DEFAULT,
         )  # fmt: skip
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-        raise connect_failure(label, url, exc, base_url_hint) from None
+        raise connect_failure(base_url or url, exc, base_url_hint) from None
     except (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
         what = "timed out" if isinstance(exc, httpx.ReadTimeout) else "was cut"
         raise RetryableError(
@@ -292,8 +320,7 @@ async def with_retries(
             if yielded or retry_number >= max_retries:
                 if retry_number:
                     raise ProviderError(
-                        f"{error} (gave up after {retry_number + 1} attempts)",
-                        status=error.status,
+                        error.after(retry_number + 1), status=error.status
                     ) from None
                 raise ProviderError(str(error), status=error.status) from None
             hint = server_hint(error.headers)
@@ -312,7 +339,7 @@ async def with_retries(
                 value={
                     "attempt": retry_number + 1,
                     "delaySeconds": round(delay, 3),
-                    "reason": str(error),
+                    "reason": error.reason,  # the advice comes once, with the error
                     **({"status": error.status} if error.status else {}),
                 },
             )
@@ -424,7 +451,7 @@ class HttpProvider:
     def _wording(self) -> dict[str, Any]:
         """How errors name this provider and what to check."""
         return {"describe_status": self.describe_status, "label": self.name,
-                "base_url_hint": self.base_url_hint}  # fmt: skip
+                "base_url_hint": self.base_url_hint, "base_url": self.base_url}  # fmt: skip
 
     async def aclose(self) -> None:
         if self._client is not None:

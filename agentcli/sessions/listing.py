@@ -130,14 +130,19 @@ def summaries_json(summaries: list[SessionSummary]) -> str:
 def summaries_table(summaries: list[SessionSummary]) -> str:
     if not summaries:
         return "no sessions yet\n"
-    lines = [f"{'id':<23} {'started':<19} {'turns':>5} {'tokens':>8}  workspace · first prompt"]
-    for s in summaries:
-        from agentcli.output.visible import visible
+    from agentcli.output.visible import visible
 
+    width = max(len("model"), *(len(visible(s.model)) for s in summaries))
+    lines = [
+        f"{'id':<23} {'started':<19} {'turns':>5} {'tokens':>8}  {'model':<{width}}  "
+        "workspace · first prompt"
+    ]
+    for s in summaries:
         first = visible(s.first_prompt)  # a prompt may have come from a piped file
         prompt = first if len(first) <= 60 else first[:59] + "…"
         lines.append(
-            f"{s.id:<23} {s.started[:19]:<19} {s.turns:>5} {s.tokens:>8}  {s.workspace} · {prompt}"
+            f"{s.id:<23} {s.started[:19]:<19} {s.turns:>5} {s.tokens:>8}  "
+            f"{visible(s.model):<{width}}  {s.workspace} · {prompt}"
         )
     return "\n".join(lines) + "\n"
 

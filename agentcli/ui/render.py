@@ -16,7 +16,7 @@ from agentcli.output.results import changed_lines, preview, preview_line, result
 from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event
 from agentcli.ui.screen import TerminalGate, progress_key
-from agentcli.waiting import waiting_line
+from agentcli.waiting import retry_line, waiting_line
 
 RESULT_PREVIEW_LINES = 4
 
@@ -33,6 +33,7 @@ class ReplRenderer:
         self._started = time.monotonic()
         self._live_line = False
         self._block_done = False  # a block ended: the next one starts after a blank line
+        self._retry_reason: str | None = None  # said once for retries in a row
         self.screen = screen if screen is not None else TerminalGate()  # the approver's too
         self.screen.on_hold(self._clear_live_line)
 
@@ -166,9 +167,8 @@ class ReplRenderer:
             else:
                 self._line(self.style.yellow(f"  {line}"))
         elif isinstance(event, ev.Retry):
-            self._line(self.style.yellow(
-                f"  retrying in {event.delay_seconds:.1f}s: {event.reason}"
-            ))  # fmt: skip
+            self._line(self.style.yellow(f"  {retry_line(event, self._retry_reason)}"))
+            self._retry_reason = event.reason
         elif isinstance(event, ev.Compacting):
             self._line(self.style.yellow(f"  {event.notice}"))
         elif isinstance(event, ev.Compaction):
