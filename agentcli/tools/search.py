@@ -19,7 +19,6 @@ only in the fallback). Regular expression dialects differ in corners too (`[[:al
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import json
@@ -34,12 +33,15 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
 from agentcli.tools.base import Assessment, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.files import PathTool, assess_path, walk_base
 from agentcli.tools.ignore import GlobError, SearchGlob, Tree
+
+if TYPE_CHECKING:
+    import asyncio
 
 MAX_FILES = 1000  # paths search_files returns
 DEFAULT_MAX_RESULTS = 100  # matching lines search_content returns
@@ -304,6 +306,8 @@ async def _prepare(
 ) -> _Plan:
     """_plan in a thread. If the caller is cancelled meanwhile, the plan still gets
     cleaned up (it may have written a temporary file) once the thread is done."""
+    import asyncio
+
     future = asyncio.ensure_future(asyncio.to_thread(_plan, args, ctx, glob, rg))
     try:
         return await asyncio.shield(future)
@@ -377,6 +381,8 @@ async def _run_rg(rg: str, args: list[str], cwd: str, limit: int | None = None) 
     """Runs ripgrep without a shell and reads at most `limit` bytes of its output
     (default RG_OUTPUT_LIMIT), killing it beyond that. The process is killed too if the
     calling task is cancelled."""
+    import asyncio
+
     limit = RG_OUTPUT_LIMIT if limit is None else limit
     proc = await asyncio.create_subprocess_exec(
         rg,
@@ -453,6 +459,8 @@ def _python_files(plan: _Plan, stop: Callable[[], bool]) -> tuple[list[str], boo
 
 async def _rg_files(rg: str, plan: _Plan) -> tuple[list[str], bool] | None:
     """Lists the files with ripgrep; None when it failed (use the fallback)."""
+    import asyncio
+
     assert plan.start is not None and plan.glob is not None
     args = ["--files", "--null", *_RG_COMMON, *plan.rg_args, "--", plan.start or "."]
     try:
@@ -557,6 +565,8 @@ def _files_output(paths: list[str], truncated: bool, pattern: str, target: Targe
 async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
     """Runs blocking work in a thread; if the caller is cancelled, the work stops at its
     next check of the `stop` callable it gets as the last argument."""
+    import asyncio
+
     stop = threading.Event()
     try:
         return await asyncio.to_thread(fn, *args, stop.is_set)
@@ -742,6 +752,8 @@ async def _rg_content(
 ) -> tuple[list[FileHits], bool] | None:
     """Searches with ripgrep. None: ripgrep failed, use the fallback. Raises _RgRejected
     when ripgrep refused the pattern."""
+    import asyncio
+
     assert plan.start is not None
     cmd = ["--json", *_RG_COMMON, "--no-mmap", "--encoding", "none", *plan.rg_args]
     cmd.append("--ignore-case" if args.get("ignore_case") else "--case-sensitive")
@@ -928,6 +940,8 @@ class SearchContent(PathTool):
         return assess_path(ctx.workspace.resolve(args.get("path") or "."), "searches")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        import asyncio
+
         pattern = args["pattern"]
         if "\n" in pattern:
             raise ToolFailure("the pattern contains a newline; lines are matched one at a time")
