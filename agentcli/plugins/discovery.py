@@ -3,10 +3,10 @@
 importlib.metadata reads the metadata of every distribution on sys.path (and imports
 email's parser to do it): several milliseconds per run, for a list that changes only when
 something is installed, upgraded or removed. So the list of both groups is kept in the
-cache directory, one file per interpreter, with the modification times of the sys.path
-directories it was read from: installing or removing a distribution adds or removes a
-`.dist-info` directory there, which changes that time, and the list is read again.
-(An `entry_points.txt` edited in place by hand is not noticed; reinstalling is.)"""
+cache directory, one file per environment (sys.prefix), with the modification times of
+the sys.path directories it was read from: installing or removing a distribution adds or
+removes a `.dist-info` directory there, which changes that time, and the list is read
+again. (An `entry_points.txt` edited in place by hand is not noticed; reinstalling is.)"""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def _installed_key() -> list[Any]:
 def _cache_file() -> Any:
     from agentcli.paths import cache_dir
 
-    interpreter = zlib.crc32(os.fsencode(sys.executable))
+    interpreter = zlib.crc32(os.fsencode(sys.prefix))  # one file per venv
     return cache_dir() / f"entry-points-{interpreter:08x}.json"
 
 
