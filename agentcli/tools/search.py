@@ -3,8 +3,9 @@
 Two backends give identical results: ripgrep (agentcli.tools.search_rg) when it is
 installed — the `ripgrep` wheel is a dependency — and a pure-Python walk
 (agentcli.tools.search_py) where it is not or cannot serve (one file, a regular expression
-only Python's `re` accepts). AGENTCLI_SEARCH_BACKEND=python|ripgrep forces one. The
-backends are imported by the first search, not with the tools.
+only Python's `re` accepts, an ignore rule above a subdirectory that ripgrep cannot be
+given). The tools' `backend` argument or AGENTCLI_SEARCH_BACKEND=python|ripgrep forces
+one. The backends are imported by the first search, not with the tools.
 
 The shared rules: `.gitignore` files are honoured at every level, with or without git;
 entries named `.git` and symlinks are skipped; hidden files are searched; a file with a NUL
