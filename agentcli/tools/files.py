@@ -196,9 +196,9 @@ class ReadFile(PathTool):
         return assess_path(target, "reads a file")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        # Resolve again right before reading: the file system may have changed since assess.
         import asyncio
 
+        # Resolve again right before reading: the file system may have changed since assess.
         target = ctx.workspace.resolve(args["path"])
         shown = ctx.workspace.relative(target.path)
         offset = args.get("offset", 1)

@@ -147,10 +147,6 @@ def glob_to_regex(glob: str) -> str:
     return "".join(branches[0])
 
 
-def escape_glob(text: str) -> str:
-    return re.sub(r"([\\?*\[\]{},!])", r"\\\1", text)
-
-
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One gitignore line (or one search glob) in ripgrep's normalised form."""
