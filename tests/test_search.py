@@ -435,8 +435,8 @@ def _recording_rg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_ripgrep_searches_a_subdirectory_from_inside_it(ws, tmp_path, monkeypatch):
-    """A subdirectory is searched by ripgrep run in it (the directory opened, no path it
-    would resolve again), with the ignore rules above it passed along."""
+    """A subdirectory (or a file) is searched by ripgrep run in it (the directory opened,
+    no path it would resolve again), with the ignore rules above it passed along."""
     if RG is None:
         pytest.skip("ripgrep (`rg`) is not installed")
     record = _recording_rg(tmp_path, monkeypatch)
@@ -445,7 +445,11 @@ def test_ripgrep_searches_a_subdirectory_from_inside_it(ws, tmp_path, monkeypatc
     out = grep(ws, "needle", path="src/sub")
     assert match_lines(out) == ["src/sub/deep/y.txt:1:needle", "src/sub/util.py:1:def needle():"]
     assert listed(find(ws, "*.txt", path="src/sub")) == ["src/sub/deep/y.txt"]
-    assert record.read_text().splitlines() == [str((ws / "src/sub").resolve())] * 2
+    # One file: opened here and given to ripgrep as its standard input, in its directory
+    assert match_lines(grep(ws, "needle", path="src/sub/util.py")) == [
+        "src/sub/util.py:1:def needle():"
+    ]
+    assert record.read_text().splitlines() == [str((ws / "src/sub").resolve())] * 3
 
 
 def test_a_rule_above_that_ripgrep_cannot_be_given_falls_back_to_the_walk(

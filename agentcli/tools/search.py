@@ -2,10 +2,10 @@
 
 Two backends give identical results: ripgrep (agentcli.tools.search_rg) when it is
 installed — the `ripgrep` wheel is a dependency — and a pure-Python walk
-(agentcli.tools.search_py) where it is not or cannot serve (one file, a regular expression
-only Python's `re` accepts, an ignore rule above a subdirectory that ripgrep cannot be
-given). The tools' `backend` argument or AGENTCLI_SEARCH_BACKEND=python|ripgrep forces
-one. The backends are imported by the first search, not with the tools.
+(agentcli.tools.search_py) where it is not or cannot serve (a regular expression only
+Python's `re` accepts, an ignore rule above a subdirectory that ripgrep cannot be given).
+The tools' `backend` argument or AGENTCLI_SEARCH_BACKEND=python|ripgrep forces one. The
+backends are imported by the first search, not with the tools.
 
 The shared rules: `.gitignore` files are honoured at every level, with or without git;
 entries named `.git` and symlinks are skipped; hidden files are searched; a file with a NUL
@@ -336,8 +336,7 @@ async def _search(
     context: int,
     max_results: int,
 ) -> tuple[list[FileHits], bool]:
-    """ripgrep where it can (not for one file: that is read through its pinned directory,
-    with no name ripgrep could be redirected by), else the Python backend."""
+    """ripgrep where it can, else the Python backend."""
     from agentcli.tools.search_plan import in_thread
     from agentcli.tools.search_py import python_content
     from agentcli.tools.search_rg import RgRejected, rg_content
@@ -346,7 +345,7 @@ async def _search(
         if regex is None:
             raise RgRejected
         return [], False
-    if rg is not None and not plan.target.is_file:
+    if rg is not None:
         try:
             result = await rg_content(rg, plan, args, context)
         except RgRejected:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from agentcli.safe_open import UnsafePath, open_directory, open_parent
+from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
 from agentcli.tools.base import ToolContext, ToolFailure
 from agentcli.tools.files import walk_base
 from agentcli.tools.ignore import SearchGlob, Tree
@@ -195,6 +195,17 @@ def _plan(args: dict[str, Any], ctx: ToolContext, glob: SearchGlob | None) -> Pl
     if target.is_file:
         return Plan(target, target.rel, None)
     return Plan(target, _start(target, glob), glob)
+
+
+def open_found(path: str) -> Any:
+    """A file the walk found, opened only if it still is a regular file (not a symlink or a
+    FIFO swapped in since, which would redirect or block the search)."""
+    head, name = os.path.split(path)
+    dir_fd = os.open(head or ".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        return os.fdopen(open_regular(dir_fd, name), "rb")
+    finally:
+        os.close(dir_fd)
 
 
 async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:

@@ -5,8 +5,8 @@ It serves where ripgrep cannot: where the `ripgrep` wheel does not exist (Window
 the BSDs, Linux on RISC-V and other machines without a wheel; the wheel covers Linux
 x86-64, aarch64, armv7l, i686, ppc64le, s390x, musl x86-64 and aarch64, macOS x86-64 and
 arm64, Windows x86-64 and x86), for a regular expression the wheel's ripgrep (built
-without PCRE2) rejects (look-around, backreferences), for one file, and for a search of a
-subdirectory whose ignore rules above it ripgrep cannot be given (ignore.rebase_rule).
+without PCRE2) rejects (look-around, backreferences), and for a search of a subdirectory
+whose ignore rules above it ripgrep cannot be given (ignore.rebase_rule).
 
 Known, accepted difference: on a line that is not valid UTF-8, ripgrep never matches the
 invalid bytes while Python matches the U+FFFD that replaced them (so `caf.` finds `caf\\xe9`
@@ -21,8 +21,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from agentcli.safe_open import open_regular
-from agentcli.tools.search_plan import FileHits, Line, PinnedTree, Plan, display
+from agentcli.tools.search_plan import FileHits, Line, PinnedTree, Plan, display, open_found
 
 WHOLE_FILE_BYTES = 16 * 1024 * 1024  # smaller files are read in one go
 
@@ -31,21 +30,10 @@ WHOLE_FILE_BYTES = 16 * 1024 * 1024  # smaller files are read in one go
 _LOOKS_AROUND = ("(?=", "(?!", "(?<=", "(?<!", "\\A", "\\Z", "(?-", "(?(")
 
 
-def _open_regular(path: str) -> Any:
-    """A file the walk found, opened only if it still is a regular file (not a symlink or a
-    FIFO swapped in since, which would redirect or block the search)."""
-    head, name = os.path.split(path)
-    dir_fd = os.open(head or ".", os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        return os.fdopen(open_regular(dir_fd, name), "rb")
-    finally:
-        os.close(dir_fd)
-
-
 def has_nul(path: str) -> bool | None:
     """Whether a file has a NUL byte anywhere (None: unreadable); read in chunks."""
     try:
-        with _open_regular(path) as f:
+        with open_found(path) as f:
             while chunk := f.read(1 << 20):
                 if b"\0" in chunk:
                     return True
@@ -103,7 +91,7 @@ def _scan_file(
 ) -> FileHits | None:
     """One file's hits; None for a binary or unreadable file."""
     try:
-        with _open_regular(path) as f:
+        with open_found(path) as f:
             if os.fstat(f.fileno()).st_size > WHOLE_FILE_BYTES:
                 return _scan(_stream_lines(f), regex.search, context, keep)
             data = f.read()

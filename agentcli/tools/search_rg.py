@@ -1,8 +1,8 @@
 """The search tools' ripgrep backend: the `rg` binary of the `ripgrep` wheel (or on PATH),
 run in the searched directory, opened (its working directory is /proc/self/fd/N, so it
-is given no path it would resolve again), with flags that make it list exactly what the
-Python walk (agentcli.tools.ignore) lists. Its output is collected and sorted here, so
-the order never depends on its threads.
+is given no path it would resolve again; one file is given as its standard input), with
+flags that make it list exactly what the Python walk (agentcli.tools.ignore) lists. Its
+output is collected and sorted here, so the order never depends on its threads.
 
 When it cannot serve, the caller falls back to the Python backend: no `rg`, a regular
 expression it rejects (look-around, backreferences: the wheel's ripgrep has no PCRE2), an
@@ -11,6 +11,7 @@ ignore rule above the searched directory it cannot be given (see ignore.rebase_r
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ from agentcli.tools.search_plan import (
     PinnedTree,
     Plan,
     display,
+    open_found,
     sort_key,
 )
 
@@ -145,10 +147,12 @@ async def _read_capped(stream: asyncio.StreamReader, keep: int) -> bytes:
     return bytes(kept)
 
 
-async def _run_rg(rg: str, args: list[str], cwd: str, limit: int | None = None) -> _RgRun:
+async def _run_rg(
+    rg: str, args: list[str], cwd: str, limit: int | None = None, stdin: Any = None
+) -> _RgRun:
     """Runs ripgrep without a shell and reads at most `limit` bytes of its output
     (default RG_OUTPUT_LIMIT), killing it beyond that. The process is killed too if the
-    calling task is cancelled."""
+    calling task is cancelled. `stdin`: a file it searches as `-` (else nothing)."""
     import asyncio
 
     limit = RG_OUTPUT_LIMIT if limit is None else limit
@@ -157,7 +161,7 @@ async def _run_rg(rg: str, args: list[str], cwd: str, limit: int | None = None) 
         *args,
         cwd=cwd,
         env=_rg_env(),
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -239,30 +243,44 @@ async def rg_content(
     rg: str, plan: Plan, args: dict[str, Any], context: int
 ) -> tuple[list[FileHits], bool] | None:
     """Searches with ripgrep. None: ripgrep cannot or failed, use the fallback. Raises
-    RgRejected when ripgrep refused the pattern."""
+    RgRejected when ripgrep refused the pattern. One file is opened here (through its
+    pinned directory, refusing a symlink) and given to ripgrep as its standard input, so
+    it resolves no name either."""
     import asyncio
 
     assert plan.start is not None
-    setup = await asyncio.to_thread(_setup, plan)
+    target = plan.target
+    if target.is_file:
+        try:
+            found = await asyncio.to_thread(open_found, target.path_of(target.rel))
+        except OSError:
+            return [], False  # unreadable, or no longer a regular file: nothing to search
+        setup: _Setup | None = _Setup(target.path_of(target.pin_rel), "", [])
+    else:
+        found, setup = None, await asyncio.to_thread(_setup, plan)
     if setup is None:
         return None
     cmd = ["--json", *_RG_COMMON, "--no-mmap", "--encoding", "none", *setup.args]
     cmd.append("--ignore-case" if args.get("ignore_case") else "--case-sensitive")
     if context:
         cmd += ["--context", str(context)]
-    cmd += ["-e", args["pattern"], "--", "."]
+    cmd += ["-e", args["pattern"], "--", "-" if found else "."]
     try:
-        run = await _run_rg(rg, cmd, setup.cwd)
+        with found or contextlib.nullcontext():
+            run = await _run_rg(rg, cmd, setup.cwd, stdin=found)
     except OSError:
         return None
     if _rg_refused(run):
         raise RgRejected
-    files = await asyncio.to_thread(_finish_content, run.out, plan.glob, setup.prefix)
+    only = target.rel if found else None
+    files = await asyncio.to_thread(_finish_content, run.out, plan.glob, setup.prefix, only)
     return files, run.truncated
 
 
-def _finish_content(out: bytes, glob: SearchGlob | None, prefix: str) -> list[FileHits]:
-    files = _parse_rg_json(out, prefix)
+def _finish_content(
+    out: bytes, glob: SearchGlob | None, prefix: str, only: str | None
+) -> list[FileHits]:
+    files = _parse_rg_json(out, prefix, only)
     if glob is not None:  # what a .gitignore negation let through
         files = [f for f in files if glob.admits_file(f.path)]
     files.sort(key=lambda f: sort_key(f.path))
@@ -297,10 +315,11 @@ def _parse_rg_record(record: bytes) -> Line:
     return Line(data["line_number"], is_match, display(text, column))
 
 
-def _parse_rg_json(out: bytes, prefix: str = "") -> list[FileHits]:
+def _parse_rg_json(out: bytes, prefix: str = "", only: str | None = None) -> list[FileHits]:
     """Groups ripgrep's --json records by file. ripgrep writes each file's records together
     (begin, match/context lines, end). Files whose end record has a binary_offset had a NUL
-    byte after their first matches: dropped. An unfinished last file is dropped too."""
+    byte after their first matches: dropped. An unfinished last file is dropped too.
+    `only`: the path of the one file searched as standard input."""
     files: list[FileHits] = []
     current: FileHits | None = None
     raw: list[bytes] = []
@@ -312,7 +331,7 @@ def _parse_rg_json(out: bytes, prefix: str = "") -> list[FileHits]:
         elif record.startswith(b'{"type":"context"'):
             raw.append(record)
         elif record.startswith(b'{"type":"begin"'):
-            path = prefix + _rg_path(json.loads(record)["data"]["path"])
+            path = only or prefix + _rg_path(json.loads(record)["data"]["path"])
             current = FileHits(path, 0, parse=_parse_rg_record)
             raw = []
         elif record.startswith(b'{"type":"end"'):
