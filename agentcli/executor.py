@@ -2,19 +2,20 @@
 
 Calls of one step run concurrently (bounded); results come back in the order the model
 asked for them. Every failure — bad JSON, unknown tool, schema violation, denial, an
-exception inside a tool — becomes an error result the model sees, never a crash."""
+exception inside a tool — becomes an error result the model sees, never a crash.
+
+asyncio and the events are imported when a call runs, not with the module: `policy
+explain` builds an Executor only to prepare calls (parse, refine, validate)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentcli import events as ev
-from agentcli.fold import DENIED, FAILED, INVALID
+from agentcli.error_kinds import DENIED, FAILED, INVALID
 from agentcli.messages import Message, ToolCall, new_id
 from agentcli.policy import Policy
 from agentcli.policy.engine import TurnCancelled
@@ -25,7 +26,12 @@ from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import part_metadata
 from agentcli.tools.registry import ToolRegistry
 
-Emit = Callable[[ev.Event], None]
+if TYPE_CHECKING:
+    import asyncio
+
+    from agentcli import events as ev
+
+Emit = Callable[["ev.Event"], None]
 
 
 class InvalidCall(Exception):
@@ -102,7 +108,8 @@ class Executor:
         self.max_invalid_calls = max_invalid_calls
         self._invalid_streak: dict[str, int] = {}  # tool name -> invalid calls in a row
         self.give_up: str | None = None  # set when a weak model keeps sending bad calls
-        self._slots = asyncio.Semaphore(max_concurrency)
+        self.max_concurrency = max_concurrency
+        self._slots: asyncio.Semaphore | None = None  # made by the first call that runs
         self._validators: dict[str, Any] = {}
         self.defer: Defer | None = None
         self.deferred: list[str] = []  # ids of calls whose approval was deferred this run
@@ -118,6 +125,8 @@ class Executor:
         holds decisions made elsewhere (a deferred approval's answer), by call id; a call
         whose approval is deferred has no result. `on_result` gets each result the moment
         its call finishes (to record it then, so an interruption loses no finished result)."""
+        import asyncio
+
         try:
             async with asyncio.TaskGroup() as group:
                 tasks = [
@@ -156,6 +165,8 @@ class Executor:
             metadata["summary"] = output.summary
         if output.parts:
             metadata["parts"] = [part_metadata(part) for part in output.parts]
+        from agentcli import events as ev
+
         self.emit(
             ev.ToolCallResult(
                 message_id=new_id("msg"),
@@ -218,6 +229,8 @@ class Executor:
 
     def _context_for(self, call: ToolCall, profile: str, *, confine: bool) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
+            from agentcli import events as ev
+
             self.emit(ev.custom_event("progress", {"toolCallId": call.id, **value}))
 
         return replace(
@@ -262,6 +275,10 @@ class Executor:
         if not decision.allowed:
             self.denied += 1
             return ToolOutput.failure(f"denied: {decision.reason}", DENIED)
+        if self._slots is None:
+            import asyncio
+
+            self._slots = asyncio.Semaphore(self.max_concurrency)
         async with self._slots:
             # Resolve again right before running: if the target changed since the decision
             # (a symlink swapped, say) and is now riskier, refuse rather than run.
@@ -287,11 +304,15 @@ class Executor:
                 return ToolOutput.failure(f"{tool.name} failed: {type(exc).__name__}: {exc}")
 
     def _emit_state(self, call: ToolCall, state: str) -> None:
+        from agentcli import events as ev
+
         self.emit(ev.ToolState(tool_call_id=call.id, state=state))
 
     def _emit_approval(
         self, call: ToolCall, tool: Tool, risk: str, decision: Decision, profile: str | None
     ) -> None:
+        from agentcli import events as ev
+
         self.emit(
             ev.Approval(
                 tool_call_id=call.id,

@@ -9,12 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli import events as ev
-
-# A tool result's error kind (ToolCallResult metadata `errorKind`, Message.error_kind).
-DENIED, INVALID, FAILED, INTERRUPTED, TIMEOUT = (
-    "denied", "invalid", "failed", "interrupted", "timeout",
-)  # fmt: skip
-ERROR_KINDS = (DENIED, INVALID, FAILED, INTERRUPTED, TIMEOUT)
+from agentcli.error_kinds import DENIED, FAILED, INTERRUPTED
 
 
 @dataclass(slots=True)

@@ -3,18 +3,20 @@ message from the event stream."""
 
 from __future__ import annotations
 
-import secrets
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from agentcli import events as ev
+if TYPE_CHECKING:
+    from agentcli import events as ev
 
 Role = Literal["system", "user", "assistant", "tool"]
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}_{secrets.token_hex(8)}"
+    # secrets.token_hex's own source, without importing secrets (hmac, hashlib, random)
+    return f"{prefix}_{os.urandom(8).hex()}"
 
 
 @dataclass(slots=True)
@@ -31,7 +33,7 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None  # on tool messages: the call this answers
     error: str | None = None  # on tool messages: why the call failed or was refused
-    error_kind: str | None = None  # on failed tool messages: agentcli.fold.ERROR_KINDS
+    error_kind: str | None = None  # on failed tool messages: agentcli.error_kinds.ERROR_KINDS
     id: str = field(default_factory=lambda: new_id("msg"))
     extra: dict[str, Any] = field(default_factory=dict)  # provider-specific parts
 
@@ -59,6 +61,8 @@ class TurnCollector:
         self._calls: dict[str, tuple[str, list[str]]] = {}
 
     def feed(self, event: ev.Event) -> None:
+        from agentcli import events as ev  # not at import: `policy explain` needs no events
+
         if isinstance(event, ev.TextMessageStart):
             self.message_id = self.message_id or event.message_id
             self.text_open = True

@@ -28,3 +28,13 @@ def data_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("agentcli"))
+
+
+def cache_dir() -> Path:
+    """What can be thrown away and found again (the plug-ins' entry points)."""
+    home = _home()
+    if home is not None:
+        return home / "cache"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("agentcli"))

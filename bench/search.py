@@ -5,6 +5,7 @@ of .py modules, docs, data, a .gitignore, ignored node_modules/build/log files),
 prints medians over several runs:
 
 - search_content (ripgrep backend) vs `rg PATTERN`               target <= 1.5x
+- the same in the subdirectory src/ (ripgrep runs there too)     informational
 - search_content (pure-Python fallback) vs `rg PATTERN`          informational
 - search_files (ripgrep backend) vs `rg --files -g PATTERN`      target <= 2x
 - search_files (pure-Python fallback) vs `rg --files -g PATTERN` informational
@@ -28,9 +29,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentcli.tools import search
 from agentcli.tools.base import ToolContext
-from agentcli.tools.search import SearchContent, SearchFiles, find_ripgrep
+from agentcli.tools.search import SearchContent, SearchFiles
+from agentcli.tools.search_rg import find_ripgrep
 from agentcli.workspace import Workspace
 
 CONTENT_PATTERN = r"def process_\w+"
@@ -127,13 +128,11 @@ def median_time(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
-def tool_call(tool: Any, args: dict[str, Any], ctx: ToolContext, backend: str) -> Callable[[], Any]:
+def tool_call(
+    tool: type, args: dict[str, Any], ctx: ToolContext, backend: str
+) -> Callable[[], Any]:
     def run() -> Any:
-        search.FORCE_BACKEND = backend
-        try:
-            return asyncio.run(tool.execute(args, ctx))
-        finally:
-            search.FORCE_BACKEND = None
+        return asyncio.run(tool(backend).execute(args, ctx))
 
     return run
 
@@ -171,9 +170,9 @@ def main() -> int:
         for label, pattern in (("content", CONTENT_PATTERN), ("content, rare", RARE_PATTERN)):
             args = {"pattern": pattern}
             base_t, base = median_time(rg_call(rg, ["-e", pattern], root), opts.runs)
-            rg_t, out = median_time(tool_call(SearchContent(), args, ctx, "ripgrep"), opts.runs)
+            rg_t, out = median_time(tool_call(SearchContent, args, ctx, "ripgrep"), opts.runs)
             py_t, py_out = median_time(
-                tool_call(SearchContent(), args, ctx, "python"), max(2, opts.runs // 3)
+                tool_call(SearchContent, args, ctx, "python"), max(2, opts.runs // 3)
             )
             assert out.content == py_out.content, "backends disagree"
             direct = len(base.stdout.splitlines())
@@ -183,10 +182,19 @@ def main() -> int:
             )
             rows.append((f"search_content {label} [python]", py_t, base_t, None))
 
+        args = {"pattern": CONTENT_PATTERN, "path": "src"}
+        base_t, base = median_time(rg_call(rg, ["-e", CONTENT_PATTERN], root / "src"), opts.runs)
+        rg_t, out = median_time(tool_call(SearchContent, args, ctx, "ripgrep"), opts.runs)
+        py_t, py_out = median_time(tool_call(SearchContent, args, ctx, "python"), 2)
+        assert out.content == py_out.content, "backends disagree"
+        print(f"\ncontent in src/: {CONTENT_PATTERN!r} -> {out.summary}")
+        rows.append(("search_content in src/ [ripgrep]", rg_t, base_t, None))
+        rows.append(("search_content in src/ [python]", py_t, base_t, None))
+
         args = {"pattern": FILES_GLOB}
         base_t, base = median_time(rg_call(rg, ["--files", "-g", FILES_GLOB], root), opts.runs)
-        rg_t, out = median_time(tool_call(SearchFiles(), args, ctx, "ripgrep"), opts.runs)
-        py_t, py_out = median_time(tool_call(SearchFiles(), args, ctx, "python"), opts.runs)
+        rg_t, out = median_time(tool_call(SearchFiles, args, ctx, "ripgrep"), opts.runs)
+        py_t, py_out = median_time(tool_call(SearchFiles, args, ctx, "python"), opts.runs)
         assert out.content == py_out.content, "backends disagree"
         print(f"\nfiles: {FILES_GLOB!r} -> {out.summary}; `rg --files -g` lists", end=" ")
         print(f"{len(base.stdout.splitlines())}")

@@ -191,17 +191,17 @@ def test_previews_do_not_block_on_a_fifo(special):
 
 @pytest.mark.parametrize(("backend", "calls"), [("python", 2000), ("ripgrep", 300)])
 def test_a_racing_swapper_never_gets_a_search_outside(dirs, monkeypatch, backend, calls):
-    from agentcli.tools import search
+    from agentcli.tools.search import SearchContent, SearchFiles
+    from agentcli.tools.search_rg import find_ripgrep
 
-    if backend == "ripgrep" and search.find_ripgrep() is None:
+    if backend == "ripgrep" and find_ripgrep() is None:
         pytest.skip("no ripgrep")
-    monkeypatch.setattr(search, "FORCE_BACKEND", backend)
     ws, outside = dirs
     ctx = ToolContext(workspace=Workspace(ws))
     tools = [
-        (search.SearchContent(), {"pattern": "SECRET|inside", "path": "d"}),
-        (search.SearchFiles(), {"pattern": "*", "path": "d"}),
-        (search.SearchContent(), {"pattern": "SECRET|inside", "path": "d/f.txt"}),
+        (SearchContent(backend), {"pattern": "SECRET|inside", "path": "d"}),
+        (SearchFiles(backend), {"pattern": "*", "path": "d"}),
+        (SearchContent(backend), {"pattern": "SECRET|inside", "path": "d/f.txt"}),
     ]
 
     async def hammer() -> list[ToolOutput]:

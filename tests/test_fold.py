@@ -7,7 +7,8 @@ from ag_ui.core import CustomEvent, Event
 from pydantic import TypeAdapter
 
 from agentcli import events as ev
-from agentcli.fold import DENIED, FAILED, INTERRUPTED, INVALID, StreamFold
+from agentcli.error_kinds import DENIED, FAILED, INTERRUPTED, INVALID
+from agentcli.fold import StreamFold
 from agentcli.messages import Conversation, Message, ToolCall, message_from_dict, message_to_dict
 from agentcli.policy import Policy
 from tests.test_executor import call, make, run

@@ -225,3 +225,41 @@ def test_version_and_help_load_no_plug_in_and_no_mcp() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
     )
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_entry_points_are_cached_until_a_distribution_is_installed(tmp_path: Path) -> None:
+    """The second run reads the plug-ins from the cache (importlib.metadata, which reads
+    every installed package, is not even imported); installing one is seen at once."""
+    site = tmp_path / "site"
+    site.mkdir()
+    probe = (
+        "import sys\nfrom agentcli.plugins import plugin_sources\n"
+        "sources = plugin_sources()\nfor s in sources:\n    s.load()\n"
+        "print(sorted((s.entry.name, s.origin, s.state, sorted(t.name for t in s.tools()))"
+        " for s in sources), 'importlib.metadata' in sys.modules)"
+    )
+    env = {"PATH": "", "AGENTCLI_HOME": str(tmp_path / "home"), "PYTHONPATH": str(site),
+           # (a __pycache__ made in `site` by the first import would count as a change)
+           "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
+
+    def plugins() -> tuple[list[Any], bool]:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              check=True, env=env)  # fmt: skip
+        found, searched = done.stdout.rsplit(" ", 1)
+        return [p for p in eval(found) if p[0] == "cachetest"], searched.strip() == "True"
+
+    assert plugins() == ([], True)
+    assert plugins() == ([], False)  # from the cache
+    dist = site / "agentcli_cachetest-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: agentcli-cachetest\nVersion: 0.1\n"
+    )
+    (dist / "entry_points.txt").write_text("[agentcli.tools]\ncachetest = agentcli_cachetest\n")
+    (site / "agentcli_cachetest.py").write_text(
+        "def shout(text: str) -> str:\n    '''Shout the text.'''\n    return text.upper()\n\n\n"
+        "def register_tools(register):\n    register(shout, risk='low')\n"
+    )
+    installed = [("cachetest", "agentcli-cachetest 0.1", "loaded", ["shout"])]
+    assert plugins() == (installed, True)  # sys.path's directory changed: searched again
+    assert plugins() == (installed, False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -113,3 +114,24 @@ def test_many_commands_in_one_process(run_cli: RunCli) -> None:
     out = decisions(result.stdout)
     assert len(out) == 300 and all(d["decision"] == "allow" for d in out)
     assert took < 60  # generous: the bench measures the rate (bench/policy.py)
+
+
+def test_explain_imports_no_event_loop_network_or_rendering(cli_home: Path, workspace: Path):
+    """`policy explain` only decides: like `--version`, it must not pay for asyncio, the
+    HTTP stack, the REPL, rich's Markdown or jsonschema (bench/README.md lists its imports)."""
+    probe = (
+        "import sys; from agentcli.__main__ import main\n"
+        "sys.argv = ['agentcli', *sys.argv[1:]]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "print(code, sorted(m for m, mod in sys.modules.items() if mod is not None and"
+        " m.split('.')[0] in ('asyncio', 'httpx', 'prompt_toolkit', 'jsonschema')"
+        " or m == 'rich.markdown'), file=sys.stderr)"
+    )
+    for args in (["run_shell", "git status"], ["read_file", '{"path": "README.md"}', "--json"]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "policy", "explain", *args], capture_output=True,
+            text=True, env=build_env(cli_home), cwd=workspace, stdin=subprocess.DEVNULL,
+            timeout=60,
+        )  # fmt: skip
+        assert "allow" in done.stdout, done.stderr
+        assert done.stderr.strip().splitlines()[-1] == "0 []", done.stderr

@@ -18,10 +18,11 @@ from agentcli.executor import Executor
 from agentcli.messages import ToolCall
 from agentcli.policy import Policy
 from agentcli.risk import Risk
-from agentcli.tools import search
+from agentcli.tools import search_py, search_rg
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
-from agentcli.tools.search import MAX_FILES, SearchContent, SearchFiles, find_ripgrep
+from agentcli.tools.search import MAX_FILES, SearchContent, SearchFiles
+from agentcli.tools.search_rg import BACKEND_ENV, find_ripgrep
 from agentcli.workspace import Workspace
 
 RG = find_ripgrep()
@@ -35,7 +36,7 @@ BACKENDS = [
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(search, "FORCE_BACKEND", request.param)
+    monkeypatch.setenv(BACKEND_ENV, request.param)
     return request.param
 
 
@@ -385,8 +386,8 @@ def test_long_lines_are_cut_around_the_match(tmp_path, backend):
 def test_output_cap_notes_truncation(tmp_path, monkeypatch):
     if RG is None:
         pytest.skip("ripgrep (`rg`) is not installed")
-    monkeypatch.setattr(search, "FORCE_BACKEND", "ripgrep")
-    monkeypatch.setattr(search, "RG_OUTPUT_LIMIT", 4000)
+    monkeypatch.setenv(BACKEND_ENV, "ripgrep")
+    monkeypatch.setattr(search_rg, "RG_OUTPUT_LIMIT", 4000)
     for i in range(30):
         write(tmp_path, f"f{i:02}.txt", "hit\n" * 5)
     out = grep(tmp_path, "hit")
@@ -402,8 +403,8 @@ def test_ripgrep_gets_no_secrets_and_no_shell(tmp_path, monkeypatch):
         f'#!/bin/sh\nenv > {record}\nfor a in "$@"; do echo "ARG:$a" >> {record}; done\nexit 1\n',
     )
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(search, "find_ripgrep", lambda: str(fake))
-    monkeypatch.setattr(search, "FORCE_BACKEND", None)
+    monkeypatch.setattr(search_rg, "find_ripgrep", lambda: str(fake))
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret")
     monkeypatch.setenv("LANG", "C.UTF-8")
@@ -419,10 +420,77 @@ def test_ripgrep_gets_no_secrets_and_no_shell(tmp_path, monkeypatch):
 
 
 def test_backend_switch_by_environment(ws, monkeypatch):
-    monkeypatch.setattr(search, "FORCE_BACKEND", None)
-    monkeypatch.setattr(search, "find_ripgrep", lambda: pytest.fail("ripgrep was looked up"))
-    monkeypatch.setenv(search.BACKEND_ENV, "python")
+    monkeypatch.setattr(search_rg, "find_ripgrep", lambda: pytest.fail("ripgrep was looked up"))
+    monkeypatch.setenv(BACKEND_ENV, "python")
     assert grep(ws, "needle").summary == "6 matches in 6 files"
+
+
+def _recording_rg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in `rg` that records where it runs, then runs the real one."""
+    record = tmp_path / "rg-calls.txt"
+    fake = write(tmp_path, "bin/rg", f'#!/bin/sh\npwd -P >> {record}\nexec {RG} "$@"\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(search_rg, "find_ripgrep", lambda: str(fake))
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    return record
+
+
+def test_ripgrep_searches_a_subdirectory_from_inside_it(ws, tmp_path, monkeypatch):
+    """A subdirectory (or a file) is searched by ripgrep run in it (the directory opened,
+    no path it would resolve again), with the ignore rules above it passed along."""
+    if RG is None:
+        pytest.skip("ripgrep (`rg`) is not installed")
+    record = _recording_rg(tmp_path, monkeypatch)
+    write(ws, "src/sub/deep/x.log", "needle in a log the root ignores\n")
+    write(ws, "src/sub/deep/y.txt", "needle\n")
+    out = grep(ws, "needle", path="src/sub")
+    assert match_lines(out) == ["src/sub/deep/y.txt:1:needle", "src/sub/util.py:1:def needle():"]
+    assert listed(find(ws, "*.txt", path="src/sub")) == ["src/sub/deep/y.txt"]
+    # One file: opened here and given to ripgrep as its standard input, in its directory
+    assert match_lines(grep(ws, "needle", path="src/sub/util.py")) == [
+        "src/sub/util.py:1:def needle():"
+    ]
+    assert record.read_text().splitlines() == [str((ws / "src/sub").resolve())] * 3
+
+
+def test_a_rule_above_that_ripgrep_cannot_be_given_falls_back_to_the_walk(
+    ws, tmp_path, monkeypatch
+):
+    if RG is None:
+        pytest.skip("ripgrep (`rg`) is not installed")
+    record = _recording_rg(tmp_path, monkeypatch)
+    write(ws, ".gitignore", "*.log\nbuild/\n!keep.log\n**/sub/*.py\n")
+    out = grep(ws, "needle", path="src/sub")
+    assert out.content.startswith("No matches")  # util.py is ignored from the root
+    assert not record.exists()
+    assert grep(ws, "needle").summary == "5 matches in 5 files"  # the whole tree: ripgrep
+    assert record.read_text().splitlines() == [str(ws.resolve())]
+
+
+@pytest.mark.parametrize(
+    ("line", "below", "rebased"),
+    [
+        ("*.log", "src/app", "**/*.log"),
+        ("build/", "src", "**/build/"),
+        ("/build", "src", ""),
+        ("/src", "src/app", ""),
+        ("src", "src/app", "**/src"),
+        ("src/app/local/", "src/app", "/local/"),
+        ("!src/keep.txt", "src", "!/keep.txt"),
+        ("s*/gen", "src", "/gen"),
+        ("s*/gen", "lib", ""),
+        ("tmp/**", "tmp", "/**/*"),
+        ("src/**/gen", "src/app", None),
+        ("**/a/b", "src", None),
+        ("{src,lib}/x", "src", None),
+    ],
+)
+def test_rules_are_rebased_for_a_subdirectory(line, below, rebased):
+    from agentcli.tools.ignore import parse_rule, rebase_rule
+
+    rule = parse_rule(line)
+    assert rule is not None
+    assert rebase_rule(rule, below) == rebased
 
 
 # --- the two backends agree --------------------------------------------------------------
@@ -496,39 +564,30 @@ def parity_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _both(tool: Any, root: Path, args: dict[str, Any]) -> tuple[str, str]:
+def _both(tool: type, root: Path, args: dict[str, Any]) -> tuple[str, str]:
     if RG is None:
         pytest.skip("ripgrep (`rg`) is not installed; nothing to compare the fallback with")
-    outputs = []
-    for backend in ("ripgrep", "python"):
-        search.FORCE_BACKEND = backend
-        try:
-            outputs.append(call(tool, root, **args).content)
-        finally:
-            search.FORCE_BACKEND = None
-    return outputs[0], outputs[1]
+    with_rg, with_python = (call(tool(b), root, **args).content for b in ("ripgrep", "python"))
+    return with_rg, with_python
 
 
 @pytest.mark.parametrize("args", CONTENT_CASES, ids=lambda a: " ".join(map(str, a.values())))
 def test_backends_agree_on_content(parity_root, args):
-    with_rg, with_python = _both(SearchContent(), parity_root, args)
+    with_rg, with_python = _both(SearchContent, parity_root, args)
     assert with_rg == with_python
 
 
 @pytest.mark.parametrize("args", FILE_CASES, ids=lambda a: " ".join(map(str, a.values())))
 def test_backends_agree_on_files(parity_root, args):
-    with_rg, with_python = _both(SearchFiles(), parity_root, args)
+    with_rg, with_python = _both(SearchFiles, parity_root, args)
     assert with_rg == with_python
 
 
-def test_parity_tree_results_are_the_expected_ones(parity_root):
+def test_parity_tree_results_are_the_expected_ones(parity_root, monkeypatch):
     """The parity cases are only meaningful if the tree exercises the rules."""
-    search.FORCE_BACKEND = "python"
-    try:
-        files = listed(find(parity_root, "**"))
-        text = grep(parity_root, "alpha", context=1).content
-    finally:
-        search.FORCE_BACKEND = None
+    monkeypatch.setenv(BACKEND_ENV, "python")
+    files = listed(find(parity_root, "**"))
+    text = grep(parity_root, "alpha", context=1).content
     assert "tmp/keep/b.txt" in files and "tmp/a.txt" not in files
     assert "src/build/y.py" in files and "build/x.py" not in files
     assert "src/debug.log" in files and "src/a.gen.py" not in files
@@ -540,7 +599,7 @@ def test_parity_tree_results_are_the_expected_ones(parity_root):
 
 def test_through_the_executor(ws, monkeypatch):
     """Schemas validate, calls run under the default policy, failures become results."""
-    monkeypatch.setattr(search, "FORCE_BACKEND", "python")
+    monkeypatch.setenv(BACKEND_ENV, "python")
     registry = ToolRegistry([SearchFiles(), SearchContent()])
     context = ToolContext(workspace=Workspace(ws))
     executor = Executor(registry, Policy(), context, lambda event: None)
@@ -561,7 +620,6 @@ def test_through_the_executor(ws, monkeypatch):
 
 @pytest.mark.parametrize("args", CONTENT_CASES[:8], ids=lambda a: " ".join(map(str, a.values())))
 def test_large_files_are_streamed_with_the_same_results(parity_root, monkeypatch, args):
-    monkeypatch.setattr(search, "FORCE_BACKEND", "python")
-    whole = call(SearchContent(), parity_root, **args).content
-    monkeypatch.setattr(search, "_WHOLE_FILE_BYTES", 0)  # every file read line by line
-    assert call(SearchContent(), parity_root, **args).content == whole
+    whole = call(SearchContent("python"), parity_root, **args).content
+    monkeypatch.setattr(search_py, "WHOLE_FILE_BYTES", 0)  # every file read line by line
+    assert call(SearchContent("python"), parity_root, **args).content == whole

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.fold import DENIED, INVALID, ToolCallState
+from agentcli.error_kinds import DENIED, INVALID
+from agentcli.fold import ToolCallState
 from agentcli.words import plural
 
 if TYPE_CHECKING:

@@ -28,9 +28,9 @@ PROVIDERS_GROUP = "agentcli.providers"
 
 
 def _entry_points(group: str) -> list[Any]:
-    from importlib.metadata import entry_points
+    from agentcli.plugins.discovery import entry_points  # cached: see there
 
-    return sorted(entry_points(group=group), key=lambda ep: ep.name)
+    return entry_points(group)
 
 
 def _origin(entry: Any) -> str:

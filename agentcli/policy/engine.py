@@ -7,11 +7,10 @@ made for the session applies at once to the calls still waiting."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.policy.rules import (
@@ -24,6 +23,9 @@ from agentcli.policy.rules import (
 )
 from agentcli.risk import ApprovalRequest, DecidedBy, Decision, DecisionKind, Risk
 from agentcli.workspace import Workspace
+
+if TYPE_CHECKING:
+    import asyncio
 
 ChoiceKind = Literal["once", "session", "project", "deny", "deny_session"]
 
@@ -126,7 +128,8 @@ class Policy:
     # (or sandbox.network); leaving the sandbox takes --sandbox none, never --yes.
     allow_network: bool = False
     sandbox: Any = None  # agentcli.sandbox.Sandbox: are commands confined? (found when asked)
-    _prompting: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Made by the first prompt: `policy explain` never prompts, and so never imports asyncio.
+    _prompting: asyncio.Lock | None = None
 
     # --- without asking
 
@@ -229,6 +232,10 @@ class Policy:
         if self.approver is None:
             reasons = [*verdict.reasons, NO_TERMINAL_HINT]
             return Decision("deny", "auto", "; ".join(reasons), verdict.rule)
+        if self._prompting is None:
+            import asyncio
+
+            self._prompting = asyncio.Lock()
         async with self._prompting:  # one prompt at a time
             verdict = self.explain(request)  # a choice made meanwhile may cover this call
             if verdict.decision != "ask":

@@ -3,7 +3,6 @@ bounded buffers, and leaves nothing running behind it."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +39,8 @@ class LiveTrees:
         self.trees: set[ProcessTree] = set()
 
     async def stop_all(self) -> None:
+        import asyncio
+
         trees, self.trees = list(self.trees), set()
         await asyncio.gather(*(tree.stop(grace=0.5) for tree in trees), return_exceptions=True)
 
@@ -79,6 +80,8 @@ async def run_command(
 ) -> CommandResult:
     """With `confined`, its command line (the sandbox's, wrapping `argv`) is what starts;
     `live`: the run's trees, which hold it while it runs."""
+    import asyncio
+
     started = time.monotonic()
     tree = start_tree(argv, cwd=cwd, env=env, confined=confined, live=live)
 

@@ -15,16 +15,16 @@ tree at once, and closing the handle when agentcli dies ends them too.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
-import secrets
 import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import asyncio
+
     import psutil  # imported when a tree is walked: starting agentcli does not need it
 
 MARKER_VARIABLE = "AGENTCLI_PROCESS_MARK"
@@ -51,6 +51,8 @@ class ProcessTree:
     async def wait(self) -> int:
         """Waits for the root process to exit — not for its pipes to close, which orphans
         may hold open (asyncio's own Process.wait waits for both)."""
+        import asyncio
+
         if self._exited is None:
             self._exited = _exit_future(self.popen)
         return await asyncio.shield(self._exited)
@@ -94,6 +96,8 @@ class ProcessTree:
 
     async def stop(self, grace: float = GRACE_SECONDS) -> None:
         """SIGTERM to the whole tree, a grace period, then SIGKILL to what is left."""
+        import asyncio
+
         members = self.members()  # found before the kill: the tree breaks up as it dies
         self._signal_all(members, signal.SIGTERM)
         loop = asyncio.get_running_loop()
@@ -123,6 +127,8 @@ def _alive(proc: psutil.Process) -> bool:
 
 def _exit_future(popen: subprocess.Popen[bytes]) -> asyncio.Future[int]:
     """A future for the root's exit: a pidfd where the kernel has them, polling elsewhere."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     future: asyncio.Future[int] = loop.create_future()
     try:
@@ -154,6 +160,8 @@ class PipeReader:
     """Reads a pipe without blocking the event loop, chunk by chunk, until end of file."""
 
     def __init__(self, pipe: IO[bytes], on_chunk: Callable[[bytes], None]) -> None:
+        import asyncio
+
         self.pipe = pipe
         self.fd = fd = pipe.fileno()
         self.on_chunk = on_chunk
@@ -194,7 +202,7 @@ def start(
     """Starts `argv` in a new session, stdin from /dev/null, stdout and stderr combined
     into one pipe (so their order is kept). Read it with PipeReader(tree.popen.stdout).
     `pass_fds` are handed to the child and closed here."""
-    marker = secrets.token_hex(8)
+    marker = os.urandom(8).hex()
     try:
         popen = subprocess.Popen(
             list(argv),

@@ -170,6 +170,14 @@ class Sandbox:
 
     @property
     def active(self) -> bool:
+        wanted = self.settings.backend
+        if self._mechanisms is None and self.settings.enabled and wanted in ("auto", "landlock"):
+            # Landlock alone (one system call) answers "is there a sandbox?" for both:
+            # detect() would also start bubblewrap twice to probe it (`policy explain`).
+            from agentcli.sandbox.mechanisms import landlock_abi
+
+            if landlock_abi()[0] > 0:
+                return True
         return self.backend is not None
 
     def profile_for(self, risk: Risk, requested: str | None = None) -> Profile:

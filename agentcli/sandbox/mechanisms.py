@@ -3,10 +3,8 @@ able to create namespaces here), macOS Seatbelt. Found once per process, on firs
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -39,9 +37,17 @@ class Mechanisms:
         return None
 
 
+def _system() -> str:
+    """platform.system() without importing `platform` (which costs more than this call)."""
+    return "Windows" if os.name == "nt" else os.uname().sysname
+
+
+@functools.cache
 def landlock_abi() -> tuple[int, str]:
-    if platform.system() != "Linux":
+    if _system() != "Linux":
         return 0, "Landlock is a Linux feature"
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.syscall.restype = ctypes.c_long
@@ -81,14 +87,14 @@ def find_bwrap() -> tuple[str | None, str | None, str]:
 def detect() -> Mechanisms:
     abi, note = landlock_abi()
     bwrap, version, bwrap_note = (None, None, "Linux only")
-    if platform.system() == "Linux":
+    if _system() == "Linux":
         bwrap, version, bwrap_note = find_bwrap()
     seatbelt = shutil.which("sandbox-exec") if sys.platform == "darwin" else None
     return Mechanisms(
-        system=platform.system(),
+        system=_system(),
         landlock_abi=abi,
         landlock_note=note,
-        seccomp=platform.system() == "Linux" and os.uname().machine in SECCOMP_ARCHES,
+        seccomp=_system() == "Linux" and os.uname().machine in SECCOMP_ARCHES,
         bwrap=bwrap,
         bwrap_version=version,
         bwrap_note=bwrap_note,

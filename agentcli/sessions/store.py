@@ -15,7 +15,6 @@ import contextlib
 import fcntl
 import json
 import os
-import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -39,7 +38,7 @@ def sessions_dir() -> Path:
 
 
 def new_session_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + os.urandom(3).hex()
 
 
 def describe_os_error(error: OSError) -> str:

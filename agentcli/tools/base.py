@@ -23,7 +23,7 @@ class ToolOutput:
     content: str
     error: bool = False
     summary: str | None = None  # one line for the terminal, e.g. "42 lines"
-    error_kind: str | None = None  # agentcli.fold.ERROR_KINDS; "failed" when unset
+    error_kind: str | None = None  # agentcli.error_kinds.ERROR_KINDS; "failed" when unset
     parts: list[Part] = field(default_factory=list)
 
     @classmethod

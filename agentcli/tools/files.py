@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
 from collections.abc import Iterator
@@ -197,6 +196,8 @@ class ReadFile(PathTool):
         return assess_path(target, "reads a file")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        import asyncio
+
         # Resolve again right before reading: the file system may have changed since assess.
         target = ctx.workspace.resolve(args["path"])
         shown = ctx.workspace.relative(target.path)
@@ -288,6 +289,8 @@ class ListDirectory(PathTool):
         return assess_path(ctx.workspace.resolve(args.get("path", ".")), "lists a directory")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        import asyncio
+
         target = ctx.workspace.resolve(args.get("path", "."))
         shown = ctx.workspace.relative(target.path)
         hidden = args.get("include_hidden", False)
@@ -319,6 +322,8 @@ class CreateDirectory(PathTool):
         return assess_path(target, "creates a directory", writing=True)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        import asyncio
+
         target = ctx.workspace.resolve(args["path"])
         shown = ctx.workspace.relative(target.path)
         base = walk_base(ctx, target, shown, writing=True)
@@ -434,6 +439,8 @@ class WriteFile(PathTool):
         return unified_diff(existing.text, args["content"], shown, PREVIEW_LINES) or "no change"
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        import asyncio
+
         target = ctx.workspace.resolve(args["path"])
         shown = ctx.workspace.relative(target.path)
         data = args["content"].encode("utf-8")
@@ -529,6 +536,8 @@ class EditFile(PathTool):
         return unified_diff(decoded.text, updated, shown, PREVIEW_LINES)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        import asyncio
+
         def edit() -> ToolOutput:
             path, base, shown, decoded, updated = plan_edit(ctx, args)
             ctx.before_write(path)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -49,7 +48,7 @@ def atomic_write(dir_fd: int, name: str, shown: str, data: bytes) -> bool:
         if not stat.S_ISREG(existing.st_mode):
             raise ToolFailure(f"{shown} exists and is not a regular file")
         mode = existing.st_mode & 0o7777
-    temp = f".{name}.{secrets.token_hex(4)}.agentcli-tmp"
+    temp = f".{name}.{os.urandom(4).hex()}.agentcli-tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(temp, flags, 0o666, dir_fd=dir_fd)

@@ -147,10 +147,6 @@ def glob_to_regex(glob: str) -> str:
     return "".join(branches[0])
 
 
-def escape_glob(text: str) -> str:
-    return re.sub(r"([\\?*\[\]{},!])", r"\\\1", text)
-
-
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One gitignore line (or one search glob) in ripgrep's normalised form."""
@@ -191,6 +187,36 @@ def parse_rule(line: str) -> Rule | None:
     if glob.endswith("/**"):
         glob += "/*"  # `dir/**` matches what is inside dir, not dir itself
     return Rule(glob, negated, dir_only, re.compile(glob_to_regex(glob)))
+
+
+_WILD = re.compile(r"[\\?*\[\]{},]")
+
+
+def rebase_rule(rule: Rule, below: str) -> str | None:
+    """`rule` (matched from some directory) as a gitignore line matched from its
+    subdirectory `below`, for the paths under it; "" when it matches none of them, None
+    when no line says it (a `**` or an alternate before `below` is passed: the caller
+    falls back to the walk)."""
+    glob = rule.glob
+    if glob == "**" or (glob.startswith("**/") and "/" not in glob[3:]):
+        rest = glob  # a name at any depth (or everything): the same from anywhere
+    elif glob.startswith("**") or "\\" in glob or "{" in glob:
+        return None
+    else:
+        parts = glob.split("/")
+        steps = below.split("/")
+        if len(parts) <= len(steps):
+            return ""  # it names `below` or a directory above it, never what is inside
+        for part, step in zip(parts, steps, strict=False):
+            if part == "**":
+                return None
+            if _WILD.search(part):
+                if not re.fullmatch(glob_to_regex(part), step):
+                    return ""
+            elif part != step:
+                return ""
+        rest = "/" + "/".join(parts[len(steps) :])
+    return ("!" if rule.negated else "") + rest + ("/" if rule.dir_only else "")
 
 
 def parse_gitignore(text: str) -> list[Rule]:
@@ -283,7 +309,7 @@ class SearchGlob:
         parts = self.rule.glob.split("/")[:-1]
         prefix = []
         for part in parts:
-            if not part or re.search(r"[\\?*\[\]{},]", part):
+            if not part or _WILD.search(part):
                 break
             prefix.append(part)
         return "/".join(prefix)
@@ -311,16 +337,20 @@ class Tree:
         """Where `rel` is on disk (a subclass may pin part of the tree to an open fd)."""
         return os.path.join(self.base, rel) if rel else self.base
 
-    def ancestor_ignore_text(self) -> str:
-        """The ancestors' rules as one ignore file whose globs are anchored at the base:
-        ripgrep reads it with --ignore-file (lowest precedence, deeper lines last, so
-        deeper rules win), which stands in for the --no-ignore-parent it runs with."""
+    def ancestor_ignore_text(self) -> str | None:
+        """The ancestors' rules as one ignore file for ripgrep searching from the start
+        directory (--ignore-file globs are matched from its working directory; lowest
+        precedence, deeper lines last, so deeper rules win), standing in for the
+        --no-ignore-parent it runs with. None when a rule cannot be said from there."""
         lines = []
         for rel, rules in self.ancestors:
-            prefix = "/" + escape_glob(rel) + "/" if rel else "/"
+            below = self.start[len(rel) + 1 :] if rel else self.start
             for rule in rules.rules:
-                line = ("!" if rule.negated else "") + prefix + rule.glob
-                lines.append(line + ("/" if rule.dir_only else ""))
+                line = rebase_rule(rule, below)
+                if line is None:
+                    return None
+                if line:
+                    lines.append(line)
         return "\n".join(lines) + "\n"
 
     def _own_chain(self, directory: str, chain: Chain) -> Chain:

@@ -9,12 +9,14 @@ reported once."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolOutput
 from agentcli.tools.source import StaticSource, ToolSource
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class ToolRegistry:
@@ -56,6 +58,8 @@ class ToolRegistry:
     def start(self) -> None:
         """Starts every source at once, in the background (MCP servers take a while):
         `refresh` waits for them before the first step."""
+        import asyncio
+
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._start_all())
 
@@ -64,6 +68,8 @@ class ToolRegistry:
         return self._starting is not None and not self._starting.done()
 
     async def _start_all(self) -> None:
+        import asyncio
+
         results = await asyncio.gather(
             *(source.start() for source in self._sources), return_exceptions=True
         )
@@ -75,6 +81,8 @@ class ToolRegistry:
     async def refresh(self) -> list[str]:
         """Waits for the sources to start, lists again those that changed, and returns
         the problems not reported before (a server that failed, a name clash)."""
+        import asyncio
+
         if self._starting is not None:
             await asyncio.shield(self._starting)
         changed = [source for source in self._sources if source.changed]
@@ -115,6 +123,8 @@ class ToolRegistry:
 
     async def aclose(self) -> None:
         """Closes every source (MCP servers: their whole process trees), all at once."""
+        import asyncio
+
         if self._starting is not None and not self._starting.done():
             self._starting.cancel()
         await asyncio.gather(*(source.close() for source in self._sources), return_exceptions=True)

@@ -9,13 +9,15 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.process.capture import OutputCapture
-from agentcli.process.run import CommandResult, run_command
 from agentcli.risk import Assessment, Risk, Subjects
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.words import plural
+
+if TYPE_CHECKING:  # the process machinery is imported by the first command run
+    from agentcli.process.run import CommandResult
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -170,6 +172,8 @@ async def run_foreground(
     timeout: float,
     executables: list[str] | None = None,
 ) -> ToolOutput:
+    from agentcli.process.run import run_command
+
     capture = OutputCapture(ctx.output_limit, spill_path=_spill_path(ctx, "output"))
     result = await run_command(
         argv,

@@ -6,7 +6,6 @@ refused over a size cap while they are read, not after."""
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import socket
 import zlib
@@ -108,6 +107,8 @@ def html_to_text(html: str) -> tuple[str, str]:
 async def fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
     """(final URL, content type, body). Redirects are followed one by one so that each hop
     is checked; a hop into the local network needs the call to have been approved as such."""
+    import asyncio
+
     try:
         async with asyncio.timeout(TIMEOUT_SECONDS):  # the whole fetch, however it trickles
             return await _fetch(url, allow_local=allow_local)
@@ -121,6 +122,8 @@ def checked_transport(*, allow_local: bool) -> Any:
     """An httpx transport that resolves each host itself when it connects and connects
     only to the addresses it checked: a name that resolved to a public address when the
     call was assessed cannot answer with a local one a moment later (DNS rebinding)."""
+    import asyncio
+
     import httpcore
     import httpx
 
@@ -174,6 +177,8 @@ def checked_transport(*, allow_local: bool) -> Any:
 
 
 async def _fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
+    import asyncio
+
     import httpx
 
     timeout = httpx.Timeout(TIMEOUT_SECONDS, connect=10.0)
@@ -301,6 +306,8 @@ class FetchUrl(Tool):
         return Subjects("text", values=(args["url"],))
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        import asyncio
+
         url = args["url"]
         check_url(url)
         allow_local = self.assess(args, ctx).risk is Risk.HIGH  # approved as such

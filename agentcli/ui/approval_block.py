@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from agentcli.output.visible import visible
 from agentcli.policy import Prompt
 from agentcli.policy.engine import ChoiceKind, offered, remembered
-from agentcli.tools.base import Risk
+from agentcli.risk import Risk
 from agentcli.ui.reasons import plain_reasons
 
 MAX_CODE_LINES = 200  # of a command or code; the prompt says how many more there are

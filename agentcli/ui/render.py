@@ -8,7 +8,8 @@ import time
 from typing import Any, TextIO
 
 from agentcli import events as ev
-from agentcli.fold import DENIED, INVALID, StreamFold
+from agentcli.error_kinds import DENIED, INVALID
+from agentcli.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines

@@ -1,0 +1,119 @@
+"""Finding the plug-ins' entry points without reading every installed package each run.
+
+importlib.metadata reads the metadata of every distribution on sys.path (and imports
+email's parser to do it): several milliseconds per run, for a list that changes only when
+something is installed, upgraded or removed. So the list of both groups is kept in the
+cache directory, one file per environment (sys.prefix), with the modification times of
+the sys.path directories it was read from: installing or removing a distribution adds or
+removes a `.dist-info` directory there, which changes that time, and the list is read
+again. (An `entry_points.txt` edited in place by hand is not noticed; reinstalling is.)"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import sys
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+GROUPS = ("agentcli.tools", "agentcli.providers")
+_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Dist:
+    name: str
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPoint:
+    """What agentcli uses of importlib.metadata.EntryPoint: name, value, dist, load()."""
+
+    name: str
+    value: str  # `module:attribute.path`, maybe with `[extras]`
+    group: str
+    dist: Dist | None
+
+    def load(self) -> Any:
+        module, _, attribute = self.value.partition(":")
+        found = importlib.import_module(module.strip())
+        for part in attribute.partition("[")[0].strip().split("."):
+            if part:
+                found = getattr(found, part)
+        return found
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """The group's entry points, sorted by name."""
+    path = _cache_file()
+    key = _installed_key()
+    groups = _read(path, key)
+    if groups is None:
+        groups = _discover()
+        _write(path, {"format": _FORMAT, "key": key, "groups": groups})
+    return [EntryPoint(n, v, group, Dist(d, ver) if d else None) for n, v, d, ver in groups[group]]
+
+
+def _installed_key() -> list[Any]:
+    key: list[Any] = [sys.version]
+    for entry in sys.path:
+        try:
+            key.append([entry, os.stat(entry or ".").st_mtime_ns])
+        except OSError:
+            key.append([entry, None])
+    return key
+
+
+def _cache_file() -> Any:
+    from agentcli.paths import cache_dir
+
+    interpreter = zlib.crc32(os.fsencode(sys.prefix))  # one file per venv
+    return cache_dir() / f"entry-points-{interpreter:08x}.json"
+
+
+def _read(path: Any, key: list[Any]) -> dict[str, list[list[str]]] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("key") != key:
+        return None
+    groups = data.get("groups")
+    if not isinstance(groups, dict) or not all(isinstance(groups.get(g), list) for g in GROUPS):
+        return None
+    return groups
+
+
+def _discover() -> dict[str, list[list[str]]]:
+    from importlib.metadata import entry_points as installed
+
+    found = installed()
+    groups = {}
+    for group in GROUPS:
+        rows = []
+        for entry in sorted(found.select(group=group), key=lambda ep: ep.name):
+            dist = getattr(entry, "dist", None)
+            rows.append([entry.name, entry.value, dist.name if dist else "",
+                         dist.version if dist else ""])  # fmt: skip
+        groups[group] = rows
+    return groups
+
+
+def _write(path: Any, data: dict[str, Any]) -> None:
+    """Written whole or not at all (a read-only home only costs the next run the search)."""
+    import tempfile
+
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".entry-points-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            os.replace(temp, path)
+        except OSError:
+            os.unlink(temp)
+            raise
