@@ -10,7 +10,6 @@ import functools
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,6 +194,8 @@ class Sandbox:
     @property
     def temp(self) -> str:
         if self._temp is None:
+            import tempfile  # here: `policy explain` never makes one
+
             self._temp = tempfile.mkdtemp(prefix="agentcli-sandbox-")
         return self._temp
 

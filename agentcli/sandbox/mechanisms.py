@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -63,6 +62,8 @@ def landlock_abi() -> tuple[int, str]:
 
 
 def find_bwrap() -> tuple[str | None, str | None, str]:
+    import subprocess  # here: only a probe of bubblewrap starts a process
+
     path = shutil.which("bwrap")
     if path is None:
         return None, None, "not installed (apt install bubblewrap / dnf install bubblewrap)"

@@ -7,7 +7,6 @@ refused over a size cap while they are read, not after."""
 from __future__ import annotations
 
 import ipaddress
-import socket
 import zlib
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
@@ -68,6 +67,8 @@ def local_reason(url: str) -> str | None:
     if "%" in host:  # `[fe80::1%25eth0]`: a zone id scopes an address to a local link
         return f"{unquote(host)} is a link-local address: this machine or the local network"
     try:
+        import socket  # here: `policy explain` builds this tool, never resolves a name
+
         infos = socket.getaddrinfo(host, parts.port or 443, proto=socket.IPPROTO_TCP)
     except (OSError, UnicodeError):
         return None  # it does not resolve: the request will fail on its own
@@ -139,6 +140,8 @@ def checked_transport(*, allow_local: bool) -> Any:
             local_address: str | None = None,
             socket_options: Any = None,
         ) -> httpcore.AsyncNetworkStream:
+            import socket
+
             loop = asyncio.get_running_loop()
             try:
                 infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
