@@ -8,11 +8,11 @@ TOP_LEVEL_HELP = (
     "  policy.\n"
     "\n"
     "    agentcli                   chat in the REPL (as agentcli chat)\n"
-    "    agentcli \"PROMPT\"          run one prompt and exit (as agentcli run \"PROMPT\")\n"
-    "    agentcli -m MODEL \"PROMPT\" the options of run and chat may come first\n"
+    '    agentcli "PROMPT"          run one prompt and exit (as agentcli run "PROMPT")\n'
+    '    agentcli -m MODEL "PROMPT" the options of run and chat may come first\n'
     "    git diff | agentcli        no terminal on stdin: stdin is the prompt\n"
     "\n"
-    "  A prompt that is also a command's name runs with `run`: agentcli run \"doctor\".\n"
+    '  A prompt that is also a command\'s name runs with `run`: agentcli run "doctor".\n'
     "\n"
     "Options:\n"
     "  -V, --version  Show the version.\n"
@@ -34,7 +34,7 @@ TOP_LEVEL_HELP = (
     "  mcp          MCP servers: add, remove, list.\n"
     "\n"
     "  Examples:\n"
-    "    agentcli \"why does the build fail?\"\n"
+    '    agentcli "why does the build fail?"\n'
     "    agentcli -m openai:gpt-4.1-mini --yes 'fix the failing test'\n"
     "    git diff | agentcli 'review this change'\n"
     "    agentcli run doctor    # a prompt that is a command's name\n"
