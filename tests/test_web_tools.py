@@ -657,7 +657,7 @@ def test_a_name_resolving_to_a_private_address_is_high(
         address = {"intranet.example.com": "10.1.2.3", "www.example.com": "93.184.215.14"}
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address[host], 443))]
 
-    monkeypatch.setattr(web.socket, "getaddrinfo", fake_getaddrinfo)
+    monkeypatch.setattr(socket, "getaddrinfo", fake_getaddrinfo)  # web imports it when used
     tool = FetchUrl()
     inside = tool.assess({"url": "https://intranet.example.com/wiki"}, ctx)
     assert inside.risk is Risk.HIGH
