@@ -145,6 +145,10 @@ def test_status_says_where_the_chat_stands(
     assert f"workspace {workspace}" in text
     assert "approvals ask: medium and high risk calls ask first" in text
     assert re.search(r"sandbox (bubblewrap|landlock|seatbelt|none available|off)", text), text
+    if re.search(r"sandbox (bubblewrap|landlock)", text):
+        assert "by risk: low → read-only, medium → workspace-write" in text  # words, not 1, 2
+    for line in screen.splitlines():  # wrapped between words, under the value
+        assert len(line) <= columns or max(map(len, line.split())) > columns - 14, line
     assert "context 13% full (1,290 of 10,000 tokens)" in text
     session_dir = cli_home / "agentcli" / "data" / "sessions"
     [path] = [p for p in session_dir.glob("*.jsonl")]

@@ -157,13 +157,26 @@ class SlashCommands:
         from agentcli.context_meter import details, measure
 
         for line in details(measure(self.repl.agent)):
-            self.repl.say(f"  {line}")
+            self._say_wrapped(f"  {line}")
 
     async def cmd_status(self, argument: str) -> None:
         from agentcli.ui.status import status_lines
 
         for line in status_lines(self.repl.agent):
-            self.repl.say(f"  {line}")
+            self._say_wrapped(f"  {line}", hang=13)  # under the value, past `  workspace  `
+
+    def _say_wrapped(self, line: str, hang: int | None = None) -> None:
+        """A fact a line, wrapped between words at the terminal's width (at 40 columns a
+        word cut in two reads as two words)."""
+        import shutil
+        import textwrap
+
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        indent = " " * (hang if hang is not None else len(line) - len(line.lstrip()) + 2)
+        wrapped = textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                                break_on_hyphens=False, drop_whitespace=True)  # fmt: skip
+        for part in wrapped or [line]:
+            self.repl.say(part)
 
     async def _pick_session(self) -> str | None:
         """`/resume` alone: the saved sessions, latest first, to choose from."""

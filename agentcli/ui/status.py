@@ -29,7 +29,7 @@ def sandbox_line(agent: Agent) -> str:
     backend = sandbox.backend
     if backend is None:
         return "none available here: commands run with your full access (agentcli doctor)"
-    profiles = ", ".join(f"{risk} → {profile}" for risk, profile in EARNED.items())
+    profiles = ", ".join(f"{risk.label} → {profile}" for risk, profile in EARNED.items())
     network = "allowed" if sandbox.settings.allow_network else "off"
     return f"{backend}; by risk: {profiles}; network {network}"
 
