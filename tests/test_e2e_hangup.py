@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import StartCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_process import assert_dead, sleeper_token, wait_for_pid
-from tests.test_repl import StartChat, chat  # noqa: F401 - the fixture
+from tests.test_repl import Chat, StartChat, chat  # noqa: F401 - the fixture
 
 EXIT_CODES = {signal.SIGHUP: 129, signal.SIGTERM: 143}
 
@@ -23,6 +23,17 @@ def sleeper(token: str) -> Reply:
     """A shell call that sleeps in the foreground, found on the host by its argument."""
     command = f"sh -c 'exec sleep {token}'"
     return Reply.tool_calls([{"id": "c1", "name": "run_shell", "arguments": {"command": command}}])
+
+
+def chat_running_a_sleeper(start: StartChat, server: ScriptedServer) -> tuple[Chat, int]:
+    """A chat whose turn runs a foreground `sleep` (approved by --yes), and that sleep's PID."""
+    token = sleeper_token()
+    server.enqueue(sleeper(token))
+    session = start("--yes")
+    session.submit("sleep")
+    pid = wait_for_pid(token)
+    session.extra_pids.append(pid)
+    return session, pid
 
 
 def session_events(home: Path) -> list[dict]:
@@ -59,12 +70,7 @@ def test_repl_during_a_tool_cleans_up_and_exits(
     cli_home: Path,
     number: signal.Signals,
 ) -> None:
-    token = sleeper_token()
-    server.enqueue(sleeper(token))
-    session = chat("--yes")
-    session.submit("sleep")
-    pid = wait_for_pid(token)
-    session.extra_pids.append(pid)
+    session, pid = chat_running_a_sleeper(chat, server)
     session.child.kill(number)
 
     assert session.exit_status() == EXIT_CODES[number]
@@ -90,12 +96,7 @@ def test_repl_when_the_terminal_really_closes(
     workspace: Path,
 ) -> None:
     """The real thing: the pseudo-terminal's master side closes, the kernel hangs up."""
-    token = sleeper_token()
-    server.enqueue(sleeper(token))
-    session = chat("--yes")
-    session.submit("sleep")
-    pid = wait_for_pid(token)
-    session.extra_pids.append(pid)
+    session, pid = chat_running_a_sleeper(chat, server)
     session.child.ptyproc.fileobj.close()  # the window closes
     deadline = time.monotonic() + 10
     while session.child.isalive() and time.monotonic() < deadline:

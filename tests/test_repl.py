@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -20,6 +19,7 @@ import pytest
 
 from tests.conftest import AGENTCLI, NOTES_LINES, build_env
 from tests.scripted_server import Reply, ScriptedServer
+from tests.test_e2e_process import sleeper_token
 
 ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])")
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
@@ -380,8 +380,7 @@ def test_write_file_denied_with_n(chat: StartChat, server: ScriptedServer, works
 def test_ctrl_c_kills_a_running_command_and_the_next_message_works(
     chat: StartChat, server: ScriptedServer, workspace: Path
 ) -> None:
-    # Found by their arguments: a PID written from inside the sandbox is the sandbox's own.
-    token = f"{os.getpid() % 1000}{time.time_ns() % 10**6}"
+    token = sleeper_token().removeprefix("300.")  # two sleeps: 300.TOKEN and 301.TOKEN
     command = f"echo live-output; sleep 300.{token} & exec sleep 301.{token}"
     server.enqueue(
         Reply.tool_calls([{"id": "s1", "name": "run_shell", "arguments": {"command": command}}])
@@ -492,8 +491,7 @@ def test_ctrl_c_at_the_approval_prompt_denies_and_cancels(
 def test_ctrl_c_after_the_approval_prompt_was_answered_kills_the_tool(
     chat: StartChat, server: ScriptedServer, workspace: Path
 ) -> None:
-    # Found by its argument: a PID written from inside the sandbox is the sandbox's own.
-    token = f"302.{os.getpid() % 1000}{time.time_ns() % 10**6}"
+    token = sleeper_token()
     command = f"echo started-now; exec sleep {token}"
     server.enqueue(
         Reply.tool_calls([{"id": "s1", "name": "run_shell", "arguments": {"command": command}}])
