@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from agentcli import events as ev
 from agentcli.changes import WorkspaceChanges
@@ -29,6 +28,7 @@ from agentcli.process.jobs import JobManager
 from agentcli.process.run import LiveTrees
 from agentcli.providers.base import Provider
 from agentcli.providers.factory import make_provider
+from agentcli.records import dataclass
 from agentcli.sessions.session import Session
 from agentcli.settings import ModelSpec, RunSettings, context_window
 from agentcli.system_prompt import build_system_prompt

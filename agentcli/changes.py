@@ -6,8 +6,9 @@ here; `/diff` adds `git diff` for those when the workspace is a git repository."
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from agentcli.records import dataclass, field
 
 MAX_KEPT_BYTES = 2_000_000  # a larger file is listed as changed, not diffed
 

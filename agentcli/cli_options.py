@@ -14,8 +14,9 @@ keyword in `agentcli.settings.resolve_settings` (where its value is used).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
+
+from agentcli.records import dataclass
 
 BOTH = ("run", "chat")
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli import events as ev
 from agentcli.messages import Conversation, Message
 from agentcli.providers.base import ModelRequest, Provider
+from agentcli.records import dataclass, replace
 from agentcli.waiting import WaitingNotice
 
 RESULT_CHARS_IN_TRANSCRIPT = 2_000

@@ -6,8 +6,9 @@ given (Typer's vendored click or click itself: only attributes both have are rea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from agentcli.records import dataclass
 
 SHELLS = ("bash", "zsh", "fish")
 _FILES = {"bash": "agentcli.bash", "zsh": "_agentcli", "fish": "agentcli.fish"}

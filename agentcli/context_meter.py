@@ -6,10 +6,10 @@ none of them knows it, the meter says `ctx ?` rather than guess."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentcli.compaction import messages_tokens, text_tokens, tools_tokens
+from agentcli.records import dataclass
 
 if TYPE_CHECKING:
     from agentcli.agent import Agent

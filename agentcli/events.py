@@ -8,8 +8,9 @@ camelCase names, optional fields omitted (never null).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
+
+from agentcli.records import dataclass, field, fields
 
 PROTOCOL_VERSION = "1.0"
 

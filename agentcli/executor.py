@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agentcli.error_kinds import DENIED, FAILED, INVALID
@@ -20,6 +19,7 @@ from agentcli.messages import Message, ToolCall, new_id
 from agentcli.policy import Policy
 from agentcli.policy.engine import TurnCancelled
 from agentcli.quick_schema import conforms
+from agentcli.records import dataclass, replace
 from agentcli.refine import refine_arguments
 from agentcli.risk import ApprovalRequest, Decision
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput

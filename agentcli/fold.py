@@ -5,11 +5,11 @@ summary, the AG-UI server and client) reads this instead of keeping its own maps
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli import events as ev
 from agentcli.error_kinds import DENIED, FAILED, INTERRUPTED
+from agentcli.records import dataclass, field
 
 
 @dataclass(slots=True)

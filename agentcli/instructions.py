@@ -5,9 +5,9 @@ system instructions, outermost first so that the most specific comes last."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.records import dataclass
 from agentcli.safe_open import read_regular
 
 MAX_BYTES = 64 * 1024  # per file; more is cut with a note

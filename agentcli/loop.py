@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcli import events as ev
@@ -14,6 +13,7 @@ from agentcli.errors import AgentCliError, ProviderError
 from agentcli.executor import Executor
 from agentcli.messages import Conversation, Message, TurnCollector
 from agentcli.providers.base import ModelRequest, Provider
+from agentcli.records import dataclass, field
 from agentcli.waiting import WaitingNotice
 
 Emit = Callable[[ev.Event], None]

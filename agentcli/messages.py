@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from agentcli.records import dataclass, field
 
 if TYPE_CHECKING:
     from agentcli import events as ev

@@ -4,9 +4,10 @@ and policy each import it and never each other at import time."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Literal
+
+from agentcli.records import dataclass, field
 
 if TYPE_CHECKING:
     from agentcli.policy.shell_parse import SimpleCommand

@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from agentcli.config import Config, load_config
 from agentcli.config.schema import SETTINGS, range_problem
 from agentcli.errors import ConfigError, UsageError
+from agentcli.records import dataclass, field, fields
 
 OutputFormat = Literal["text", "json", "jsonl"]
 
@@ -300,7 +300,7 @@ def _remote_agent(
 
 
 def _fields(provider: ProviderConfig) -> dict[str, Any]:
-    return {name: getattr(provider, name) for name in provider.__dataclass_fields__}
+    return {f.name: getattr(provider, f.name) for f in fields(provider)}
 
 
 def context_window(config: Config, model: str) -> int:
@@ -320,7 +320,7 @@ def with_model(
     settings: RunSettings, text: str, env: Mapping[str, str] = os.environ
 ) -> RunSettings:
     """The same settings with another model (`/model NAME` in the REPL)."""
-    from dataclasses import replace
+    from agentcli.records import replace
 
     providers = providers_of(settings.config)
     spec = parse_model(text, providers, flag="/model")

@@ -7,8 +7,9 @@ components, so `/w/proj-evil` is not inside `/w/proj` and a symlink pointing out
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from agentcli.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,6 @@ memory bounded, head and tail kept, secrets withheld, background jobs controlled
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
 import time
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from agentcli import records
 from agentcli.process.capture import OutputCapture
 from agentcli.process.env import child_environment
 from agentcli.process.jobs import JobManager
@@ -252,7 +252,7 @@ def test_stop_all_ends_every_live_tree(ctx):
 def test_each_run_stops_only_its_own_trees(ctx, tmp_path):
     theirs_live = LiveTrees()  # another run's (agentcli serve runs several at once)
     jobs = JobManager(tmp_path / "other", limit=30_000, live=theirs_live)
-    other = dataclasses.replace(ctx, processes=theirs_live, jobs=jobs)
+    other = records.replace(ctx, processes=theirs_live, jobs=jobs)
 
     async def scenario():
         await RunShell().execute({"command": "sleep 300", "background": True}, ctx)

@@ -12,13 +12,13 @@ import os
 import socket
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from agentcli.process.capture import OutputCapture
 from agentcli.process.run import CommandResult, run_command
+from agentcli.records import replace
 from agentcli.sandbox.confine import Sandbox, SandboxSettings
 from agentcli.sandbox.mechanisms import detect
 from agentcli.sandbox.profiles import Profile

@@ -7,12 +7,12 @@ Needs only httpx (no serve extra)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentcli import events as ev
+from agentcli import records
 from agentcli.agui.wire import message_to_wire
 from agentcli.errors import ProviderError
 from agentcli.fold import StreamFold
@@ -64,7 +64,7 @@ def event_from_wire(raw: dict[str, Any], local_tools: set[str]) -> ev.Event | No
         cls = _PASSED.get(str(kind))
         if cls is None:
             return None
-    known = {f.name for f in dataclasses.fields(cls)}
+    known = {f.name for f in records.fields(cls)}
     try:
         return cls(**{k: v for k, v in fields.items() if k in known})  # newer fields dropped
     except TypeError:

@@ -12,7 +12,6 @@ import hmac
 import ipaddress
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli import events as ev
@@ -24,6 +23,7 @@ from agentcli.fold import StreamFold
 from agentcli.messages import ToolCall
 from agentcli.output.base import RunSummary
 from agentcli.process.run import LiveTrees
+from agentcli.records import dataclass, field
 from agentcli.risk import ApprovalRequest
 from agentcli.settings import RunSettings
 

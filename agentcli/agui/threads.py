@@ -10,12 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcli.agui.wire import CONFIRM_PREFIX, message_from_sdk, text_of
 from agentcli.messages import Conversation, Message, ToolCall
+from agentcli.records import dataclass, field
 from agentcli.risk import Decision
 from agentcli.sessions.session import Session
 from agentcli.sessions.store import sessions_dir

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcli.config import trust
 from agentcli.config.files import project_config_path, read_config_file, user_config_path
 from agentcli.config.schema import SETTINGS, is_dangerous
+from agentcli.records import dataclass, field
 
 # Environment variables that set configuration keys (API keys are not settings: they are
 # read from the variable a provider names, when a request is made).

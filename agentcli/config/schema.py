@@ -3,8 +3,9 @@ file may not set (they loosen the policy, run code, or redirect requests and key
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from agentcli.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,11 +12,11 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcli.errors import ConfigError
+from agentcli.records import dataclass, field
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentcli import events as ev
+from agentcli.records import dataclass
 
 
 @dataclass(slots=True)

@@ -11,9 +11,10 @@ after this, so it is not affected."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
+
+from agentcli import records
 
 _PICTURES = {code: chr(0x2400 + code) for code in range(0x20) if code not in (0x09, 0x0A)}
 _PICTURES[0x7F] = "\u2421"  # ␡
@@ -48,10 +49,10 @@ def visible_event(event: Any) -> Any:
     """A copy of an event with every string in it made visible (the same event when it
     has nothing to change). Renderers call this first, so no field is forgotten."""
     changes = {}
-    for field in dataclasses.fields(event):
+    for field in records.fields(event):
         value = getattr(event, field.name)
         if isinstance(value, (str, list, dict)):
             shown = _deep(value)
             if shown != value:
                 changes[field.name] = shown
-    return dataclasses.replace(event, **changes) if changes else event
+    return records.replace(event, **changes) if changes else event

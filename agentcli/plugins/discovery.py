@@ -16,8 +16,9 @@ import json
 import os
 import sys
 import zlib
-from dataclasses import dataclass
 from typing import Any
+
+from agentcli.records import dataclass
 
 GROUPS = ("agentcli.tools", "agentcli.providers")
 _FORMAT = 1

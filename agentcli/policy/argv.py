@@ -9,7 +9,8 @@ word stays an operand: operands are checked as paths, so a guess never hides one
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from agentcli.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

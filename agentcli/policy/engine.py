@@ -8,7 +8,6 @@ made for the session applies at once to the calls still waiting."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,6 +20,7 @@ from agentcli.policy.rules import (
     covers,
     matches_any,
 )
+from agentcli.records import dataclass, field
 from agentcli.risk import ApprovalRequest, DecidedBy, Decision, DecisionKind, Risk
 from agentcli.workspace import Workspace
 

@@ -22,8 +22,9 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from agentcli.records import dataclass
 
 WORKTREE = frozenset({"status", "diff", "describe", "ls-files", "grep", "blame"})
 INDEX_WRITERS = frozenset({"status", "diff", "describe"})  # refresh and write the index

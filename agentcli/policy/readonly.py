@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 
 from agentcli.policy.argv import Option, matches, parse_options
 from agentcli.policy.scripts import awk_program_problem, sed_script_problem
 from agentcli.policy.shell_parse import SimpleCommand
+from agentcli.records import dataclass, replace
 
 Check = Callable[[list[str]], str | None]  # argv after the program -> why it is not read-only
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from agentcli.errors import ConfigError
 from agentcli.policy.shell_parse import UNKNOWN, SimpleCommand
+from agentcli.records import dataclass, field
 from agentcli.risk import Subjects
 
 _RULE = re.compile(r"^\s*([A-Za-z_][\w.*?-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)

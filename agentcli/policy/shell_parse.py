@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from agentcli.records import dataclass, field
 
 # Named node kinds allowed in a plain command, and the anonymous tokens allowed between them.
 PLAIN_NODES = frozenset(

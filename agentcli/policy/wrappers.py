@@ -8,9 +8,8 @@ script file, a shell reading stdin, a string decided when it runs), the command 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from agentcli.policy.shell_parse import UNKNOWN
+from agentcli.records import dataclass, field
 
 # Programs that run the rest of their arguments as a command (after options of their own).
 WRAPPERS = frozenset(

@@ -8,13 +8,13 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcli.process.capture import OutputCapture
 from agentcli.process.run import LiveTrees, start_tree
 from agentcli.process.tree import PipeReader, ProcessTree
+from agentcli.records import dataclass, field
 
 
 @dataclass(slots=True)

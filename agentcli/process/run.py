@@ -6,11 +6,11 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentcli.process.capture import OutputCapture
 from agentcli.process.tree import PipeReader, ProcessTree, start
+from agentcli.records import dataclass, field
 
 if TYPE_CHECKING:
     from agentcli.sandbox.confine import Confined

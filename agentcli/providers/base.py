@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentcli.events import Event, StepEnd
 from agentcli.messages import Message
+from agentcli.records import dataclass, field
 
 
 @dataclass(slots=True)

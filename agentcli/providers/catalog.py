@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentcli.config import Config
 from agentcli.errors import ConfigError, ProviderError
 from agentcli.providers.base import ListedModel
 from agentcli.providers.spec import provider_spec
+from agentcli.records import dataclass, field, replace
 from agentcli.settings import (
     ModelSpec,
     ProviderConfig,

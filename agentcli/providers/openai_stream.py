@@ -5,11 +5,11 @@ whole, arguments as objects, missing ids or arguments, `finish_reason: stop` wit
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli import events as ev
 from agentcli.messages import new_id
+from agentcli.records import dataclass, field
 
 
 @dataclass(slots=True)

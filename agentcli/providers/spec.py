@@ -7,8 +7,9 @@ reading the table imports no provider module and scans no entry points."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+from agentcli.records import dataclass, replace
 
 if TYPE_CHECKING:
     from agentcli.providers.base import ListedModel, Provider

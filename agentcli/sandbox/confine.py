@@ -11,10 +11,10 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.records import dataclass, field
 from agentcli.risk import Risk
 from agentcli.sandbox import guard
 from agentcli.sandbox.layout import Layout, build_layout, protected_paths

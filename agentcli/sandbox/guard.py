@@ -9,8 +9,9 @@ import contextlib
 import os
 import shutil
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from agentcli.records import dataclass, field
 
 MAX_FILES = 2000
 MAX_BYTES = 8 * 1024 * 1024

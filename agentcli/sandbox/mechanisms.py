@@ -7,7 +7,8 @@ import functools
 import os
 import shutil
 import sys
-from dataclasses import dataclass
+
+from agentcli.records import dataclass
 
 SECCOMP_ARCHES = ("x86_64", "aarch64")
 

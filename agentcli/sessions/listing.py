@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from agentcli.messages import message_to_dict
+from agentcli.records import asdict, dataclass
 from agentcli.sessions.session import Session
 from agentcli.sessions.store import iter_records, sessions_dir
 

@@ -8,7 +8,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from agentcli import events as ev
 from agentcli.errors import UsageError
 from agentcli.messages import Conversation, Message, message_from_dict, message_to_dict
 from agentcli.output.base import RunSummary
+from agentcli.records import dataclass, field
 from agentcli.sessions.coalesce import Coalescer
 from agentcli.sessions.store import (
     FORMAT_VERSION,

@@ -18,12 +18,12 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcli.errors import AgentCliError
 from agentcli.paths import data_dir
+from agentcli.records import dataclass, field
 
 FORMAT_VERSION = 1
 LOCK_WAIT_SECONDS = 5.0  # how long a second writer waits for the first to finish

@@ -5,10 +5,10 @@ optional examples (request → arguments) for the local model's router."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.records import dataclass, field
 from agentcli.risk import Assessment, Risk, Subjects
 from agentcli.tools.content import Part, render_text
 from agentcli.workspace import Workspace

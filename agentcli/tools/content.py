@@ -4,8 +4,9 @@ text rendering, for providers and outputs that take only text."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
+
+from agentcli.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

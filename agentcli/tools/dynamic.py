@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
+from agentcli.records import dataclass
 from agentcli.risk import Assessment, Risk, Subjects
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry

@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+
+from agentcli.records import dataclass
 
 GITIGNORE = ".gitignore"
 

@@ -12,9 +12,9 @@ api_key_env = "BRAVE_API_KEY"       # the variable holding the key
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
+from agentcli.records import dataclass
 from agentcli.tools.base import ToolFailure
 
 HOW_TO = (

@@ -9,9 +9,9 @@ import os
 import stat
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from agentcli.records import dataclass, field, replace
 from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
 from agentcli.tools.base import ToolContext, ToolFailure
 from agentcli.tools.files import walk_base

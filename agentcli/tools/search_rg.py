@@ -17,9 +17,9 @@ import os
 import shutil
 import sysconfig
 import tempfile
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentcli.records import dataclass
 from agentcli.tools.base import ToolFailure
 from agentcli.tools.ignore import SearchGlob, rebase_rule
 from agentcli.tools.search_plan import (

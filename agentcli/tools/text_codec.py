@@ -3,8 +3,7 @@ from the edit: the same encoding (and BOM), the same line endings."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from agentcli.records import dataclass
 from agentcli.tools.base import ToolFailure
 
 _BOMS = (

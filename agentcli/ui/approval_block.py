@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import Any, TextIO
 
 from agentcli.output.visible import visible
 from agentcli.policy import Prompt
 from agentcli.policy.engine import ChoiceKind, offered, remembered
+from agentcli.records import dataclass
 from agentcli.risk import Risk
 from agentcli.ui.reasons import plain_reasons
 

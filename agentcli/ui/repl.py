@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import signal
 import sys
 import time
@@ -24,7 +23,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.output.plain_text import PlainTextOutput
 
-from agentcli import __version__
+from agentcli import __version__, records
 from agentcli.agent import Agent
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.output import terminal
@@ -147,7 +146,7 @@ class Repl:
     def set_approval_mode(self, mode: Mode) -> None:
         """For this agent, and the ones /clear, /resume and /model make after it."""
         set_mode(self.agent.policy, mode)
-        self.settings = dataclasses.replace(self.settings, yes=mode == "yes", deny=mode == "deny")
+        self.settings = records.replace(self.settings, yes=mode == "yes", deny=mode == "deny")
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys, screen=self.screen)

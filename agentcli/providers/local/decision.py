@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+from agentcli.records import dataclass
 
 ANSWER = "answer"  # the decision "no tool: answer in words"
 COMPACT = (",", ":")  # JSON separators of a decision: the grammar allows no other spacing

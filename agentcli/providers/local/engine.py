@@ -14,12 +14,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentcli.errors import ProviderError
 from agentcli.providers.local.prompts import Turn
+from agentcli.records import dataclass
 
 # Prompt formats for models whose GGUF has no chat template (base models).
 GEMMA_TEMPLATE = (

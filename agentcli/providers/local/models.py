@@ -14,11 +14,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 from agentcli.errors import ConfigError
+from agentcli.records import dataclass
 
 RUNTIME_MODULE = "llama_cpp"
 RUNTIME_DISTRIBUTION = "llama-cpp-python"

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.messages import Message
 from agentcli.providers.local.conversation import last_user_request
 from agentcli.providers.local.decision import ANSWER, render_decision
 from agentcli.providers.local.results import call_text, tool_result_text
+from agentcli.records import dataclass
 
 if TYPE_CHECKING:
     from agentcli.providers.local.router import Example

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +63,7 @@ from agentcli.providers.local.scoring import (
     combine_scores,
     intent_prompt,
 )
+from agentcli.records import dataclass, field, fields
 
 # The scored choice's weights, chosen on the example bank (bench/local_model.py
 # --calibrate, leave-one-out), not on the benchmark's prompts.
@@ -108,7 +108,7 @@ class LocalOptions:
     def from_mapping(cls, values: dict[str, Any] | None) -> LocalOptions:
         options = cls()
         for key, value in (values or {}).items():
-            if key in cls.__dataclass_fields__:
+            if key in {f.name for f in fields(cls)}:
                 kind = type(getattr(options, key))
                 if kind in (int, float) and not isinstance(value, bool):
                     value = kind(value)

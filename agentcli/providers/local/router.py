@@ -16,10 +16,10 @@ import itertools
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.providers.local.decision import ANSWER
+from agentcli.records import dataclass, field
 
 # Tools a small model is offered by default: the ones a newcomer's first questions need.
 # (The rest still run when a bigger model asks for them; `tools = "all"` offers them all.)

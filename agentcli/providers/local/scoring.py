@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli.providers.local.decision import ANSWER
 from agentcli.providers.local.prompts import first_sentence
+from agentcli.records import dataclass, replace
 
 # What a user who wants each tool says it is for, in a user's words: the "channel" score
 # of a tool is how likely the request is after "The user wants to INTENT. The user says:".
