@@ -4,7 +4,6 @@ that name the file, the line and what is wrong."""
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +64,8 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
         return {}, []
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+    import tomllib  # only when a file exists: 4 ms most runs need not pay
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

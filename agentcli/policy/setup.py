@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 
 from agentcli.config import Config
-from agentcli.config.edit import append_values
 from agentcli.config.files import project_config_path
 from agentcli.config.trust import is_trusted
 from agentcli.policy.engine import Approver, Policy
@@ -29,6 +28,8 @@ def project_rule_writer(workspace: Workspace):  # type: ignore[no-untyped-def]
     """Saves "always in this project" choices as readable rules in the project's file."""
 
     def save(rules: list[str]) -> str:
+        from agentcli.config.edit import append_values  # its TOML modules: only to save a rule
+
         path = project_config_path(workspace.root)
         append_values(path, "policy.allow", rules)
         note = f"saved {', '.join(rules)} to {path}"
