@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -58,16 +59,28 @@ class RetryableError(ProviderError):
 def new_client(base_url: str = "") -> httpx.AsyncClient:
     import httpx
 
-    verify: Any = True
-    if base_url.startswith("http://"):
-        # Plain HTTP (a local server) never uses TLS: skip loading the CA bundle, tens of
-        # milliseconds. A context with no CA is not "unverified": any TLS would fail.
-        import ssl
-
-        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     headers = {"user-agent": f"agentcli/{__version__}"}
     timeout = httpx.Timeout(**TIMEOUT_SECONDS)
+    if not base_url.startswith("http://"):
+        return httpx.AsyncClient(timeout=timeout, headers=headers)
+    if not _proxy_in_environment():
+        # A plain-HTTP server (a local one, mostly) gets the light transport.
+        from agentcli.providers.plain_http import PlainHttpTransport
+
+        transport = PlainHttpTransport()
+        return httpx.AsyncClient(timeout=timeout, headers=headers, transport=transport)
+    # httpx routes through the proxy (and honours NO_PROXY) only with its own transports.
+    # No CA bundle is loaded for them (tens of milliseconds): the server is plain HTTP, and
+    # a context with no CA is not "unverified": any TLS would fail.
+    import ssl
+
+    verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     return httpx.AsyncClient(timeout=timeout, headers=headers, verify=verify)
+
+
+def _proxy_in_environment() -> bool:
+    names = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+    return any(os.environ.get(name) for name in names)
 
 
 def error_detail(body: bytes) -> str:
