@@ -35,7 +35,10 @@ def _user_home() -> str:
         return home
     import pwd
 
-    return pwd.getpwuid(os.getuid()).pw_dir
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:  # an account with no passwd entry (a container's arbitrary uid)
+        return os.path.expanduser("~")
 
 
 def platform_dir(kind: str) -> Path:

@@ -6,8 +6,8 @@ with `exec` when the class is defined: about 0.7 ms a class here, 85 ms of a one
 `agentcli run` (121 classes) and a third of `agentcli policy explain`, most of them for
 classes the run never instantiates. Importing `dataclasses` also imports `inspect` (about
 8 ms). Here the methods are shared functions that read the class's field table, so a class
-is defined in microseconds; making an instance costs a few microseconds more than a
-generated `__init__`, which no path here notices.
+is defined in microseconds; making an instance costs about 1 µs more than with a
+generated `__init__` (1.7 µs against 0.7 µs for an event), which no path here notices.
 
 Supported: `dataclass(frozen=, slots=, kw_only=, eq=, repr=)`, `field(default=,
 default_factory=, init=, repr=, compare=, hash=, kw_only=)`, `ClassVar` annotations,
@@ -17,6 +17,7 @@ inheritance, `__post_init__`, and `fields`, `replace`, `asdict`. Anything else
 
 from __future__ import annotations
 
+from _thread import get_ident
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, dataclass_transform
 
@@ -288,10 +289,10 @@ def _make_init(cls: type, every: tuple[Field, ...], frozen: bool) -> Callable[..
 
 def _make_repr(every: tuple[Field, ...]) -> Callable[[Any], str]:
     shown = tuple(f.name for f in every if f.repr)
-    busy: set[int] = set()  # instances being shown: a record inside itself prints as ...
+    busy: set[tuple[int, int]] = set()  # being shown, by thread: a record inside itself is ...
 
     def __repr__(self: Any) -> str:
-        key = id(self)
+        key = (id(self), get_ident())
         if key in busy:
             return "..."
         busy.add(key)
