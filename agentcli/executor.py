@@ -143,7 +143,10 @@ class Executor:
         decided: Decision | None = None,
         on_result: Callable[[Message], None] | None = None,
     ) -> Message | None:
-        started = time.monotonic()
+        # The tool's own time: from when it starts running (after its approval, which may
+        # have waited on a person, and its turn among concurrent calls) to its result; a
+        # call that never runs reports the time it took to refuse.
+        started = [time.monotonic()]
         try:
             prepared = self.prepare(call)
         except InvalidCall as invalid:
@@ -152,11 +155,11 @@ class Executor:
         else:
             self._invalid_streak[call.name] = 0
             try:
-                output = await self._decide_and_execute(call, prepared, decided)
+                output = await self._decide_and_execute(call, prepared, decided, started)
             except _Deferred:
                 self.deferred.append(call.id)
                 return None
-        latency_ms = int((time.monotonic() - started) * 1000)
+        latency_ms = int((time.monotonic() - started[0]) * 1000)
         metadata: dict[str, Any] = {"latencyMs": latency_ms}
         if output.error:
             metadata["error"] = output.summary or output.content
@@ -248,7 +251,7 @@ class Executor:
         return sandbox.profile_for(assessment.risk, tool.requested_sandbox(args)).value
 
     async def _decide_and_execute(
-        self, call: ToolCall, prepared: Prepared, decided: Decision | None
+        self, call: ToolCall, prepared: Prepared, decided: Decision | None, started: list[float]
     ) -> ToolOutput:
         tool, args = prepared.tool, prepared.args
         try:
@@ -271,6 +274,7 @@ class Executor:
                 self.defer(call, request, verdict.reasons)
                 raise _Deferred
         decision = decided or await self.policy.decide(request)
+        started[0] = time.monotonic()
         self._emit_approval(call, tool, assessment.risk.label, decision, profile)
         if not decision.allowed:
             self.denied += 1
@@ -289,6 +293,7 @@ class Executor:
                     f"denied: the call changed since approval: {again.reason}", DENIED
                 )
             self._emit_state(call, "running")
+            started[0] = time.monotonic()
             try:
                 # Approved as a call inside the workspace: the tool must not open anything
                 # outside it or sensitive, whatever the file system looks like by then.

@@ -177,6 +177,22 @@ def test_result_events_carry_latency_and_error_metadata():
     assert isinstance(result.metadata["latencyMs"], int)
 
 
+def test_latency_is_the_tools_own_time_not_the_wait_for_approval():
+    from agentcli.policy.engine import UserChoice
+
+    async def slow_person(prompt: Any) -> UserChoice:
+        await asyncio.sleep(0.6)
+        return UserChoice("once")
+
+    Risky.ran = 0
+    executor, events = make(Policy(approver=slow_person))
+    started = time.monotonic()
+    (result,) = run(executor, [call("risky", {})])
+    assert time.monotonic() - started >= 0.6 and result.error is None and Risky.ran == 1
+    (finished,) = [e for e in events if isinstance(e, ev.ToolCallResult)]
+    assert finished.metadata["latencyMs"] < 300
+
+
 def test_refine_keeps_required_values_and_unknown_names():
     schema = {
         "type": "object",
