@@ -176,6 +176,12 @@ def test_definition_errors_match_dataclasses() -> None:
                 a: int = 0
                 b: int
 
+        with pytest.raises(TypeError, match="no type annotation"):
+
+            @library.dataclass
+            class Unannotated:
+                a = library.field(default=0)
+
         @library.dataclass(frozen=True)
         class Still:
             a: int = 0
