@@ -17,7 +17,6 @@ import pexpect
 import pytest
 
 from agentcli.risk import Risk
-from agentcli.tools import system_info
 from agentcli.tools.ask_user import AskUser
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.system_info import SystemInfo
@@ -68,7 +67,7 @@ def test_system_info_measures_the_workspace_disk(
         seen.append(Path(path))
         return real(path)
 
-    monkeypatch.setattr(system_info.shutil, "disk_usage", spy)
+    monkeypatch.setattr(shutil, "disk_usage", spy)  # the module imports shutil when it runs
     _, rows = info(tmp_path)
 
     assert seen == [Path(os.path.realpath(tmp_path))]

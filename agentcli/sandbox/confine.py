@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -226,6 +225,8 @@ class Sandbox:
         if backend is None or profile is Profile.NONE:
             return Confined(list(argv), dict(env), Profile.NONE)
         if "/" not in argv[0]:  # found on the child's PATH here, as an unconfined start would
+            import shutil  # here, as tempfile below: `policy explain` needs neither
+
             found = shutil.which(argv[0], path=env.get("PATH", os.defpath))
             if found is None:
                 raise FileNotFoundError(2, "No such file or directory", argv[0])
@@ -296,5 +297,7 @@ class Sandbox:
 
     def close(self) -> None:
         if self._temp is not None:
+            import shutil
+
             shutil.rmtree(self._temp, ignore_errors=True)
             self._temp = None

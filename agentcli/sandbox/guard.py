@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -87,6 +86,8 @@ def _same(path: str, entry: Entry) -> bool:
 
 
 def _remove(path: str) -> None:
+    import shutil
+
     with contextlib.suppress(OSError):
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import sys
 
 from agentcli.records import dataclass
@@ -63,6 +62,7 @@ def landlock_abi() -> tuple[int, str]:
 
 
 def find_bwrap() -> tuple[str | None, str | None, str]:
+    import shutil
     import subprocess  # here: only a probe of bubblewrap starts a process
 
     path = shutil.which("bwrap")
@@ -91,6 +91,8 @@ def detect() -> Mechanisms:
     bwrap, version, bwrap_note = (None, None, "Linux only")
     if _system() == "Linux":
         bwrap, version, bwrap_note = find_bwrap()
+    import shutil
+
     seatbelt = shutil.which("sandbox-exec") if sys.platform == "darwin" else None
     return Mechanisms(
         system=_system(),

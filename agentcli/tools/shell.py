@@ -5,8 +5,6 @@ Every process runs in its own process group with a clean environment and stdin f
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +45,8 @@ _TIMEOUT_SCHEMA = {
 
 
 def shell_argv(command: str) -> list[str]:
+    import shutil  # shutil and tempfile: here, not at import (`policy explain` needs neither)
+
     shell = shutil.which("bash") or "/bin/sh"
     return [shell, "-c", command]
 
@@ -280,6 +280,8 @@ class RunShell(Tool):
 def find_python(ctx: ToolContext) -> str:
     if ctx.python:
         return ctx.python
+    import shutil
+
     path = ctx.child_env.get("PATH", os.environ.get("PATH", ""))
     found = shutil.which("python3", path=path) or shutil.which("python", path=path)
     if not found:
@@ -313,6 +315,8 @@ class RunPython(Tool):
         timeout = args.get("timeout", DEFAULT_TIMEOUT)
         # In a sandbox, the script lives in the sandbox's own temp dir, which it can read.
         parent = ctx.sandbox.temp if ctx.sandboxed and ctx.profile != "none" else None
+        import tempfile
+
         with tempfile.TemporaryDirectory(prefix="agentcli-python-", dir=parent) as scratch:
             script = Path(scratch) / "snippet.py"
             script.write_text(args["code"], encoding="utf-8")

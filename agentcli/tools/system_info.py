@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ def _gib(count: float) -> str:
 
 def gather(workspace: Path) -> list[tuple[str, str]]:
     import platform
+    import shutil  # here: listing the tools (`policy explain`) needs no shutil
 
     import psutil
 
