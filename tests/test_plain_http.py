@@ -228,3 +228,16 @@ def test_a_proxy_named_in_the_environment_still_carries_plain_http(
     assert not isinstance(transport, PlainHttpTransport)
     assert body == b"hello"
     assert server.requests[0].startswith(b"POST http://model.invalid:8080/v1/chat HTTP/1.1")
+
+
+def test_a_request_http_1_1_cannot_carry_is_httpxs_local_protocol_error(server: RawServer) -> None:
+    server.script = SCENARIOS["content-length"]
+
+    async def attempt() -> None:
+        async with httpx.AsyncClient(transport=PlainHttpTransport()) as client:
+            request = client.build_request("POST", f"{server.url}/x", content=b"abc")
+            request.headers["content-length"] = "5"  # claims more than it carries
+            await client.send(request)
+
+    with pytest.raises(httpx.LocalProtocolError):
+        asyncio.run(attempt())

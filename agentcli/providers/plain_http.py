@@ -91,13 +91,17 @@ class _Exchange:
     async def send(self) -> httpx.Response:
         request = self.request
         body = await request.aread()
-        head = h11.Request(
-            method=request.method, target=request.url.raw_path, headers=list(request.headers.raw)
-        )
-        wire = self.h11.send(head) or b""
-        if body:
-            wire += self.h11.send(h11.Data(data=body)) or b""
-        wire += self.h11.send(h11.EndOfMessage()) or b""
+        try:
+            head = h11.Request(
+                method=request.method, target=request.url.raw_path,
+                headers=list(request.headers.raw),
+            )  # fmt: skip
+            wire = self.h11.send(head) or b""
+            if body:
+                wire += self.h11.send(h11.Data(data=body)) or b""
+            wire += self.h11.send(h11.EndOfMessage()) or b""
+        except h11.LocalProtocolError as exc:  # a request HTTP/1.1 cannot carry
+            raise httpx.LocalProtocolError(str(exc), request=request) from exc
         try:
             async with asyncio.timeout(self.timeouts.get("write")):
                 self.writer.write(wire)
