@@ -225,7 +225,7 @@ class Sandbox:
         if backend is None or profile is Profile.NONE:
             return Confined(list(argv), dict(env), Profile.NONE)
         if "/" not in argv[0]:  # found on the child's PATH here, as an unconfined start would
-            import shutil  # here, as tempfile below: `policy explain` needs neither
+            import shutil  # here, as tempfile is: `policy explain` needs neither
 
             found = shutil.which(argv[0], path=env.get("PATH", os.defpath))
             if found is None:
