@@ -119,8 +119,8 @@ def test_many_commands_in_one_process(run_cli: RunCli) -> None:
 def test_explain_imports_no_event_loop_network_or_rendering(cli_home: Path, workspace: Path):
     """`policy explain` only decides: like `--version`, it must not pay for asyncio, the
     HTTP stack, the REPL, rich's Markdown or jsonschema, nor for what only other paths use
-    (dataclasses and inspect, tempfile and shutil, platformdirs, importlib.resources;
-    bench/README.md lists its imports)."""
+    (dataclasses and inspect, tempfile and shutil, platformdirs, importlib.resources, and
+    tomllib while no configuration file exists; bench/README.md lists its imports)."""
     unwanted = ("asyncio", "httpx", "prompt_toolkit", "jsonschema", "dataclasses", "inspect",
                 "tempfile", "shutil", "platformdirs", "tomllib")  # fmt: skip
     probe = (
