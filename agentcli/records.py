@@ -172,8 +172,9 @@ def _own_fields(cls: type, kw_only: bool) -> list[Field]:
             raise ValueError(f"mutable default {type(item.default)} for field {name} is not "
                              "allowed: use default_factory")  # fmt: skip
         own.append(item)
+    named = {item.name for item in own}
     for name, value in cls.__dict__.items():
-        if isinstance(value, Field) and name not in {item.name for item in own}:
+        if isinstance(value, Field) and name not in named:
             raise TypeError(f"{name!r} is a field but has no type annotation")
     return own
 

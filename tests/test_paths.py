@@ -4,6 +4,7 @@ platformdirs, which must agree with platformdirs for every way the variables can
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import platformdirs
 import pytest
@@ -31,7 +32,7 @@ def test_the_xdg_directories_agree_with_platformdirs(values) -> None:
                 patch.setenv(name, value)
         for kind in ("user_config_dir", "user_data_dir", "user_cache_dir"):
             expected = getattr(platformdirs, kind)("agentcli")
-            assert str(paths.platform_dir(kind)) == str(type(paths.platform_dir(kind))(expected))
+            assert paths.platform_dir(kind) == Path(expected)
 
 
 def test_agentcli_home_holds_everything(monkeypatch, tmp_path) -> None:
