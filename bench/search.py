@@ -6,6 +6,9 @@ prints medians over several runs:
 
 - search_content (ripgrep backend) vs `rg PATTERN`               target <= 1.5x
 - the same in the subdirectory src/ (ripgrep runs there too)     informational
+- the same in src/pkg07/, below the root's rule `src/**/generated/` informational
+- a look-around pattern (ripgrep lists the files, Python's `re`
+  reads them) vs `rg` with the nearest pattern it accepts         informational
 - search_content (pure-Python fallback) vs `rg PATTERN`          informational
 - search_files (ripgrep backend) vs `rg --files -g PATTERN`      target <= 2x
 - search_files (pure-Python fallback) vs `rg --files -g PATTERN` informational
@@ -35,6 +38,7 @@ from agentcli.tools.search_rg import find_ripgrep
 from agentcli.workspace import Workspace
 
 CONTENT_PATTERN = r"def process_\w+"
+LOOK_AROUND = (r"def process_\w+(?=\(items)", r"def process_\w+\(items")  # and rg's nearest
 RARE_PATTERN = r"class Rare\w+Error"
 FILES_GLOB = "**/*.py"
 WORDS = [
@@ -93,7 +97,7 @@ def build_tree(root: Path) -> int:
 
     (root / ".git" / "refs" / "heads").mkdir(parents=True)  # `rg` alone honours
     write(".git/HEAD", "ref: refs/heads/main\n")  # .gitignore only in a repository
-    write(".gitignore", "node_modules/\nbuild/\n*.log\n__pycache__/\n.venv/\n")
+    write(".gitignore", "node_modules/\nbuild/\n*.log\n__pycache__/\n.venv/\nsrc/**/generated/\n")
     n = 0
     for pkg in range(40):
         for mod in range(10):
@@ -182,14 +186,25 @@ def main() -> int:
             )
             rows.append((f"search_content {label} [python]", py_t, base_t, None))
 
-        args = {"pattern": CONTENT_PATTERN, "path": "src"}
-        base_t, base = median_time(rg_call(rg, ["-e", CONTENT_PATTERN], root / "src"), opts.runs)
+        for sub in ("src", "src/pkg07"):
+            args = {"pattern": CONTENT_PATTERN, "path": sub}
+            base_t, base = median_time(rg_call(rg, ["-e", CONTENT_PATTERN], root / sub), opts.runs)
+            rg_t, out = median_time(tool_call(SearchContent, args, ctx, "ripgrep"), opts.runs)
+            py_t, py_out = median_time(tool_call(SearchContent, args, ctx, "python"), 2)
+            assert out.content == py_out.content, "backends disagree"
+            print(f"\ncontent in {sub}/: {CONTENT_PATTERN!r} -> {out.summary}")
+            rows.append((f"search_content in {sub}/ [ripgrep]", rg_t, base_t, None))
+            rows.append((f"search_content in {sub}/ [python]", py_t, base_t, None))
+
+        pattern, nearest = LOOK_AROUND
+        args = {"pattern": pattern}
+        base_t, base = median_time(rg_call(rg, ["-e", nearest], root), opts.runs)
         rg_t, out = median_time(tool_call(SearchContent, args, ctx, "ripgrep"), opts.runs)
         py_t, py_out = median_time(tool_call(SearchContent, args, ctx, "python"), 2)
         assert out.content == py_out.content, "backends disagree"
-        print(f"\ncontent in src/: {CONTENT_PATTERN!r} -> {out.summary}")
-        rows.append(("search_content in src/ [ripgrep]", rg_t, base_t, None))
-        rows.append(("search_content in src/ [python]", py_t, base_t, None))
+        print(f"\nlook-around: {pattern!r} -> {out.summary}; `rg` is given {nearest!r}")
+        rows.append(("search_content look-around [ripgrep]", rg_t, base_t, None))
+        rows.append(("search_content look-around [python]", py_t, base_t, None))
 
         args = {"pattern": FILES_GLOB}
         base_t, base = median_time(rg_call(rg, ["--files", "-g", FILES_GLOB], root), opts.runs)

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
@@ -453,51 +455,193 @@ def test_ripgrep_searches_a_subdirectory_from_inside_it(ws, tmp_path, monkeypatc
     assert record.read_text().splitlines() == [str((ws / "src/sub").resolve())] * 3
 
 
-def test_a_rule_above_that_ripgrep_cannot_be_given_falls_back_to_the_walk(
+def test_rules_above_with_recursion_and_alternates_reach_ripgrep_rewritten(
     ws, tmp_path, monkeypatch
 ):
+    """`**`, `{a,b}` and escapes above a searched subdirectory: ripgrep, run inside it, is
+    given them rewritten (no walk in Python)."""
     if RG is None:
         pytest.skip("ripgrep (`rg`) is not installed")
     record = _recording_rg(tmp_path, monkeypatch)
-    write(ws, ".gitignore", "*.log\nbuild/\n!keep.log\n**/sub/*.py\n")
+    monkeypatch.setattr(search_py, "PinnedTree", None)  # the walk would fail
+    write(ws, ".gitignore", "*.log\nbuild/\n!keep.log\n**/sub/*.py\n{src,lib}/**/*.md\n")
+    write(ws, "src/.gitignore", "s\\*b/**/x.txt\n")
+    write(ws, "src/sub/deep/notes.md", "needle in markdown\n")
+    write(ws, "src/sub/deep/y.txt", "needle\n")
+    write(ws, "src/s*b/in/x.txt", "needle behind a star\n")
+    write(ws, "src/s*b/in/y.txt", "needle\n")
     out = grep(ws, "needle", path="src/sub")
-    assert out.content.startswith("No matches")  # util.py is ignored from the root
-    assert not record.exists()
-    assert grep(ws, "needle").summary == "5 matches in 5 files"  # the whole tree: ripgrep
-    assert record.read_text().splitlines() == [str(ws.resolve())]
+    assert match_lines(out) == ["src/sub/deep/y.txt:1:needle"]  # util.py, notes.md ignored
+    assert listed(find(ws, "**", path="src/s*b/in")) == ["src/s*b/in/y.txt"]
+    assert record.read_text().splitlines() == [
+        str((ws / "src/sub").resolve()),
+        str((ws / "src/s*b/in").resolve()),
+    ]
+
+
+def test_a_rule_that_would_write_out_too_far_is_walked_instead(ws, tmp_path, monkeypatch):
+    """Nine `[!x]` inside a name could each be a `/`: 512 rewritten lines. Past
+    MAX_WRITTEN_OUT the search of that subdirectory is walked (bounded work for a hostile
+    `.gitignore`), with the same result; one class fewer is still rewritten for ripgrep."""
+    from agentcli.tools.ignore_rebase import MAX_WRITTEN_OUT
+
+    if RG is None:
+        pytest.skip("ripgrep (`rg`) is not installed")
+    assert 2**8 <= MAX_WRITTEN_OUT < 2**9
+    record = _recording_rg(tmp_path, monkeypatch)
+    write(ws, "src/sub/deep/y.txt", "needle\n")
+    for classes, ripgrep_ran in ((9, False), (8, True)):
+        rule = "**/deep/" + "y[!x]" * classes + "y"
+        write(ws, ".gitignore", f"*.log\nbuild/\n!keep.log\n{rule}\n**/deep/*.txt\n")
+        out = grep(ws, "needle", path="src/sub")
+        assert match_lines(out) == ["src/sub/util.py:1:def needle():"]
+        assert record.exists() == ripgrep_ran
+
+
+def test_the_walk_serves_only_without_ripgrep(ws, monkeypatch):
+    """With ripgrep installed, every search (a subdirectory under rules with `**`, a glob,
+    a regular expression only Python accepts) is listed by ripgrep, never walked."""
+    if RG is None:
+        pytest.skip("ripgrep (`rg`) is not installed")
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    write(ws, "src/.gitignore", "generated/\n*.tmp\n!important.log\n**/deep/**/*.py\n")
+    write(ws, "src/sub/deep/er/hidden.py", "needle()\n")
+    monkeypatch.setattr(search_py, "PinnedTree", None)  # the walk would fail
+    # hidden.py is ignored from above by a `**` rule; util.py matches
+    assert match_lines(grep(ws, r"needle(?=\()", path="src/sub")) == [
+        "src/sub/util.py:1:def needle():"
+    ]
+    assert match_lines(grep(ws, r"(e)\1dle", glob="src/**")) == [
+        "src/important.log:1:needle re-included below",
+        "src/main.py:5:    return needle()",
+        "src/sub/util.py:1:def needle():",
+    ]
+    assert listed(find(ws, "*.py", path="src/sub")) == ["src/sub/util.py"]
+
+
+def test_look_around_searches_the_files_ripgrep_lists(ws, tmp_path, monkeypatch):
+    if RG is None:
+        pytest.skip("ripgrep (`rg`) is not installed")
+    record = _recording_rg(tmp_path, monkeypatch)
+    out = grep(ws, "(?<!def )needle")
+    # ignored files stay out (app.log, build/, generated/, scratch.tmp); hidden ones are in
+    assert [line.split(":")[0] for line in match_lines(out)] == [
+        ".hidden/secret.txt",
+        "docs/guide.md",
+        "keep.log",
+        "src/important.log",
+        "src/main.py",
+    ]
+    # ripgrep refused the pattern, then listed the files
+    assert record.read_text().splitlines() == [str(ws.resolve())] * 2
 
 
 @pytest.mark.parametrize(
     ("line", "below", "rebased"),
     [
-        ("*.log", "src/app", "**/*.log"),
-        ("build/", "src", "**/build/"),
-        ("/build", "src", ""),
-        ("/src", "src/app", ""),
-        ("src", "src/app", "**/src"),
-        ("src/app/local/", "src/app", "/local/"),
-        ("!src/keep.txt", "src", "!/keep.txt"),
-        ("s*/gen", "src", "/gen"),
-        ("s*/gen", "lib", ""),
-        ("tmp/**", "tmp", "/**/*"),
-        ("src/**/gen", "src/app", None),
-        ("**/a/b", "src", None),
-        ("{src,lib}/x", "src", None),
+        ("*.log", "src/app", ["**/*.log"]),
+        ("build/", "src", ["**/build/"]),
+        ("/build", "src", []),
+        ("/src", "src/app", []),
+        ("src", "src/app", ["**/src"]),
+        ("src/app/local/", "src/app", ["/local/"]),
+        ("!src/keep.txt", "src", ["!/keep.txt"]),
+        ("s*/gen", "src", ["/gen"]),
+        ("s*/gen", "lib", []),
+        ("tmp/**", "tmp", ["**/*"]),
+        ("src/**/gen", "src/app", ["**/gen"]),
+        ("src/**/gen", "lib/app", []),
+        ("a/**/b/c", "a/b", ["**/b/c", "/c"]),
+        ("**/a/b", "src", ["**/a/b"]),
+        ("**/a/b", "a", ["**/a/b", "/b"]),
+        ("{src,lib}/x", "src", ["/x"]),
+        ("{src,lib}/x", "doc", []),
+        ("{src/a,lib}/x/", "src/a", ["/x/"]),
+        ("src/*.{js,ts}", "src", ["/*.{js,ts}"]),
+        ("src/{a,b}*/c", "src/bz", ["/c"]),
+        ("a\\/b/c", "a/b", ["/c"]),
+        ("s\\*/x", "s*", ["/x"]),
+        ("s\\*/x", "sa", []),
+        ("[ab]/x", "b", ["/x"]),
+        # globset's corners: `**` next to a group or class is a star within a component;
+        # in a group it is recursive only against its own alternate's `/`
+        ("a/**[!x]b", "a/c", ["/b"]),
+        ("x{**/a,b}", "xq/r", ["**/a"]),
+        ("{a/**,b}c", "a/q", ["**/*c"]),
+        ("q/{**,a/b}/c", "q/z", ["/c"]),
+        ("a/**{*/c,d}", "a/x", ["/c"]),
+        ("m[!x]n", "m", ["**/m[!x]n", "**/m/n", "/n"]),
     ],
 )
 def test_rules_are_rebased_for_a_subdirectory(line, below, rebased):
-    from agentcli.tools.ignore import parse_rule, rebase_rule
+    from agentcli.tools.ignore import parse_rule
+    from agentcli.tools.ignore_rebase import rebase_rule
 
     rule = parse_rule(line)
     assert rule is not None
     assert rebase_rule(rule, below) == rebased
 
 
+# Pieces of rules, joined with `/` or glued: recursion, alternates that span components
+# (with `**` at their edges), classes that match `/`, escapes.
+_PIECES = ["a", "b", "ab", "*", "?", "a*", "**", "[ab]", "[!a]", "[/]", "{a,b}", "{a,b}*"]
+_PIECES += ["{a/b,c}", "{a,b/**/c}", "{*/a,b}", "{**/a,b}", "{a/**,b}", "{**,a/b}"]
+_PIECES += ["{[!a]b,c}", "a\\/b", "\\*", "{a\\/**,b}"]
+_STEPS = ["a", "b", "ab", "c", "ba", "*"]
+
+
+@given(
+    pieces=st.lists(
+        st.tuples(st.sampled_from(_PIECES), st.sampled_from(["/", "/", ""])),
+        min_size=1,
+        max_size=5,
+    ),
+    anchored=st.booleans(),
+    negated=st.booleans(),
+    dir_only=st.booleans(),
+    below=st.lists(st.sampled_from(_STEPS), min_size=1, max_size=3),
+    rest=st.lists(st.sampled_from(_STEPS), min_size=1, max_size=3),
+)
+@settings(max_examples=1000, deadline=None)
+def test_a_rebased_rule_matches_what_the_rule_matches_below(
+    pieces, anchored, negated, dir_only, below, rest
+):
+    """For any rule and any path under `below`: one of the rewritten lines matches the
+    path from `below` exactly when the rule matches it from its own directory, with the
+    same polarity and directory-only flag."""
+    from agentcli.tools.ignore import GlobError, parse_rule
+    from agentcli.tools.ignore_rebase import rebase_rule
+
+    glob = "".join(piece + joint for piece, joint in pieces)[: -len(pieces[-1][1]) or None]
+    line = ("!" if negated else "") + ("/" if anchored else "") + glob
+    line += "/" if dir_only else ""
+    try:
+        rule = parse_rule(line)
+    except GlobError:  # pieces glued into a nested group
+        rule = None
+    assume(rule is not None)
+    assert rule is not None
+    path = "/".join(rest)
+    rebased = [parse_rule(text) for text in rebase_rule(rule, "/".join(below))]
+    assert all(r is not None and (r.negated, r.dir_only) == (negated, dir_only) for r in rebased)
+    expected = rule.regex.fullmatch("/".join(below) + "/" + path) is not None
+    assert any(r is not None and r.regex.fullmatch(path) for r in rebased) == expected
+
+
 # --- the two backends agree --------------------------------------------------------------
 
 
 def _parity_tree(root: Path) -> None:
-    write(root, ".gitignore", "*.log\n/build\ntmp/**\n!tmp/keep/\n!tmp/keep/**\nvendor/\n")
+    write(
+        root,
+        ".gitignore",
+        "*.log\n/build\ntmp/**\n!tmp/keep/\n!tmp/keep/**\nvendor/\n"
+        "src/**/cache/\n{docs,src}/**/*.bak\n!src/app/nested/keep.bak\n",
+    )
+    write(root, "src/app/cache/c.py", "alpha cached\n")
+    write(root, "src/app/nested/old.bak", "alpha backed up\n")
+    write(root, "src/app/nested/keep.bak", "alpha kept back\n")
+    write(root, "docs/x.bak", "alpha\n")
     write(root, "tmp/a.txt", "alpha\n")
     write(root, "tmp/keep/b.txt", "alpha kept\n")
     write(root, "build/x.py", "alpha\n")
@@ -536,6 +680,11 @@ CONTENT_CASES = [
     {"pattern": "alpha", "path": "src/app"},
     {"pattern": "alpha", "path": "src/app", "glob": "*.py"},
     {"pattern": "alpha", "path": "tmp"},
+    {"pattern": "alpha", "path": "src/app/nested"},
+    {"pattern": "alpha", "path": "src/app/nested", "glob": "!*.py"},
+    {"pattern": r"(?<=line )\d+ alpha", "path": "src/app", "max_results": 4},
+    {"pattern": r"(a)lph\1", "context": 1},
+    {"pattern": r"alpha(?!\w)", "glob": "*.{md,bak}"},
     {"pattern": "alpha", "path": "src/app/core.py", "context": 1},
     {"pattern": "alpha", "path": "data.bin"},
     {"pattern": "ünïcödé", "ignore_case": True},
@@ -552,6 +701,8 @@ FILE_CASES = [
     {"pattern": "**/keep/**"},
     {"pattern": "*.{md,txt}", "path": "docs"},
     {"pattern": "*", "path": "src/app"},
+    {"pattern": "**", "path": "src/app/nested"},
+    {"pattern": "*.bak", "path": "src/app"},
     {"pattern": "[a-c]*.py"},
     {"pattern": "src/app/"},
 ]
@@ -583,6 +734,41 @@ def test_backends_agree_on_files(parity_root, args):
     assert with_rg == with_python
 
 
+_RULE_PIECES = [*_PIECES, "c", "*b", "{a,b/**/c}"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_backends_agree_under_random_rules_above_a_subdirectory(tmp_path, seed):
+    """Random trees under random `.gitignore` lines (recursion, groups, classes, glued
+    pieces): a search of each subdirectory lists the same files with ripgrep (handed the
+    rules above it rewritten) as with the walk (which reads them as they are)."""
+    import random
+
+    if RG is None:
+        pytest.skip("ripgrep (`rg`) is not installed")
+    rng = random.Random(seed)
+    compared = 0
+    for trial in range(10):
+        root = tmp_path / f"tree{trial}"
+        for _ in range(50):
+            path = root.joinpath(*rng.choices(_STEPS[:5], k=rng.randint(1, 4)))
+            if not any(p.is_file() for p in [path, *path.parents]) and not path.is_dir():
+                write(path.parent, path.name, "x\n")
+        lines = []
+        for _ in range(rng.randint(1, 4)):
+            pieces = rng.choices(_RULE_PIECES, k=rng.randint(1, 4))
+            glob = "".join(p + rng.choice(["/", "/", ""]) for p in pieces).rstrip("/")
+            lines.append(rng.choice(["", "", "", "!"]) + rng.choice(["", "", "/"]) + glob)
+        write(root, ".gitignore", "\n".join(lines) + "\n")
+        for directory in sorted(p for p in root.rglob("*") if p.is_dir())[:6]:
+            rel = directory.relative_to(root).as_posix()
+            args = {"pattern": "**", "path": rel}
+            with_rg, with_python = _both(SearchFiles, root, args)
+            assert with_rg == with_python, (lines, rel)
+            compared += 1
+    assert compared >= 20
+
+
 def test_parity_tree_results_are_the_expected_ones(parity_root, monkeypatch):
     """The parity cases are only meaningful if the tree exercises the rules."""
     monkeypatch.setenv(BACKEND_ENV, "python")
@@ -592,6 +778,8 @@ def test_parity_tree_results_are_the_expected_ones(parity_root, monkeypatch):
     assert "src/build/y.py" in files and "build/x.py" not in files
     assert "src/debug.log" in files and "src/a.gen.py" not in files
     assert "src/app/local/z.py" not in files and "vendor/lib.py" not in files
+    assert "src/app/cache/c.py" not in files and "src/app/nested/old.bak" not in files
+    assert "src/app/nested/keep.bak" in files and "docs/x.bak" not in files
     assert ".config/settings.toml" in files and "data.bin" in files
     assert "data.bin" not in text and "[… line truncated]" in text
     assert os.sep == "/"  # paths are shown with forward slashes

@@ -193,33 +193,6 @@ def parse_rule(line: str) -> Rule | None:
 _WILD = re.compile(r"[\\?*\[\]{},]")
 
 
-def rebase_rule(rule: Rule, below: str) -> str | None:
-    """`rule` (matched from some directory) as a gitignore line matched from its
-    subdirectory `below`, for the paths under it; "" when it matches none of them, None
-    when no line says it (a `**` or an alternate before `below` is passed: the caller
-    falls back to the walk)."""
-    glob = rule.glob
-    if glob == "**" or (glob.startswith("**/") and "/" not in glob[3:]):
-        rest = glob  # a name at any depth (or everything): the same from anywhere
-    elif glob.startswith("**") or "\\" in glob or "{" in glob:
-        return None
-    else:
-        parts = glob.split("/")
-        steps = below.split("/")
-        if len(parts) <= len(steps):
-            return ""  # it names `below` or a directory above it, never what is inside
-        for part, step in zip(parts, steps, strict=False):
-            if part == "**":
-                return None
-            if _WILD.search(part):
-                if not re.fullmatch(glob_to_regex(part), step):
-                    return ""
-            elif part != step:
-                return ""
-        rest = "/" + "/".join(parts[len(steps) :])
-    return ("!" if rule.negated else "") + rest + ("/" if rule.dir_only else "")
-
-
 def parse_gitignore(text: str) -> list[Rule]:
     rules = []
     for line in text.removeprefix("\ufeff").split("\n"):
@@ -337,22 +310,6 @@ class Tree:
     def path(self, rel: str) -> str:
         """Where `rel` is on disk (a subclass may pin part of the tree to an open fd)."""
         return os.path.join(self.base, rel) if rel else self.base
-
-    def ancestor_ignore_text(self) -> str | None:
-        """The ancestors' rules as one ignore file for ripgrep searching from the start
-        directory (--ignore-file globs are matched from its working directory; lowest
-        precedence, deeper lines last, so deeper rules win), standing in for the
-        --no-ignore-parent it runs with. None when a rule cannot be said from there."""
-        lines = []
-        for rel, rules in self.ancestors:
-            below = self.start[len(rel) + 1 :] if rel else self.start
-            for rule in rules.rules:
-                line = rebase_rule(rule, below)
-                if line is None:
-                    return None
-                if line:
-                    lines.append(line)
-        return "\n".join(lines) + "\n"
 
     def _own_chain(self, directory: str, chain: Chain) -> Chain:
         rules = _load_rules(self.path(directory))

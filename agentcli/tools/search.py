@@ -1,9 +1,10 @@
 """search_files (find files by glob) and search_content (grep by regular expression).
 
 Two backends give identical results: ripgrep (agentcli.tools.search_rg) when it is
-installed — the `ripgrep` wheel is a dependency — and a pure-Python walk
-(agentcli.tools.search_py) where it is not or cannot serve (a regular expression only
-Python's `re` accepts, an ignore rule above a subdirectory that ripgrep cannot be given).
+installed — the `ripgrep` wheel is a dependency where one exists — and a pure-Python walk
+(agentcli.tools.search_py) where it is not (or cannot serve: see search_rg). A regular
+expression only Python's `re` accepts (look-around, backreferences) is run by Python over
+the files ripgrep lists.
 The tools' `backend` argument or AGENTCLI_SEARCH_BACKEND=python|ripgrep forces one. The
 backends are imported by the first search, not with the tools.
 
@@ -337,28 +338,37 @@ async def _search(
     context: int,
     max_results: int,
 ) -> tuple[list[FileHits], bool]:
-    """ripgrep where it can, else the Python backend."""
+    """ripgrep where it is installed; Python's `re` for a regular expression ripgrep
+    rejects, over the files ripgrep lists; the Python walk only without ripgrep."""
     from agentcli.tools.search_plan import in_thread
     from agentcli.tools.search_py import python_content
-    from agentcli.tools.search_rg import RgRejected, rg_content
+    from agentcli.tools.search_rg import RgRejected, rg_content, rg_files
 
     if plan.start is None:
         if regex is None:
             raise RgRejected
         return [], False
+    listed: list[str] | None = None
+    truncated = False
     if rg is not None:
         try:
             result = await rg_content(rg, plan, args, context)
         except RgRejected:
             if regex is None:
                 raise
-            result = None  # Python's re accepts what ripgrep does not (look-around)
+            # Python's re accepts what ripgrep does not (look-around): ripgrep still
+            # decides which files are searched.
+            result = None
+            if not plan.target.is_file:
+                listing = await rg_files(rg, plan)
+                if listing is not None:
+                    listed, truncated = listing
         if result is not None:
             return result
     if regex is None:
         raise RgRejected
-    files = await in_thread(python_content, plan, regex, context, max_results)
-    return files, False
+    files = await in_thread(python_content, plan, regex, context, max_results, listed)
+    return files, truncated
 
 
 __all__ = ["SearchContent", "SearchFiles"]

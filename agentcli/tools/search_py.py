@@ -1,12 +1,13 @@
 """The search tools' pure-Python backend: a walk of the searched directory through its
 open fd (agentcli.tools.ignore gives ripgrep's ignore rules) and Python's `re`.
 
-It serves where ripgrep cannot: where the `ripgrep` wheel does not exist (Windows on ARM,
-the BSDs, Linux on RISC-V and other machines without a wheel; the wheel covers Linux
+The walk serves where ripgrep cannot: where the `ripgrep` wheel does not exist (Windows on
+ARM, the BSDs, Linux on RISC-V and other machines without a wheel; the wheel covers Linux
 x86-64, aarch64, armv7l, i686, ppc64le, s390x, musl x86-64 and aarch64, macOS x86-64 and
-arm64, Windows x86-64 and x86), for a regular expression the wheel's ripgrep (built
-without PCRE2) rejects (look-around, backreferences), and for a search of a subdirectory
-whose ignore rules above it ripgrep cannot be given (ignore.rebase_rule).
+arm64, Windows x86-64 and x86), when `rg` could not be started, and below a `.gitignore`
+line too costly to rewrite for ripgrep (ignore_rebase.MAX_WRITTEN_OUT). Python's `re` also
+runs, over the files ripgrep lists, a regular expression the wheel's ripgrep (built without
+PCRE2) rejects: look-around, backreferences.
 
 Known, accepted difference: on a line that is not valid UTF-8, ripgrep never matches the
 invalid bytes while Python matches the U+FFFD that replaced them (so `caf.` finds `caf\\xe9`
@@ -115,8 +116,11 @@ def python_content(
     regex: re.Pattern[str],
     context: int,
     max_results: int,
+    listed: Iterable[str] | None,
     stop: Callable[[], bool],
 ) -> list[FileHits]:
+    """Runs `regex` over the files `listed` (sorted, relative to the target's base; when
+    None, the walk's), returning their hits in that order."""
     target = plan.target
     assert plan.start is not None
     whole = None
@@ -124,6 +128,8 @@ def python_content(
         whole = re.compile(regex.pattern, regex.flags | re.MULTILINE)
     if target.is_file:
         paths: Iterable[str] = [target.rel]
+    elif listed is not None:
+        paths = listed
     else:
         paths = PinnedTree(target, plan.start, plan.glob).walk(stop)
     files = []

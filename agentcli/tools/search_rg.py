@@ -1,12 +1,17 @@
 """The search tools' ripgrep backend: the `rg` binary of the `ripgrep` wheel (or on PATH),
 run in the searched directory, opened (its working directory is /proc/self/fd/N, so it
 is given no path it would resolve again; one file is given as its standard input), with
-flags that make it list exactly what the Python walk (agentcli.tools.ignore) lists. Its
-output is collected and sorted here, so the order never depends on its threads.
+flags that make it list exactly what the Python walk (agentcli.tools.ignore) lists; the
+`.gitignore` rules above a searched subdirectory are rewritten for it
+(agentcli.tools.ignore_rebase). Its output is collected and sorted here, so the order
+never depends on its threads.
 
-When it cannot serve, the caller falls back to the Python backend: no `rg`, a regular
-expression it rejects (look-around, backreferences: the wheel's ripgrep has no PCRE2), an
-ignore rule above the searched directory it cannot be given (see ignore.rebase_rule)."""
+ripgrep decides which files are searched whenever it is installed. A regular expression it
+rejects (look-around, backreferences: the wheel's ripgrep has no PCRE2) is run by Python's
+`re` over the files ripgrep lists (rg_files). The Python walk serves only where there is no
+`rg`, where it could not be started, and for a subdirectory below a `.gitignore` line that
+would be rewritten into more than ignore_rebase.MAX_WRITTEN_OUT lines (bounded work for a
+hostile `.gitignore`)."""
 
 from __future__ import annotations
 
@@ -21,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.records import dataclass
 from agentcli.tools.base import ToolFailure
-from agentcli.tools.ignore import SearchGlob, rebase_rule
+from agentcli.tools.ignore import SearchGlob, Tree
+from agentcli.tools.ignore_rebase import TooManyLines, rebase_rule
 from agentcli.tools.search_plan import (
     MAX_LINE_CHARS,
     FileHits,
@@ -93,29 +99,33 @@ class _Setup:
 
 
 def _setup(plan: Plan) -> _Setup | None:
-    """Where ripgrep runs and the flags that select the walk's files; None when ripgrep
-    cannot be told (an ignore rule or a glob that only the walk can apply from there)."""
+    """Where ripgrep runs and the flags that select the walk's files; None in the one case
+    ripgrep cannot be told: a rule above the searched directory that would be rewritten
+    into too many lines (see ignore_rebase.MAX_WRITTEN_OUT)."""
+    try:
+        return _setup_or_raise(plan)
+    except TooManyLines:
+        return None
+
+
+def _setup_or_raise(plan: Plan) -> _Setup:
     target, glob = plan.target, plan.glob
     rel = target.rel
     rules, args = "", []
     if glob is not None:
-        line = rebase_rule(glob.rule, rel) if rel else None
-        if rel and line is None:
-            return None
+        lines = rebase_rule(glob.rule, rel) if rel else [glob.text]
         if not glob.negated:
             # As `-g`, a glob would override .gitignore (`rg --files -g '*.log'` lists
             # ignored logs). As ignore rules below all others ("ignore every file, keep
             # directories, keep what matches") it only filters; .gitignore negations that
             # still get through are filtered out afterwards.
-            kept = line if rel else "/" + glob.rule.glob
-            rules = "*\n!*/\n" + (f"!{kept}\n" if kept else "")
-        elif line != "":  # an excluding glob overrides nothing
-            args += ["-g", line if rel else glob.text]
+            kept = lines if rel else ["/" + glob.rule.glob]
+            rules = "*\n!*/\n" + "".join(f"!{line}\n" for line in kept)
+        else:  # an excluding glob overrides nothing
+            for line in lines:
+                args += ["-g", line]
     if rel:  # ripgrep runs with --no-ignore-parent; pass the rules it needs from above
-        above = PinnedTree(target, rel, glob).ancestor_ignore_text()
-        if above is None:
-            return None
-        rules += above
+        rules += _rules_above(PinnedTree(target, rel, glob))
     if rules.strip():
         fd, path = tempfile.mkstemp(prefix="agentcli-search-", suffix=".ignore")
         plan.temp_files.append(path)
@@ -124,6 +134,19 @@ def _setup(plan: Plan) -> _Setup | None:
         args = ["--ignore-file", path, *args]
     args += ["-g", "!.git"]
     return _Setup(target.path_of(rel), f"{rel}/" if rel else "", args)
+
+
+def _rules_above(tree: Tree) -> str:
+    """The rules of the .gitignore files above the searched directory as one ignore file
+    for ripgrep running in it: rewritten to match from there, root's first, so deeper
+    rules come later and win (an ignore file is below every .gitignore ripgrep finds in
+    the walk, as the rules above are)."""
+    lines = []
+    for rel, rules in tree.ancestors:
+        below = tree.start[len(rel) + 1 :] if rel else tree.start
+        for rule in rules.rules:
+            lines += rebase_rule(rule, below)
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _rg_env() -> dict[str, str]:
@@ -198,14 +221,15 @@ def _rg_refused(run: _RgRun) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-# search_files
+# search_files, and the files a regular expression only Python accepts is run over
 
 
 async def rg_files(rg: str, plan: Plan) -> tuple[list[str], bool] | None:
-    """Lists the files with ripgrep; None when it cannot or failed (use the fallback)."""
+    """The files a search covers (the plan's glob applied), listed by ripgrep, sorted;
+    None when ripgrep could not run or failed (the caller falls back to the walk)."""
     import asyncio
 
-    assert plan.start is not None and plan.glob is not None
+    assert plan.start is not None
     setup = await asyncio.to_thread(_setup, plan)
     if setup is None:
         return None
@@ -220,13 +244,15 @@ async def rg_files(rg: str, plan: Plan) -> tuple[list[str], bool] | None:
     return listed, run.truncated
 
 
-def _filter_listing(out: bytes, glob: SearchGlob, prefix: str) -> list[str]:
+def _filter_listing(out: bytes, glob: SearchGlob | None, prefix: str) -> list[str]:
     # ripgrep prints `./x` for a search of `.`; strip that before splitting (faster).
     paths = os.fsdecode(out.replace(b"\0./", b"\0").removeprefix(b"./")).split("\0")
     paths.pop()  # after the last NUL: empty, or a path cut off by the limit
     if prefix:
         paths = [prefix + p for p in paths]
-    if glob.negated:
+    if glob is None:
+        kept = paths
+    elif glob.negated:
         kept = [p for p in paths if glob.admits_file(p)]
     else:
         match = glob.rule.regex.fullmatch
@@ -255,7 +281,7 @@ async def rg_content(
             found = await asyncio.to_thread(open_found, target.path_of(target.rel))
         except OSError:
             return [], False  # unreadable, or no longer a regular file: nothing to search
-        setup: _Setup | None = _Setup(target.path_of(target.pin_rel), "", [])
+        setup = _Setup(target.path_of(target.pin_rel), "", [])
     else:
         found, setup = None, await asyncio.to_thread(_setup, plan)
     if setup is None:
