@@ -811,3 +811,36 @@ def test_large_files_are_streamed_with_the_same_results(parity_root, monkeypatch
     whole = call(SearchContent("python"), parity_root, **args).content
     monkeypatch.setattr(search_py, "WHOLE_FILE_BYTES", 0)  # every file read line by line
     assert call(SearchContent("python"), parity_root, **args).content == whole
+
+
+@pytest.mark.parametrize(
+    ("platform", "machine", "wheel"),
+    [
+        ("linux", "x86_64", True),
+        ("linux", "aarch64", True),
+        ("linux", "armv7l", True),
+        ("linux", "i686", True),
+        ("linux", "ppc64le", True),
+        ("linux", "s390x", True),
+        ("darwin", "arm64", True),
+        ("win32", "AMD64", True),
+        ("win32", "x86", True),
+        ("linux", "ppc64", False),  # big-endian: no wheel, though a substring of ppc64le
+        ("linux", "s390", False),
+        ("linux", "arm", False),
+        ("linux", "riscv64", False),
+        ("win32", "ARM64", False),
+        ("freebsd14", "amd64", False),
+    ],
+)
+def test_ripgrep_is_a_dependency_exactly_where_its_wheel_exists(platform, machine, wheel):
+    """Elsewhere installing would fail (no wheel to take): the walk serves there."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    (line,) = [d for d in project["project"]["dependencies"] if d.startswith("ripgrep")]
+    marker = Requirement(line).marker
+    assert marker is not None
+    assert marker.evaluate({"sys_platform": platform, "platform_machine": machine}) == wheel
