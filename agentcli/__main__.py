@@ -6,6 +6,9 @@ import sys
 
 
 def main() -> None:
+    from agentcli.import_path import drop_planted_entries
+
+    drop_planted_entries()  # before anything else is imported (agentcli.import_path)
     # Answer --version and the top-level help before importing the CLI framework.
     args = sys.argv[1:]
     if args in (["--version"], ["-V"]):

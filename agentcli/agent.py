@@ -29,6 +29,7 @@ from agentcli.process.run import LiveTrees
 from agentcli.providers.base import Provider
 from agentcli.providers.factory import make_provider
 from agentcli.records import dataclass
+from agentcli.sandbox.confine import Sandbox, session_sandbox
 from agentcli.sessions.session import Session
 from agentcli.settings import ModelSpec, RunSettings, context_window
 from agentcli.system_prompt import build_system_prompt
@@ -58,6 +59,7 @@ class Agent:
         provider: Provider | None = None,
         registry: ToolRegistry | None = None,
         processes: LiveTrees | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         """`provider`: one shared by many agents (agentcli serve), not closed by this one;
         `processes`: the process trees its commands join (a server's, shared by its runs);
@@ -67,12 +69,10 @@ class Agent:
         self.emit = FanOut([session, *outputs])
         config = settings.config
         self.workspace = Workspace(settings.workspace)
-        from agentcli.sandbox.confine import Sandbox, sandbox_settings
-
-        self.sandbox = Sandbox(
-            settings.workspace,
-            sandbox_settings(config, settings.sandbox, settings.allow_network),
-        )
+        # The REPL hands its sandbox (and registry) to each agent it makes: one guard of the
+        # protected paths, one temp directory, for its MCP servers and commands alike.
+        self._owns_sandbox = sandbox is None
+        self.sandbox = sandbox or session_sandbox(settings)
         self.policy = build_policy(
             config,
             self.workspace,
@@ -87,17 +87,19 @@ class Agent:
         # The REPL hands its registry to each agent it makes (/clear, /resume), so MCP
         # servers keep running; otherwise the agent has its own, started now.
         self._owns_registry = registry is None
-        self.registry = registry or session_registry(config, settings.provider, self.workspace)
+        self.registry = registry or session_registry(
+            config, settings.provider, self.workspace, self.sandbox
+        )
         self._announced: set[str] = set()  # MCP servers whose start was reported
         self.output_dir = data_dir() / "outputs" / session.id
         limit = config.get("shell.output_limit")
         self.processes = processes if processes is not None else LiveTrees()
+        child_env = child_environment(config.get("shell.env"), provider_keys=[settings.api_key_env])
         self.context = ToolContext(
             workspace=self.workspace,
             output_dir=self.output_dir,
-            child_env=child_environment(
-                config.get("shell.env"), provider_keys=[settings.api_key_env]
-            ),
+            child_env=child_env,
+            boundary=self.sandbox.boundary(child_env, self.output_dir),
             jobs=JobManager(self.output_dir, limit=limit, live=self.processes),
             processes=self.processes,
             output_limit=limit,
@@ -325,5 +327,6 @@ class Agent:
             await self.registry.aclose()  # MCP servers, with their process trees
         if self._owns_provider:
             await self.provider.aclose()
-        self.sandbox.close()
+        if self._owns_sandbox:
+            self.sandbox.close()
         self.session.close()

@@ -146,7 +146,7 @@ def _serve(values: dict[str, Any]) -> int:  # _guarded exits with the code
     _guarded(
         lambda: serve_command(
             values["host"], values["port"], values["token_env"], values["cors_origin"] or [],
-            flags,
+            flags, no_token=values["no_token"],
         )
     )  # fmt: skip
     return 0
@@ -326,12 +326,19 @@ policy_app.command(
 @app.command(**_command_info("doctor"))
 def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    add_dir: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--add-dir", help="Show the reach with this place added (repeatable).", metavar="DIR"
+        ),
+    ] = None,
     cwd: Workspace = None,
 ) -> None:
-    """What protects the commands the model runs: the sandbox in force and its profiles."""
+    """What protects the commands the model runs: the sandbox in force, its profiles, and
+    what every tool may reach."""
     from agentcli.commands import doctor as doctor_command
 
-    _guarded(lambda: doctor_command.run(_workspace(cwd), as_json=as_json))
+    _guarded(lambda: doctor_command.run(_workspace(cwd), as_json=as_json, add_dirs=add_dir or []))
 
 
 @tools_app.command("list", **_command_info("tools list"))
@@ -384,6 +391,23 @@ def mcp_add(
     trusted: Annotated[
         bool, typer.Option("--trusted", help="Honour its tool annotations for risk.")
     ] = False,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            help="stdio: read-only, workspace-write, network or none [default: the narrowest "
+            "it starts in].",
+            metavar="PROFILE",
+        ),
+    ] = None,
+    dirs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--dir",
+            help="stdio: a place it may also reach, DIR or DIR:ro (repeatable).",
+            metavar="DIR",
+        ),
+    ] = None,
     project: Project = False,
     cwd: Workspace = None,
 ) -> None:
@@ -400,6 +424,8 @@ def mcp_add(
             headers=header or [],
             trusted=trusted,
             project=project,
+            sandbox=sandbox,
+            dirs=dirs or [],
         )
     )
 

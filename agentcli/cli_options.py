@@ -65,6 +65,8 @@ OPTIONS: tuple[Option, ...] = (
            metavar="MODE"),
     Option("allow_network", ("--allow-network",), bool,
            "Let --yes grant sandboxed commands the network.", default=False),
+    Option("add_dir", ("--add-dir",), list,
+           "Let every tool also reach DIR (read-write; DIR:ro to read only).", metavar="DIR"),
     Option("agent", ("--agent",), str,
            "URL of a remote AG-UI agent to use instead of a model.", metavar="URL"),
 )  # fmt: skip
@@ -77,7 +79,7 @@ EXPLAIN_OPTIONS: tuple[Option, ...] = (
     Option("stdin", ("--stdin",), bool,
            'Explain many calls: JSON lines in ({"tool": T, "args": {...}} or {"command": C}), '
            "one JSON decision per line out.", default=False),
-    *(BY_NAME[name] for name in ("yes", "deny", "allow", "forbid")),
+    *(BY_NAME[name] for name in ("yes", "deny", "allow", "forbid", "add_dir")),
     Option("cwd", ("--cwd",), str, "The workspace [default: .]", metavar="PATH"),
 )  # fmt: skip
 
@@ -89,8 +91,12 @@ SERVE_OPTIONS: tuple[Option, ...] = (
     Option("port", ("--port",), int, "Port to listen on.", commands=("serve",), default=8765,
            to_settings=False, metavar="PORT"),
     Option("token_env", ("--token-env",), str,
-           "Environment variable holding a bearer token clients must send "
-           "(required off loopback).", commands=("serve",), to_settings=False, metavar="VAR"),
+           "Environment variable holding the bearer token clients must send "
+           "[default: one is made and printed].", commands=("serve",), to_settings=False,
+           metavar="VAR"),
+    Option("no_token", ("--no-token",), bool,
+           "Require no token (loopback only; not with --yes).", commands=("serve",),
+           default=False, to_settings=False),
     Option("cors_origin", ("--cors-origin",), list,
            "A browser origin allowed to call the server.", commands=("serve",),
            to_settings=False, metavar="ORIGIN"),

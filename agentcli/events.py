@@ -364,9 +364,22 @@ def custom_event(name: str, value: Any, **base: Any) -> Custom:
     return typed if typed is not None else Custom(name=name, value=value, **base)
 
 
+# In a CUSTOM event's metadata: a remote party (an AG-UI agent) wrote it, not agentcli. Such
+# an event is never read as agentcli's own kind (an `approval` a remote agent sends is not
+# agentcli's audit record of one), wherever it is read again: outputs, folds, session files.
+RELAYED_FROM = "relayedFrom"
+
+
+def relayed(name: str, value: Any, source: str, **base: Any) -> Custom:
+    """A CUSTOM event from a remote party, kept as theirs."""
+    metadata = {**(base.pop("metadata", None) or {}), RELAYED_FROM: source}
+    return Custom(name=name, value=value, metadata=metadata, **base)
+
+
 def typed(event: Event) -> Event:
-    """`event`, or its typed form when it is a plain CUSTOM of a kind agentcli knows."""
-    if type(event) is Custom:
+    """`event`, or its typed form when it is a plain CUSTOM of a kind agentcli knows (and
+    agentcli wrote it: a relayed one stays plain)."""
+    if type(event) is Custom and RELAYED_FROM not in (event.metadata or {}):
         return custom_event(event.name, event.value, timestamp=event.timestamp,
                             metadata=event.metadata)  # fmt: skip
     return event

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.error_kinds import DENIED, FAILED, INVALID
@@ -230,14 +231,25 @@ class Executor:
         message = f"invalid arguments for {tool.name}: {'; '.join(problems)}. {_schema_hint(tool)}"
         raise InvalidCall(message, _problem_in_words(errors[0]))
 
-    def _context_for(self, call: ToolCall, profile: str, *, confine: bool) -> ToolContext:
+    def _context_for(
+        self, call: ToolCall, profile: str, assessment: Any, decision: Decision
+    ) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
             from agentcli import events as ev
 
             self.emit(ev.custom_event("progress", {"toolCallId": call.id, **value}))
 
+        # Approved as a call inside the workspace: the tool must not open anything outside
+        # it or sensitive. Beyond the boundary, a person's approval grants that one path.
+        outside = assessment.outside
+        grant = Path(outside.place) if outside is not None and decision.by == "user" else None
         return replace(
-            self.context, call_id=call.id, progress=progress, profile=profile, confine=confine
+            self.context,
+            call_id=call.id,
+            progress=progress,
+            profile=profile,
+            confine=not assessment.protected,
+            grant=grant,
         )
 
     def sandbox_profile(self, tool: Tool, args: dict[str, Any], assessment: Any) -> str | None:
@@ -264,7 +276,7 @@ class Executor:
         profile = self.sandbox_profile(tool, args, assessment)
         request = ApprovalRequest(
             tool.policy_tool(args), args, assessment, preview, subjects,
-            sandbox=profile, description=description,
+            sandbox=profile, description=description, network=tool.network,
         )  # fmt: skip
         asks = self.defer is not None or self.policy.approver is not None
         verdict = self.policy.explain(request) if decided is None and asks else None
@@ -295,11 +307,7 @@ class Executor:
             self._emit_state(call, "running")
             started[0] = time.monotonic()
             try:
-                # Approved as a call inside the workspace: the tool must not open anything
-                # outside it or sensitive, whatever the file system looks like by then.
-                context = self._context_for(
-                    call, profile or "none", confine=not assessment.protected
-                )
+                context = self._context_for(call, profile or "none", assessment, decision)
                 return await self.registry.call(tool, args, context)
             except TurnCancelled:
                 raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval

@@ -28,6 +28,16 @@ class Risk(IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Outside:
+    """A path a tool may not reach on its own (agentcli.sandbox.boundary): why, and how a
+    person lets it."""
+
+    place: str  # the resolved path
+    why: str  # one line
+    never: bool = False  # agentcli's own files: no approval lets a tool write them
+
+
+@dataclass(frozen=True, slots=True)
 class Assessment:
     """A tool's risk for one set of arguments, with a short human reason."""
 
@@ -36,6 +46,8 @@ class Assessment:
     # Outside the workspace or a sensitive target: only a rule that names the place
     # specifically may allow it (never a bare tool rule or a broad glob).
     protected: bool = False
+    # Beyond the boundary: no rule or flag allows it; only a person, for this one call.
+    outside: Outside | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +70,7 @@ class ApprovalRequest:
     subjects: Subjects = field(default_factory=Subjects)
     sandbox: str | None = None  # the sandbox profile it would run in (tools that run commands)
     description: list[str] | None = None  # the tool's own lines for the prompt (describe)
+    network: bool = False  # the tool itself reaches the network (fetch_url, web_search)
 
 
 @dataclass(frozen=True, slots=True)

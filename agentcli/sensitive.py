@@ -72,6 +72,71 @@ def _existing_dir(path: Path) -> str:
     return path.anchor
 
 
+def folds_case_at(path: Path) -> bool:
+    """Whether names at `path` (which need not exist yet) are compared ignoring case."""
+    return _folds_case(_existing_dir(path))
+
+
+# Files whose contents are secrets wherever they are: reading one sends it to the model's
+# provider. By whole name, then by ending.
+SECRET_NAMES = frozenset(
+    {
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "id_ecdsa_sk",
+        "id_ed25519_sk",
+        ".netrc",
+        "_netrc",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+        ".pgpass",
+        ".htpasswd",
+        "credentials",
+        "credentials.json",
+        "credentials.yml",
+        "credentials.yaml",
+        "secrets.json",
+        "secrets.yml",
+        "secrets.yaml",
+        "secrets.toml",
+        ".dockercfg",
+        "kubeconfig",
+        "service-account.json",
+    }
+)
+SECRET_ENDINGS = (
+    ".pem",
+    ".key",
+    ".p12",
+    ".pfx",
+    ".jks",
+    ".keystore",
+    ".kdbx",
+    ".ppk",
+    ".gpg",
+    ".age",
+    ".secret",
+    ".secrets",
+)
+
+
+def read_secret_reason(path: Path) -> str | None:
+    """Why reading `path` may send a secret to the model's provider, or None."""
+    parts = path.parts
+    name = parts[-1].casefold() if parts else ""
+    if _is_env_file(name):
+        return f"{path.name} holds environment secrets"
+    if name in SECRET_NAMES or name.endswith(SECRET_ENDINGS):
+        return f"{path.name} is a key or credential file"
+    for i, part in enumerate(parts[:-1]):
+        if part == ".git" and _git_reason(parts[i + 1 :]) and "hooks" not in parts[i + 1 :]:
+            return "git configuration can hold credentials (CI checkouts keep a token there)"
+    return None
+
+
 def sensitive_reason(path: Path, *, writing: bool) -> str | None:
     """Why touching `path` (absolute, resolved) is high risk, or None when it is not.
     Names are compared case-insensitively where the file system is."""
@@ -79,8 +144,8 @@ def sensitive_reason(path: Path, *, writing: bool) -> str | None:
     if _is_under(path, home / ".ssh"):
         return "~/.ssh holds keys and SSH configuration"
     if not writing:
-        return None
-    fold = _folds_case(_existing_dir(path))
+        return read_secret_reason(path)
+    fold = folds_case_at(path)
     parts = tuple(p.casefold() for p in path.parts) if fold else path.parts
     name = parts[-1] if parts else ""
     for i, part in enumerate(parts[:-1]):

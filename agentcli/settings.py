@@ -55,6 +55,7 @@ class RunSettings:
     forbid: tuple[str, ...] = ()  # --forbid rules
     sandbox: str | None = None  # --sandbox: auto or none; None: the configuration decides
     allow_network: bool = False  # --allow-network
+    add_dirs: tuple[str, ...] = ()  # --add-dir: places every tool may also reach
 
     @property
     def base_url(self) -> str | None:
@@ -191,6 +192,7 @@ def resolve_settings(
     forbid: list[str] | None = None,
     sandbox: str | None = None,
     allow_network: bool = False,
+    add_dir: list[str] | None = None,
     env: Mapping[str, str] = os.environ,
     agent: str | None = None,
 ) -> RunSettings:
@@ -217,6 +219,9 @@ def resolve_settings(
     labels = {"model": "--model", "max_steps": "--max-steps", "timeout": "--timeout"}
     config = load_config(workspace, flags=flags, flag_labels=labels, env=env)
     rule_set(config, list(allow or ()), list(forbid or ()))
+    from agentcli.sandbox.confine import sandbox_settings  # a bad --add-dir is exit 2, now
+
+    sandbox_settings(config, sandbox, allow_network, add_dir or ())
     if agent is not None:
         spec, provider = _remote_agent(agent, model, base_url)
     else:
@@ -256,6 +261,7 @@ def resolve_settings(
         forbid=tuple(forbid or ()),
         sandbox=sandbox,
         allow_network=allow_network,
+        add_dirs=tuple(add_dir or ()),
     )
 
 
@@ -272,10 +278,29 @@ def base_url_problem(url: str) -> str | None:
     return f"needs a scheme: {'http' if local else 'https'}://{url}"
 
 
+def argv_secret_problem(url: str, flag: str) -> str | None:
+    """A URL given on the command line must not carry a password: agentcli's argv is what
+    `ps` shows every process on the machine, a sandboxed command's included."""
+    _, sep, rest = url.partition("://")
+    userinfo = rest.split("/", 1)[0].rpartition("@")[0] if sep else ""
+    if not userinfo:
+        return None
+    return (
+        f"{flag} carries a password, which any process can read from agentcli's command line "
+        "(ps); give the URL without it and the key in an environment variable (the "
+        "provider's api_key_env), or set the whole URL in an environment variable "
+        "(OPENAI_BASE_URL) or the configuration"
+    )
+
+
 def check_base_url(url: str, source: str, key: str = "base_url") -> None:
     """A usage error for a flag (`source` "--base-url"), else a configuration error naming
     the variable (`env NAME`) or the file the URL came from."""
     problem = base_url_problem(url)
+    if problem is None and source.startswith("--"):
+        problem = argv_secret_problem(url, source)
+        if problem is not None:
+            raise UsageError(problem)
     if problem is None:
         return
     if source.startswith("--"):
@@ -294,6 +319,9 @@ def _remote_agent(
         raise UsageError(f"--agent and {flag} contradict each other: the agent is the model")
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--agent {url!r} is not an http(s) URL of an AG-UI endpoint")
+    problem = argv_secret_problem(url, "--agent")
+    if problem is not None:
+        raise UsageError(problem)
     from agentcli.agui.client import TOKEN_ENV
 
     return ModelSpec("agent", url), ProviderConfig("agent", "agui", url, TOKEN_ENV)

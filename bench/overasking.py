@@ -41,32 +41,46 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Workspace(build_workspace(Path(scratch)))
 
-        def rate(command: str, contained: bool) -> Risk | None:
+        def rate(command: str, contained: bool, hidden: bool = False) -> Risk | None:
+            """`hidden`: the sandbox gives commands a process list of their own
+            (bubblewrap's PID namespace), so `ps` shows only theirs."""
             try:
+                if contained and hidden:
+                    visible = lambda: False  # noqa: E731
+                    return classify_shell(
+                        command, workspace, contained=True, processes_visible=visible
+                    ).risk
                 if contained:
                     return classify_shell(command, workspace, contained=True).risk
                 return classify_shell(command, workspace).risk
             except TypeError:
-                return None  # a checkout without `contained`
+                return None  # a checkout without `contained` or `processes_visible`
 
-        rows = [(case, rate(case.command, False), rate(case.command, True)) for case in cases]
+        rows = [
+            (case, rate(case.command, False), rate(case.command, True, hidden=True),
+             rate(case.command, True))
+            for case in cases
+        ]  # fmt: skip
 
     safe = [r for r in rows if r[0].verdict == "safe"]
     harmful = [r for r in rows if r[0].verdict == "harmful"]
     print(f"{len(safe)} commands the peers run without asking, {len(harmful)} harmful ones\n")
-    print(f"{'kind':<12} {'n':>4} {'asked':>7} {'asked, contained':>17}")
+    print("asked: without a sandbox / contained by bubblewrap / contained by Landlock alone")
+    print(f"{'kind':<12} {'n':>4} {'asked':>7} {'bubblewrap':>11} {'landlock':>9}")
     for kind in dict.fromkeys(r[0].kind for r in safe):
         group = [r for r in safe if r[0].kind == kind]
-        print(f"{kind:<12} {len(group):>4} {_share(group, 1):>7} {_share(group, 2):>17}")
-    print(f"{'all':<12} {len(safe):>4} {_share(safe, 1):>7} {_share(safe, 2):>17}")
-    for column, label in ((1, "without a sandbox"), (2, "contained")):
+        print(f"{kind:<12} {len(group):>4} {_share(group, 1):>7} {_share(group, 2):>11} "
+              f"{_share(group, 3):>9}")  # fmt: skip
+    print(f"{'all':<12} {len(safe):>4} {_share(safe, 1):>7} {_share(safe, 2):>11} "
+          f"{_share(safe, 3):>9}")  # fmt: skip
+    for column, label in ((1, "without a sandbox"), (2, "contained"), (3, "Landlock alone")):
         low = [r[0] for r in harmful if r[column] is Risk.LOW]
         print(f"harmful commands rated low {label}: {len(low)}")
         for case in low:
             print(f"  {case.kind}: {case.command!r}")
     if options.list:
         print("\nasked (without a sandbox / contained):")
-        for case, plain, contained in safe:
+        for case, plain, contained, _ in safe:
             if plain is not Risk.LOW:
                 mark = "asks" if contained is not Risk.LOW else "low when contained"
                 print(f"  {case.kind}: {case.command!r} ({mark})")

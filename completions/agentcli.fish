@@ -10,7 +10,7 @@ complete -c agentcli -n __fish_use_subcommand -l help -s h -d 'Show this message
 complete -c agentcli -n __fish_use_subcommand -a run -d 'Run one prompt to the end and exit'
 complete -c agentcli -n __fish_use_subcommand -a chat -d 'Chat with the model in a REPL'
 complete -c agentcli -n __fish_use_subcommand -a serve -d 'Serve AG-UI over HTTP: frontends POST a RunAgentInput and get the run\'s events'
-complete -c agentcli -n __fish_use_subcommand -a doctor -d 'What protects the commands the model runs: the sandbox in force and its profiles'
+complete -c agentcli -n __fish_use_subcommand -a doctor -d 'What protects the commands the model runs: the sandbox in force, its profiles, and what every tool may reach'
 complete -c agentcli -n __fish_use_subcommand -a plugins -d 'The installed plug-ins (Python entry points) and the tools they register'
 complete -c agentcli -n __fish_use_subcommand -a models -d 'The models the configured providers offer'
 complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: its .agentcli/config.toml may then loosen the policy'
@@ -38,6 +38,7 @@ complete -c agentcli -n '__fish_seen_subcommand_from run' -l resume -x -d 'Conti
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l debug -d 'Show tracebacks for internal errors.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l sandbox -x -d 'auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l allow-network -d 'Let --yes grant sandboxed commands the network.'
+complete -c agentcli -n '__fish_seen_subcommand_from run' -l add-dir -x -d 'Let every tool also reach DIR (read-write; DIR:ro to read only). (repeatable)'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l agent -x -d 'URL of a remote AG-UI agent to use instead of a model.'
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l help -s h -d 'Show this message and exit.'
 
@@ -57,13 +58,15 @@ complete -c agentcli -n '__fish_seen_subcommand_from chat' -l resume -x -d 'Cont
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l debug -d 'Show tracebacks for internal errors.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l sandbox -x -d 'auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l allow-network -d 'Let --yes grant sandboxed commands the network.'
+complete -c agentcli -n '__fish_seen_subcommand_from chat' -l add-dir -x -d 'Let every tool also reach DIR (read-write; DIR:ro to read only). (repeatable)'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l agent -x -d 'URL of a remote AG-UI agent to use instead of a model.'
 complete -c agentcli -n '__fish_seen_subcommand_from chat' -l help -s h -d 'Show this message and exit.'
 
 # agentcli serve
 complete -c agentcli -n '__fish_seen_subcommand_from serve' -l host -x -d 'Address to listen on.'
 complete -c agentcli -n '__fish_seen_subcommand_from serve' -l port -x -d 'Port to listen on.'
-complete -c agentcli -n '__fish_seen_subcommand_from serve' -l token-env -x -d 'Environment variable holding a bearer token clients must send (required off loopback).'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l token-env -x -d 'Environment variable holding the bearer token clients must send [default: one is made and printed].'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l no-token -d 'Require no token (loopback only; not with --yes).'
 complete -c agentcli -n '__fish_seen_subcommand_from serve' -l cors-origin -x -d 'A browser origin allowed to call the server. (repeatable)'
 complete -c agentcli -n '__fish_seen_subcommand_from serve' -l model -s m -x -d 'PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]'
 complete -c agentcli -n '__fish_seen_subcommand_from serve' -l base-url -x -d 'OpenAI-compatible server URL [env OPENAI_BASE_URL]'
@@ -78,10 +81,12 @@ complete -c agentcli -n '__fish_seen_subcommand_from serve' -l forbid -x -d 'Den
 complete -c agentcli -n '__fish_seen_subcommand_from serve' -l debug -d 'Show tracebacks for internal errors.'
 complete -c agentcli -n '__fish_seen_subcommand_from serve' -l sandbox -x -d 'auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.'
 complete -c agentcli -n '__fish_seen_subcommand_from serve' -l allow-network -d 'Let --yes grant sandboxed commands the network.'
+complete -c agentcli -n '__fish_seen_subcommand_from serve' -l add-dir -x -d 'Let every tool also reach DIR (read-write; DIR:ro to read only). (repeatable)'
 complete -c agentcli -n '__fish_seen_subcommand_from serve' -l help -s h -d 'Show this message and exit.'
 
 # agentcli doctor
 complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l json -d 'Print JSON.'
+complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l add-dir -x -d 'Show the reach with this place added (repeatable).'
 complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l cwd -x -a '(__fish_complete_directories)' -d 'The workspace [default: .]'
 complete -c agentcli -n '__fish_seen_subcommand_from doctor' -l help -s h -d 'Show this message and exit.'
 

@@ -14,6 +14,9 @@ from ag_ui.core import Event
 from pydantic import TypeAdapter
 
 EVENT = TypeAdapter(Event)
+# The bearer token the tests' `agentcli serve` requires (a token is required by default).
+TOKEN = "agui-test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def free_port() -> int:
@@ -74,7 +77,7 @@ def run_input(thread: str, run: str, messages: list[dict[str, Any]], **extra: An
 def post_run(
     url: str, body: dict[str, Any], headers: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:
-    headers = {"Accept": "text/event-stream", **(headers or {})}
+    headers = {"Accept": "text/event-stream", **AUTH, **(headers or {})}
     response = httpx.post(url, json=body, headers=headers, timeout=30)
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/event-stream")

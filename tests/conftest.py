@@ -81,6 +81,20 @@ def build_env(
     return env
 
 
+def use_backend(cli_home: Path, backend: str) -> Path:
+    """The user's configuration chooses this sandbox backend; returns its path."""
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[sandbox]\nbackend = "{backend}"\n')
+    return config
+
+
+def tool_results(server: ScriptedServer) -> dict[str, str]:
+    """The tool results the model got in the last request, by call id."""
+    messages = server.requests[-1].json["messages"]
+    return {m["tool_call_id"]: m["content"] for m in messages if m.get("role") == "tool"}
+
+
 def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith(ERROR_PREFIX)]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agui_helpers import EVENT
+from tests.agui_helpers import EVENT, TOKEN
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_serve import Serve, serve  # noqa: F401  (the fixture)
 
@@ -48,7 +48,7 @@ def test_http_agent_runs_text_frontend_tool_and_confirmation_round_trips(
     server.enqueue(Reply.tool_calls([write]))
     server.enqueue(Reply.text(["written"]))
     done = subprocess.run(
-        ["node", str(PEERS / "http_agent.cjs"), url],
+        ["node", str(PEERS / "http_agent.cjs"), url, TOKEN],
         capture_output=True,
         text=True,
         timeout=120,

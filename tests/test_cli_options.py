@@ -76,7 +76,8 @@ def test_every_shared_option_reaches_both_commands():
     run = {o.name for o in cli_options.options_of("run")}
     chat = {o.name for o in cli_options.options_of("chat")}
     assert run - chat == {"output"}
-    assert {"sandbox", "allow_network", "agent", "model", "yes", "deny"} <= chat and len(chat) == 16
+    assert {"sandbox", "allow_network", "add_dir", "agent", "model", "yes", "deny"} <= chat
+    assert len(chat) == 17
 
 
 def test_run_imports_neither_typer_nor_pydantic(cli_home, workspace, server):

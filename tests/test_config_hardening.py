@@ -186,7 +186,7 @@ def test_credentials_in_the_base_url_are_sent_as_basic_auth_and_never_shown(
 
     with_credentials = server.base_url.replace("://", "://alice:s3cr%40t@")
     server.enqueue(Reply.error(404, "no such model"))
-    failed = run_cli(["run", "-o", output, "--base-url", with_credentials, "hi"])
+    failed = run_cli(["run", "-o", output, "hi"], env={"OPENAI_BASE_URL": with_credentials})
     assert failed.returncode != 0
     assert "s3cr" not in _everything_written(failed, cli_home)
     assert "alice" not in _everything_written(failed, cli_home)
@@ -194,10 +194,24 @@ def test_credentials_in_the_base_url_are_sent_as_basic_auth_and_never_shown(
     assert server.requests[0].headers.get("authorization") == expected
 
     refused = "http://alice:s3cr%40t@127.0.0.1:9/v1"  # nothing listens on the discard port
-    unreachable = run_cli(["run", "-o", output, "--base-url", refused, "hi"])
+    unreachable = run_cli(["run", "-o", output, "hi"], env={"OPENAI_BASE_URL": refused})
     assert unreachable.returncode != 0
     assert "127.0.0.1:9" in unreachable.stderr + unreachable.stdout
     assert "s3cr" not in _everything_written(unreachable, cli_home)
+
+
+@pytest.mark.parametrize("flag", ["--base-url", "--agent"])
+def test_a_password_on_the_command_line_is_refused(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, flag: str
+) -> None:
+    """agentcli's argv is what `ps` shows every process (a sandboxed command's too): a
+    password there is refused before anything runs, and the error does not repeat it."""
+    with_credentials = server.base_url.replace("://", "://alice:s3cr%40t@")
+    result = run_cli(["run", flag, with_credentials, "hi"])
+    assert result.returncode == 2
+    assert_one_error(result, flag, "carries a password", "environment variable")
+    assert "s3cr" not in _everything_written(result, cli_home)
+    assert server.requests == []
 
 
 def test_timeout_ends_the_run_whatever_a_tool_is_blocked_in(

@@ -258,8 +258,12 @@ def test_jsonl_denied_call(run_cli: RunCli, server: ScriptedServer) -> None:
     assert check_text_messages(models) == {
         m.message_id: "Could not read it." for m in _of(events, TextMessageStartEvent)
     }
-    # the hint for the person goes to stderr, never into the event stream
-    assert any("--yes" in line for line in result.stderr.splitlines())
+    # the hint for the person goes to stderr, never into the event stream; beyond the
+    # boundary it names --add-dir (a place a person adds), not --yes
+    assert any(
+        line.startswith("agentcli: denied") and "--add-dir" in line
+        for line in result.stderr.splitlines()
+    )
 
 
 @pytest.mark.parametrize(

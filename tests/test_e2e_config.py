@@ -272,7 +272,9 @@ def test_untrusted_shell_env_is_ignored(
 def test_untrusted_shell_python_is_ignored(
     run_cli: RunCli, server: ScriptedServer, workspace: Path, tmp_path: Path
 ) -> None:
-    fake = write(tmp_path / "fake-python", "#!/bin/sh\necho FAKE-PYTHON-RAN\n")
+    # In a directory of its own: the sandbox exposes an interpreter's directory, never one
+    # that holds the home (as tmp_path does here).
+    fake = write(tmp_path / "bin" / "fake-python", "#!/bin/sh\necho FAKE-PYTHON-RAN\n")
     fake.chmod(0o755)
     write(project_config(workspace), f'[shell]\npython = "{fake}"\n')
     call = {"name": "run_python", "arguments": {"code": "print('real-' + 'python')"}}

@@ -418,7 +418,7 @@ def test_schema_violation_names_the_field(
 
 @pytest.mark.parametrize(
     ("flags", "code"),
-    [([], 4), (["--yes"], 0), (["-y"], 0), (["--deny"], 4)],
+    [([], 4), (["--yes"], 4), (["-y"], 4), (["--deny"], 4)],
     ids=["no-terminal", "yes", "y", "deny"],
 )
 def test_path_outside_the_workspace(
@@ -446,14 +446,16 @@ def test_path_outside_the_workspace(
     else:
         assert "denied" in tool["content"].lower()
         assert OUTSIDE_LINES[0] not in tool["content"]
-    # The hint is one line of its own (tool activity lines may repeat the reason).
+    # The hint is one line of its own (tool activity lines may repeat the reason), and it
+    # names what allows the place — a directory added by a person — not --yes.
     hints = [
         line
         for line in result.stderr.splitlines()
-        if line.startswith("agentcli:") and "--yes" in line
+        if line.startswith("agentcli:") and "--add-dir" in line
     ]
     if not flags:
         assert len(hints) == 1, result.stderr
+        assert "--yes" not in hints[0]
     if code == 0:
         assert hints == []
 

@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from agentcli.sandbox.mechanisms import detect
-from tests.conftest import RunCli, StartCli
+from tests.conftest import RunCli, StartCli, use_backend
 from tests.scripted_server import Reply, ScriptedServer
 
 FOUND = detect()
@@ -35,12 +35,6 @@ def shell(command: str, **extra: object) -> Reply:
 
 def tool_result(server: ScriptedServer, request: int = 1) -> str:
     return server.requests[request].json["messages"][-1]["content"]
-
-
-def use_backend(cli_home: Path, backend: str) -> None:
-    config = cli_home / "agentcli" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f'[sandbox]\nbackend = "{backend}"\n')
 
 
 @pytest.fixture

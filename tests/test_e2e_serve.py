@@ -12,7 +12,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.agui_helpers import free_port, post_run, run_input, sse_events, types, wait_ready
+from tests.agui_helpers import (
+    AUTH,
+    TOKEN,
+    free_port,
+    post_run,
+    run_input,
+    sse_events,
+    types,
+    wait_ready,
+)
 from tests.conftest import StartCli
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -44,6 +53,9 @@ def serve(start_cli: StartCli, server: ScriptedServer) -> Serve:
 
     def start(*flags: str, env: dict[str, str] | None = None) -> str:
         port = free_port()
+        if "--token-env" not in flags and "--no-token" not in flags:
+            flags = ("--token-env", "AGUI_TOKEN", *flags)
+            env = {"AGUI_TOKEN": TOKEN, **(env or {})}
         process = start_cli(["serve", "--port", str(port), *flags], server=server, env=env)
         url = f"http://127.0.0.1:{port}/"
         wait_ready(process, url)
@@ -197,7 +209,7 @@ def test_without_confirm_tool_call_or_flags_a_risky_call_is_denied(
 )
 def test_bad_requests_get_one_clear_4xx(serve: Serve, body: bytes, status: int, needle: str):
     url = serve()
-    response = httpx.post(url, content=body, headers={"Content-Type": "application/json"})
+    response = httpx.post(url, content=body, headers={"Content-Type": "application/json", **AUTH})
     assert response.status_code == status
     assert needle in response.json()["error"]
     assert "Traceback" not in response.text
@@ -214,8 +226,57 @@ def test_a_token_is_required_when_set_and_off_loopback(
     server.enqueue(Reply.text(["in"]))
     events = post_run(url, body, headers={"Authorization": "Bearer s3cret"})
     assert types(events)[-1] == "RUN_FINISHED"
-    refused = run_cli(["serve", "--host", "0.0.0.0", "--port", "1"])
-    assert refused.returncode == 2 and "--token-env" in refused.stderr
+    refused = run_cli(["serve", "--no-token", "--host", "0.0.0.0", "--port", "1"])
+    assert refused.returncode == 2 and "loopback only" in refused.stderr
+
+
+def _printed_token(process) -> str:  # type: ignore[no-untyped-def]
+    for _ in range(5):
+        line = process.stderr.readline()
+        if "token:" in line:
+            return line.split("token:", 1)[1].split()[0]
+    raise AssertionError("serve printed no token")
+
+
+def test_a_token_is_made_and_printed_by_default(start_cli: StartCli, server: ScriptedServer):
+    port = free_port()
+    process = start_cli(["serve", "--port", str(port)], server=server)
+    url = f"http://127.0.0.1:{port}/"
+    token = _printed_token(process)
+    wait_ready(process, url)
+    body = run_input("tk", "r1", [USER])
+    assert httpx.post(url, json=body).status_code == 401
+    server.enqueue(Reply.text(["ok"]))
+    events = post_run(url, body, headers={"Authorization": f"Bearer {token}"})
+    assert types(events)[-1] == "RUN_FINISHED"
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-token",)], ids=["token", "no-token"])
+def test_what_a_web_page_can_send_is_refused(serve: Serve, server: ScriptedServer, flags):
+    """A page on any site can POST to loopback without a preflight (text/plain), and with
+    DNS rebinding its requests carry the attacker's Host: none of them runs a turn."""
+    url = serve(*flags)
+    body = json.dumps(run_input("web", "r1", [USER]))
+    port = url.rsplit(":", 1)[1].strip("/")
+    attempts = [
+        {"Content-Type": "text/plain"},  # a "simple" cross-site request
+        {"Content-Type": "application/json", "Host": f"evil.example:{port}"},  # rebinding
+        {"Content-Type": "application/json", "Origin": "https://evil.example"},
+    ]
+    for headers in attempts:
+        response = httpx.post(url, content=body, headers={**AUTH, **headers})
+        assert response.status_code in (403, 415), (headers, response.text)
+        assert "error" in response.json()
+    assert server.requests == []  # no turn reached the model
+    server.enqueue(Reply.text(["ok"]))
+    same_origin = {"Origin": url.rstrip("/")}
+    assert types(post_run(url, json.loads(body), headers=same_origin))[-1] == "RUN_FINISHED"
+
+
+def test_serve_yes_needs_a_token(run_cli):
+    refused = run_cli(["serve", "--yes", "--no-token", "--port", "1"])
+    assert refused.returncode == 2
+    assert "--yes" in refused.stderr and "token" in refused.stderr
 
 
 def test_cors_allows_only_listed_origins(serve: Serve):
@@ -245,7 +306,7 @@ def test_runs_of_different_threads_go_on_at_once_and_one_thread_runs_one_at_a_ti
     deadline = time.monotonic() + 20
     while len(server.requests) < 2 and time.monotonic() < deadline:
         time.sleep(0.02)
-    busy = httpx.post(url, json=run_input("c1", "r2", [USER, {**USER, "id": "u9"}]))
+    busy = httpx.post(url, json=run_input("c1", "r2", [USER, {**USER, "id": "u9"}]), headers=AUTH)
     for worker in workers:
         worker.join(30)
     assert busy.status_code == 409 and "in progress" in busy.json()["error"]
@@ -259,14 +320,17 @@ def test_a_client_that_goes_away_cancels_its_run_and_the_thread_goes_on(
 ):
     url = serve()
     server.enqueue(Reply.text([f"w{i} " for i in range(40)], delay=0.1))
-    with httpx.stream("POST", url, json=run_input("gone", "r1", [USER]), timeout=30) as response:
+    gone = run_input("gone", "r1", [USER])
+    with httpx.stream("POST", url, json=gone, headers=AUTH, timeout=30) as response:
         for line in response.iter_lines():
             if "TEXT_MESSAGE_CONTENT" in line:
                 break  # leave mid-answer
     server.enqueue(Reply.text(["still here"]))
     again = {"id": "u2", "role": "user", "content": "again"}
     for _ in range(50):  # the cancelled run lets go of the thread within moments
-        response = httpx.post(url, json=run_input("gone", "r2", [USER, again]), timeout=30)
+        response = httpx.post(
+            url, json=run_input("gone", "r2", [USER, again]), headers=AUTH, timeout=30
+        )
         if response.status_code != 409:
             break
         time.sleep(0.1)

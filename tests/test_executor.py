@@ -203,3 +203,39 @@ def test_refine_keeps_required_values_and_unknown_names():
     assert refine_arguments({"a": "7", "c": "true"}, schema) == {"a": 7, "c": True}
     assert refine_arguments({"a": 1, "b": "", "c": ""}, schema) == {"a": 1, "b": ""}
     assert refine_arguments({"a": "seven"}, schema) == {"a": "seven"}  # validation will say so
+
+
+def test_a_persons_approval_beyond_the_boundary_is_for_that_one_path(tmp_path):
+    """At a terminal, one call beyond the boundary may be approved: the prompt offers no
+    longer-lived choice, and what the call may then open is that path, nothing else."""
+    from pathlib import Path
+
+    from agentcli.policy.engine import UserChoice, offered
+    from agentcli.tools.files import ReadFile, walk_base
+
+    ws, outside = tmp_path / "ws", tmp_path / "elsewhere"
+    ws.mkdir()
+    outside.mkdir()
+    (outside / "notes.txt").write_text("approved text\n")
+    (outside / "other.txt").write_text("not approved\n")
+    prompts = []
+
+    async def approver(prompt):  # type: ignore[no-untyped-def]
+        prompts.append(prompt)
+        return UserChoice("once")
+
+    registry = ToolRegistry([ReadFile()])
+    policy = Policy(workspace=Workspace(ws), approver=approver)
+    events: list[ev.Event] = []
+    executor = Executor(registry, policy, ToolContext(workspace=Workspace(ws)), events.append)
+    [result] = run(executor, [call("read_file", {"path": str(outside / "notes.txt")})])
+    assert "approved text" in result.content
+    [prompt] = prompts
+    assert prompt.session_rules == [] and offered(prompt) == ["once", "deny"]
+    # what the approval granted opens that path only: another one beyond stays refused
+    granted = ToolContext(workspace=Workspace(ws), grant=outside / "notes.txt")
+    target = Workspace(ws).resolve(str(outside / "other.txt"))
+    with pytest.raises(ToolFailure, match="add-dir"):
+        walk_base(granted, target, "other.txt", writing=False)
+    assert walk_base(granted, Workspace(ws).resolve(str(outside / "notes.txt")), "n",
+                     writing=False) == Path("/")  # fmt: skip

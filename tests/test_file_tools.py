@@ -197,13 +197,15 @@ def test_write_risks(ws, tmp_path, monkeypatch):
         (".env", "secrets"),
         ("config/.env.production", "secrets"),
         (".agentcli/config.toml", "agentcli's own configuration"),
-        (str(tmp_path / "agentcli-home" / "config.toml"), "outside"),
+        (str(tmp_path / "agentcli-home" / "config.toml"), "never written by a tool"),
     ]:
         level, reason = risk(WriteFile(), ws, path=path, content="")
         assert level is Risk.HIGH, path
         assert why in reason, (path, reason)
     assert risk(ListDirectory(), ws, path="..")[0] is Risk.HIGH
-    assert risk(WriteFile(), ws, path=".git/HEAD.txt", content="")[0] is Risk.MEDIUM
+    # Anything below .git is where git reads from: a file tool writes it only when a person
+    # approves that one call (commands may write git's objects, under the sandbox).
+    assert risk(WriteFile(), ws, path=".git/HEAD.txt", content="")[0] is Risk.HIGH
 
 
 @pytest.mark.parametrize(

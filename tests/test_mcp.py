@@ -253,12 +253,17 @@ def test_exit_ends_every_server_process(
 
 
 def _servers_in(workspace: Path) -> list[int]:
-    """MCP servers running in this workspace (none of anyone else's)."""
+    """MCP servers running in this workspace (none of anyone else's), not counting the
+    sandbox's keeper or bubblewrap, whose command lines name the server too."""
     found = []
     for process in psutil.process_iter(["cmdline", "cwd"]):
-        if process.info["cwd"] == str(workspace.resolve()) and "mcp-server" in str(
-            process.info["cmdline"]
-        ):
+        cmdline = process.info["cmdline"] or []
+        keeper = cmdline[1:4] == ["-I", "-S", "-c"] or (
+            cmdline[:1] and cmdline[0].endswith("bwrap")
+        )
+        if keeper:
+            continue
+        if process.info["cwd"] == str(workspace.resolve()) and "mcp-server" in str(cmdline):
             found.append(process.pid)
     return found
 

@@ -365,8 +365,20 @@ def test_the_table_has_examples_in_both_directions() -> None:
 
 @pytest.mark.parametrize(("kind", "command"), TABLE_EXAMPLES)
 def test_read_only_table_examples(kind: str, command: str, ws: Workspace) -> None:
+    """The table says what a program does; whether other processes are in view (for `ps`)
+    is the host's: here, as under bubblewrap, they are not."""
     expected = Risk.LOW if kind == "low" else Risk.HIGH
-    assert risk_of(command, ws) is expected
+    assessment = classify_shell(command, ws, processes_visible=lambda: False)
+    assert assessment.risk is expected, assessment.reason
+
+
+def test_listing_processes_asks_where_other_processes_are_in_view(ws: Workspace) -> None:
+    """Without a PID namespace (Landlock alone, no sandbox), `ps` shows every process's
+    command line, agentcli's own among them."""
+    for command in ("ps aux", "ps -eo args", "ps aux | grep python"):
+        shown = classify_shell(command, ws)
+        assert shown.risk is Risk.MEDIUM and "command line" in shown.reason, command
+        assert classify_shell(command, ws, processes_visible=lambda: False).risk is Risk.LOW
 
 
 # --- security holes: each writes, runs a program or reads outside, yet was low --------

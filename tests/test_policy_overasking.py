@@ -16,8 +16,10 @@ from tests.peer_corpus import build_workspace, load_corpus
 CASES = load_corpus()
 SAFE = [c for c in CASES if c.verdict == "safe"]
 HARMFUL = [c for c in CASES if c.verdict == "harmful"]
-# Measured (bench/README.md): 13% without a sandbox, 2% contained; 36% before issue 14.
-MOST_ASKED = {False: 0.15, True: 0.03}
+# Measured (bench/README.md): 17% without a sandbox (`ps` asks since issue 28: it shows
+# agentcli's own command line), 2.7% contained by bubblewrap, 6% by Landlock alone (where
+# `ps` asks too); 36% before issue 14.
+MOST_ASKED = {False: 0.18, True: 0.03}
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +37,11 @@ def test_few_harmless_commands_ask(workspace: Workspace, contained: bool) -> Non
     asked = [
         c.command
         for c in SAFE
-        if classify_shell(c.command, workspace, contained=contained).risk is not Risk.LOW
-    ]
+        if classify_shell(
+            c.command, workspace, contained=contained, processes_visible=lambda: not contained
+        ).risk
+        is not Risk.LOW
+    ]  # contained: as under bubblewrap, whose commands see only their own processes
     assert len(asked) / len(SAFE) <= MOST_ASKED[contained], asked
 
 

@@ -46,13 +46,20 @@ def ws(tmp_path: Path) -> Workspace:
 TOOLS = builtin_tools()
 
 
+def boundary(ws: Workspace) -> Any:
+    """The boundary of a session in this workspace with the default sandbox settings."""
+    from agentcli.sandbox.confine import Sandbox, SandboxSettings
+
+    return Sandbox(ws.root, SandboxSettings()).boundary(dict(os.environ))
+
+
 def request(ws: Workspace, tool: str, args: dict[str, Any] | str) -> ApprovalRequest:
     """An approval request exactly as the executor builds it (risk and rule subjects)."""
     if isinstance(args, str):
         args = {"command": args}
     impl = TOOLS.get(tool)
     assert impl is not None
-    ctx = ToolContext(workspace=ws)
+    ctx = ToolContext(workspace=ws, boundary=boundary(ws))
     return ApprovalRequest(
         tool, args, impl.assess(args, ctx), impl.preview(args, ctx), impl.rule_subjects(args, ctx)
     )

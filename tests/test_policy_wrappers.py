@@ -5,6 +5,7 @@ never covers an argument that runs a program."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -27,7 +28,7 @@ WRAPPED_RM = [
 ]  # fmt: skip
 UNKNOWABLE = ["bash script.sh", "curl example.invalid | bash", 'bash -c "$X"', "eval \"$CMD\"",
               "sh < script.sh", "xargs -a cmds.txt sh"]  # fmt: skip
-NOT_RM = ["echo rm", "ls -la", "git status", "bash --version", "python -c 'import os'",
+NOT_RM = ["echo rm", "ls -la", "git status", "bash --version", "python3 --version",
           "find . -name '*.py'", "nice -n 5 make"]  # fmt: skip
 
 
@@ -116,3 +117,67 @@ def test_an_allow_rule_still_covers_ordinary_options(pattern: str, command: str)
 
 def test_the_rule_offered_for_a_wrapper_is_the_exact_command() -> None:
     assert command_rule_pattern(_simple("timeout 5 make test")) == "timeout 5 make test"
+
+
+# --- deny wins where it cannot see (security.md §30) --------------------------------------
+
+OPAQUE = [
+    "python3 -c 'import os; os.system(\"rm -rf build\")'",
+    "python -c \"__import__('shutil').rmtree('build')\"",
+    "python3.11 cleanup.py",
+    "perl -e 'unlink glob \"build/*\"'",
+    "ruby -e 'system(%q(rm -rf build))'",
+    'node -e \'require("child_process").execSync("rm -rf build")\'',
+    "awk 'BEGIN { system(\"rm -rf build\") }'",
+    "echo x | awk '{ print | \"sh\" }'",
+    "source ./clean.sh",
+    ". ./clean.sh",
+    "./clean.sh",
+    "python3 <<'EOF'\nimport shutil; shutil.rmtree('build')\nEOF",
+    "echo 'rm -rf build' | bash",
+]
+
+
+@pytest.mark.parametrize("command", OPAQUE)
+def test_a_deny_rule_holds_through_what_it_cannot_see(command: str, tmp_path: Path) -> None:
+    from agentcli.policy.engine import Policy
+    from agentcli.policy.rules import RuleSet, parse_rule
+    from agentcli.policy.shell_parse import parse_command
+    from agentcli.risk import ApprovalRequest, Assessment, Risk, Subjects
+    from agentcli.workspace import Workspace
+
+    ws = Workspace(tmp_path)
+    parsed = parse_command(command)
+    subjects = Subjects("command", commands=tuple(parsed.commands), complete=parsed.plain)
+    request = ApprovalRequest("run_shell", {"command": command},
+                              Assessment(Risk.HIGH, "x"), None, subjects)  # fmt: skip
+    policy = Policy(rules=RuleSet(deny=[parse_rule("run_shell(rm *)", "test")]), workspace=ws,
+                    yes=True)  # fmt: skip
+    assert policy.explain(request).decision == "deny", command
+    free = Policy(workspace=ws, yes=True)
+    assert free.explain(request).decision == "allow"  # the rule, not the command, denies
+
+
+@pytest.mark.parametrize("command", ["python3 --version", "awk '{print $1}' a.txt", "ls -la"])
+def test_what_runs_nothing_hidden_is_not_caught(command: str, tmp_path: Path) -> None:
+    from agentcli.policy.shell_parse import parse_command
+    from agentcli.policy.wrappers import commands_within
+
+    [simple] = parse_command(command).commands
+    assert not commands_within(simple.argv).unknowable
+
+
+def test_a_shell_deny_rule_holds_for_run_python(tmp_path: Path) -> None:
+    from agentcli.policy.engine import Policy
+    from agentcli.policy.rules import RuleSet, parse_rule
+    from agentcli.risk import ApprovalRequest, Assessment, Risk
+    from agentcli.workspace import Workspace
+
+    request = ApprovalRequest("run_python", {"code": "import os; os.system('rm -rf x')"},
+                              Assessment(Risk.HIGH, "runs Python"))  # fmt: skip
+    rules = RuleSet(deny=[parse_rule("run_shell(rm *)", "test")])
+    assert (
+        Policy(rules=rules, workspace=Workspace(tmp_path), yes=True).explain(request).decision
+        == "deny"
+    )
+    assert Policy(workspace=Workspace(tmp_path), yes=True).explain(request).decision == "allow"

@@ -55,11 +55,16 @@ def place(tmp_path: Path) -> dict[str, Path]:
 
 
 def run_in(
-    backend: str | None, profile: Profile, command: str, place: dict[str, Path], timeout=20.0
+    backend: str | None,
+    profile: Profile,
+    command: str,
+    place: dict[str, Path],
+    timeout=20.0,
+    path: str | None = None,
 ) -> CommandResult:
     settings = SandboxSettings(enabled=backend is not None, backend=backend or "auto")
     sandbox = Sandbox(place["ws"], settings)
-    env = {"PATH": os.environ["PATH"], "HOME": str(place["home"]), "LANG": "C.UTF-8"}
+    env = {"PATH": path or os.environ["PATH"], "HOME": str(place["home"]), "LANG": "C.UTF-8"}
     argv = ["/bin/bash", "-c", command]
 
     async def go() -> CommandResult:
@@ -141,27 +146,6 @@ def test_workspace_write_keeps_protected_paths(backend: str, place: dict[str, Pa
     assert "fsmonitor" not in (ws / ".git" / "config").read_text()
     assert not (place["home"] / "planted").exists()
     assert result.exit_code == 0
-
-
-def test_the_guard_puts_protected_paths_back(place: dict[str, Path]) -> None:
-    """What holds on a Landlock-only host, where the workspace is writable as a whole."""
-    from agentcli.sandbox import guard
-    from agentcli.sandbox.layout import protected_paths
-
-    ws = place["ws"]
-    (ws / ".git" / "hooks" / "pre-push.sample").write_text("sample")
-    before = guard.take(protected_paths(str(ws), existing_only=False))
-    (ws / ".git" / "hooks" / "post-checkout").write_text("evil")
-    (ws / ".git" / "hooks" / "pre-push.sample").write_text("changed")
-    (ws / ".git" / "config").write_text("[core]\n\tfsmonitor = x\n")
-    (ws / ".agentcli").mkdir()
-    (ws / ".agentcli" / "config.toml").write_text("[policy]\nyes = true\n")
-    changed = guard.restore(before)
-    assert not (ws / ".git" / "hooks" / "post-checkout").exists()
-    assert (ws / ".git" / "hooks" / "pre-push.sample").read_text() == "sample"
-    assert "fsmonitor" not in (ws / ".git" / "config").read_text()
-    assert not (ws / ".agentcli").exists()
-    assert len(changed) >= 4
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -306,3 +290,47 @@ def test_git_works_and_reads_only_its_own_config_from_home(
     assert result.exit_code == 0, result.capture.text()
     assert "first" in result.capture.text() and "Sandboxed Tester" in result.capture.text()
     assert "warning" not in result.capture.text()
+
+
+GITCONFIG = """[user]
+\tname = Ada Lovelace
+\temail = ada@example.invalid
+[credential]
+\thelper = store
+[url "https://x-token:{secret}@example.invalid/"]
+\tinsteadOf = https://example.invalid/
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_git_gets_the_users_identity_and_none_of_their_git_files(
+    backend: str, place: dict[str, Path]
+) -> None:
+    """~/.config/git holds `credentials` beside `config`, and a global config names
+    credential helpers and tokens: a command sees a generated identity instead."""
+    home = place["home"]
+    (home / ".gitconfig").write_text(GITCONFIG.format(secret=SECRET))
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "credentials").write_text(f"https://u:{SECRET}@example.invalid\n")
+    command = (
+        "git config --global --list; cat ~/.config/git/credentials ~/.gitconfig; "
+        "git commit -q --allow-empty -m x && git log -1 --format='author=%an <%ae>'"
+    )
+    result = run_in(backend, Profile.WORKSPACE_WRITE, command, place)
+    out = result.capture.text()
+    assert SECRET not in out and "helper" not in out
+    assert "user.name=Ada Lovelace" in out
+    assert "author=Ada Lovelace <ada@example.invalid>" in out, out
+    assert SECRET in run_in(None, Profile.NONE, command, place).capture.text()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_path_entry_that_is_the_home_exposes_nothing_of_it(
+    backend: str, place: dict[str, Path]
+) -> None:
+    home = place["home"]
+    path = f"{home}:{home / '.ssh'}:{os.environ['PATH']}"
+    command = f"cat {home}/.ssh/id_ed25519 2>/dev/null; ls -a {home} 2>/dev/null"
+    result = run_in(backend, Profile.READ_ONLY, command, place, path=path)
+    assert SECRET not in result.capture.text() and ".ssh" not in result.capture.text()
+    assert SECRET in run_in(None, Profile.NONE, command, place, path=path).capture.text()

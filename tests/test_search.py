@@ -77,8 +77,12 @@ def ws(tmp_path: Path) -> Path:
 
 def call(tool: Any, root: Path, **args: Any) -> ToolOutput:
     ctx = ToolContext(workspace=Workspace(root))
-    # As the executor does: a call approved as one outside the workspace may go there.
-    ctx.confine = not tool.assess(args, ctx).protected
+    # As the executor does when a person approved the call: a call approved as one
+    # outside the workspace may go there, and beyond the boundary only to that one path.
+    assessment = tool.assess(args, ctx)
+    ctx.confine = not assessment.protected
+    if assessment.outside is not None:
+        ctx.grant = Path(assessment.outside.place)
     return asyncio.run(tool.execute(args, ctx))
 
 
@@ -202,7 +206,8 @@ def test_paths_outside_the_workspace_are_high_risk(ws, tmp_path, backend):
         assert tool.assess({"pattern": "x", "path": "src"}, ctx).risk is Risk.LOW
         high = tool.assess({"pattern": "x", "path": "../elsewhere"}, ctx)
         assert high.risk is Risk.HIGH
-        assert high.reason == "path '../elsewhere' resolves outside the workspace"
+        assert "elsewhere is outside the workspace" in high.reason
+        assert high.outside is not None  # beyond the boundary: only a person lets it
         assert tool.assess({"pattern": "x", "path": "/etc"}, ctx).risk is Risk.HIGH
     # Once approved, results outside are shown with absolute paths.
     shown = str(tmp_path / "elsewhere" / "x.py")
@@ -229,7 +234,7 @@ def test_a_search_approved_inside_does_not_follow_its_path_out(ws, tmp_path, bac
     (ws / "link").symlink_to(tmp_path / "elsewhere")
     ctx = ToolContext(workspace=Workspace(ws))  # as approved: inside the workspace
     for tool in (SearchFiles(), SearchContent()):
-        with pytest.raises(ToolFailure, match="resolves outside the workspace"):
+        with pytest.raises(ToolFailure, match="is outside the workspace"):
             asyncio.run(tool.execute({"pattern": "needle", "path": "link"}, ctx))
 
 
@@ -273,8 +278,10 @@ def test_context_lines_and_separators(tmp_path, backend):
 
 
 def test_ignore_case(ws, backend):
-    assert grep(ws, "NEEDLE").summary == "1 match in 1 file"  # only .env
-    assert grep(ws, "NEEDLE", ignore_case=True).summary == "7 matches in 7 files"
+    only_env = grep(ws, "NEEDLE")  # only .env has it: its lines may be secrets, not shown
+    assert only_env.summary == "no matches"
+    assert "may hold secrets (.env); read one with read_file" in only_env.content
+    assert grep(ws, "NEEDLE", ignore_case=True).summary == "6 matches in 6 files"
 
 
 def test_glob_filter(ws, backend):

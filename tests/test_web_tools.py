@@ -810,7 +810,9 @@ def test_e2e_fetch_with_yes_gives_the_page_text_to_the_model(
     run_cli: RunCli, server: ScriptedServer, site: Site
 ) -> None:
     server.enqueue(Reply.tool_calls([fetch_call(site.url("/page.html"))]), Reply.text(["ok"]))
-    result = run_cli(["run", "--yes", "read the page"], server=server, timeout=20)
+    result = run_cli(
+        ["run", "--yes", "--allow-network", "read the page"], server=server, timeout=20
+    )
 
     assert result.returncode == 0, result.stderr
     [tool] = tool_messages(server, 1)
@@ -818,6 +820,19 @@ def test_e2e_fetch_with_yes_gives_the_page_text_to_the_model(
     assert "# Main Heading" in tool["content"]
     assert "SCRIPT_MARKER" not in tool["content"]
     assert site.paths() == ["/page.html"]
+
+
+def test_e2e_yes_alone_does_not_grant_fetch_the_network(
+    run_cli: RunCli, server: ScriptedServer, site: Site
+) -> None:
+    """`--yes` grants what the workspace-write sandbox grants, for every tool: commands
+    get no network without --allow-network, and neither do the tools that fetch."""
+    server.enqueue(Reply.tool_calls([fetch_call(site.url("/page.html"))]), Reply.text(["ok"]))
+    result = run_cli(["run", "--yes", "read the page"], server=server, timeout=20)
+    assert result.returncode == 4, result.stderr
+    [tool] = tool_messages(server, 1)
+    assert "--allow-network" in tool["content"] and "Main Heading" not in tool["content"]
+    assert site.requests == []
 
 
 def test_e2e_web_search_through_the_configured_backend(
@@ -828,7 +843,7 @@ def test_e2e_web_search_through_the_configured_backend(
     config.write_text(f'[web_search]\nbackend = "searxng"\nurl = "{site.url("")}"\n')
     call = {"id": "s1", "name": "web_search", "arguments": {"query": "hi", "max_results": 2}}
     server.enqueue(Reply.tool_calls([call]), Reply.text(["ok"]))
-    result = run_cli(["run", "--yes", "search"], server=server, timeout=20)
+    result = run_cli(["run", "--yes", "--allow-network", "search"], server=server, timeout=20)
 
     assert result.returncode == 0, result.stderr
     [tool] = tool_messages(server, 1)
@@ -843,7 +858,7 @@ def test_e2e_web_search_without_a_backend_tells_the_model_how_to_configure(
 ) -> None:
     call = {"id": "s1", "name": "web_search", "arguments": {"query": "hi"}}
     server.enqueue(Reply.tool_calls([call]), Reply.text(["ok"]))
-    result = run_cli(["run", "--yes", "search"], server=server, timeout=20)
+    result = run_cli(["run", "--yes", "--allow-network", "search"], server=server, timeout=20)
 
     assert result.returncode == 0, result.stderr
     [tool] = tool_messages(server, 1)

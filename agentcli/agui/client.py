@@ -46,10 +46,13 @@ def _snake(name: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
-def event_from_wire(raw: dict[str, Any], local_tools: set[str]) -> ev.Event | None:
+def event_from_wire(
+    raw: dict[str, Any], local_tools: set[str], source: str = "a remote agent"
+) -> ev.Event | None:
     """A received event as agentcli's, or None for what agentcli's own run already says
     (RUN_*, STEP_*) or does not know. A call of a tool that is not local is marked as run
-    by the remote side, so it is shown and never executed here."""
+    by the remote side, so it is shown and never executed here; a CUSTOM event stays the
+    remote's (`source`), never one of agentcli's own records."""
     kind = raw.get("type")
     fields = {_snake(k): v for k, v in raw.items() if k not in ("type", "rawEvent")}
     if kind == "TOOL_CALL_START":
@@ -59,7 +62,7 @@ def event_from_wire(raw: dict[str, Any], local_tools: set[str]) -> ev.Event | No
         cls: Any = ev.ToolCallStart
     elif kind == "CUSTOM":
         base = {k: fields[k] for k in ("timestamp", "metadata") if k in fields}
-        return ev.custom_event(str(fields.get("name")), fields.get("value"), **base)
+        return ev.relayed(str(fields.get("name")), fields.get("value"), source, **base)
     else:
         cls = _PASSED.get(str(kind))
         if cls is None:
@@ -161,11 +164,11 @@ class AguiProvider(HttpProvider):
                 continue
             for item in chunks.feed(raw):
                 finished = self._finished(item, usage) or finished
-                event = event_from_wire(item, local)
+                event = event_from_wire(item, local, self.base_url)
                 if event is not None:
                     yield fold.apply(event)
         for item in chunks.close():
-            yield fold.apply(event_from_wire(item, local))  # type: ignore[arg-type]
+            yield fold.apply(event_from_wire(item, local, self.base_url))  # type: ignore[arg-type]
         if not finished:
             raise ProviderError("the agent's stream ended without RUN_FINISHED or RUN_ERROR")
         pending = [c for c in fold.calls.values() if c.name in local and not c.finished]

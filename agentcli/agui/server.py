@@ -41,12 +41,25 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
 @dataclass(slots=True)
 class ServeOptions:
     settings: RunSettings
     token: str | None = None  # a bearer token every request must carry
     cors_origins: list[str] = field(default_factory=list)
     max_request_bytes: int = MAX_REQUEST_BYTES
+    host: str = "127.0.0.1"  # where it listens: on loopback, the Host header is checked
+    token_generated: bool = False  # made at start: printed for the user to give clients
+
+
+def _host_name(value: str) -> str:
+    """The host of a Host header (`127.0.0.1:8765`, `[::1]:8765`, `localhost`), lowered."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
 class Rejected(Exception):
@@ -96,6 +109,28 @@ class AgentServer:
         return self._provider
 
     # --- the request, checked before anything runs
+
+    def check_browser(self, headers: Any, *, posting: bool) -> None:
+        """What a web page could send on its own, refused: a foreign Host on loopback (DNS
+        rebinding), an Origin not allowed (a cross-site request), and, to run, a body that
+        is not JSON (a "simple" text/plain request needs no preflight)."""
+        host = _host_name(headers.get("host", ""))
+        if is_loopback(self.options.host) and host not in LOOPBACK_NAMES | {self.options.host}:
+            raise Rejected(403, f"Host {host!r} is not this server's (loopback only)")
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.options.cors_origins:
+            same = origin in (
+                f"http://{headers.get('host', '')}",
+                f"https://{headers.get('host', '')}",
+            )
+            if not same:
+                raise Rejected(
+                    403, f"Origin {origin!r} is not allowed (serve --cors-origin ORIGIN)"
+                )
+        if posting:
+            kind = headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind != "application/json":
+                raise Rejected(415, "the body must be JSON (Content-Type: application/json)")
 
     def check_auth(self, headers: Any) -> None:
         token = self.options.token
@@ -305,6 +340,7 @@ def build_app(options: ServeOptions) -> Any:
 
     async def run(request: Request) -> Any:
         try:
+            server.check_browser(request.headers, posting=True)
             server.check_auth(request.headers)
             run_input = server.parse_input(await server.read_body(request))
             relay, task, agent = await server.start_run(run_input)
@@ -317,6 +353,10 @@ def build_app(options: ServeOptions) -> Any:
         )
 
     async def health(request: Request) -> Any:
+        try:
+            server.check_browser(request.headers, posting=False)
+        except Rejected as rejected:
+            return JSONResponse({"error": str(rejected)}, status_code=rejected.status)
         return PlainTextResponse("ok\n")
 
     middleware = []
@@ -361,6 +401,11 @@ def serve(options: ServeOptions, host: str, port: int) -> int:
 
     shown = f"[{host}]" if ":" in host else host
     sys.stderr.write(f"agentcli: serving AG-UI on http://{shown}:{port}/ (Ctrl-C stops)\n")
+    if options.token is not None and options.token_generated:
+        sys.stderr.write(
+            f"agentcli: token: {options.token} (clients send Authorization: Bearer TOKEN; "
+            "--token-env NAME chooses it)\n"
+        )
     sys.stderr.flush()
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", access_log=False, lifespan="on"

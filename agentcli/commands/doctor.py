@@ -53,17 +53,34 @@ def _isolation(backend: str | None, landlock_abi: int, seccomp: bool) -> dict[st
         else "hidden (Landlock scope, capabilities dropped)"
         if landlock
         else "readable",
-        "protected paths": "read-only mounts"
+        "protected paths": "read-only mounts; .git pinned; new ones removed when it ends"
         if bwrap or seatbelt
-        else "checked and put back after each command"
+        else "put back when it ends, from a baseline, through descriptors"
         if landlock
         else "classifier only",
+        "file tools": "the same boundary, enforced in agentcli (descriptor walks)",
     }
 
 
-def report(workspace: Path) -> dict[str, Any]:
+def _mcp_servers(config: Any) -> list[dict[str, Any]]:
+    """The configured MCP servers and the profile each runs in (not started here)."""
+    from agentcli.errors import ConfigError
+    from agentcli.mcp.config import servers_of
+
+    try:
+        servers = servers_of(config)
+    except ConfigError as error:
+        return [{"name": "?", "sandbox": None, "error": str(error)}]
+    return [
+        {"name": s.name, "transport": s.transport,
+         "sandbox": s.sandbox or ("the narrowest it starts in" if s.command else None)}
+        for s in servers
+    ]  # fmt: skip
+
+
+def report(workspace: Path, add_dirs: list[str] | None = None) -> dict[str, Any]:
     config = load_config(workspace)
-    sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
+    sandbox = Sandbox(workspace, sandbox_settings(config, None, False, add_dirs or ()))
     found = sandbox.mechanisms
     backend = sandbox.backend
     if backend is not None:
@@ -89,12 +106,14 @@ def report(workspace: Path) -> dict[str, Any]:
             "isolation": _isolation(backend, found.landlock_abi, found.seccomp),
         },
         "profiles": {p.value: {"allows": p.summary, "used": WHEN_RUN[p]} for p in Profile},
+        "reach": sandbox.boundary(dict(os.environ)).describe(),
+        "mcp_servers": _mcp_servers(config),
         "advice": advice,
     }
 
 
-def run(workspace: Path, *, as_json: bool) -> int:
-    data = report(workspace)
+def run(workspace: Path, *, as_json: bool, add_dirs: list[str] | None = None) -> int:
+    data = report(workspace, add_dirs)
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
@@ -117,6 +136,15 @@ def run(workspace: Path, *, as_json: bool) -> int:
     out("profiles:\n")
     for name, profile in data["profiles"].items():
         out(f"  {name:<16} {profile['allows']}\n  {'':<16} ({profile['used']})\n")
+    out("every tool reaches:\n")
+    for line in data["reach"]:
+        out(f"  {line}\n")
+    out("  the system directories commands see (to read); never agentcli's own files\n")
+    if data["mcp_servers"]:
+        out("MCP servers:\n")
+        for row in data["mcp_servers"]:
+            profile = row["sandbox"] or "none (HTTP: not a process here)"
+            out(f"  {row['name']:<16} sandbox: {profile}\n")
     if data["advice"]:
         out(f"agentcli: {data['advice']}\n")
     return 0

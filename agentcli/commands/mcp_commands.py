@@ -30,6 +30,8 @@ def add(
     headers: list[str],
     trusted: bool,
     project: bool,
+    sandbox: str | None = None,
+    dirs: list[str] | None = None,
 ) -> int:
     if bool(command) == bool(url):
         raise UsageError(
@@ -45,13 +47,22 @@ def add(
         table["headers"] = dict(_header(text) for text in headers)
     if trusted:
         table["trusted"] = True
+    if sandbox is not None:
+        table["sandbox"] = sandbox
+    if dirs:
+        table["dirs"] = dirs
     try:
         parse_server(name, table)
     except ConfigError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(str(error).replace(f"mcp.servers.{name}.sandbox", "--sandbox")) from None
     path = _config_file(workspace, project)
     set_table(path, f"mcp.servers.{name}", table)
     sys.stdout.write(f"added MCP server {name} to {path}\n")
+    if not url and sandbox is None:
+        sys.stdout.write(
+            "sandbox: the narrowest of read-only, workspace-write and network it starts in "
+            "(`agentcli mcp list` shows which; --sandbox PROFILE chooses one)\n"
+        )
     return 0
 
 
@@ -97,6 +108,9 @@ def _text(row: dict[str, Any]) -> str:
     if row.get("target"):
         head += f"  {row['transport']}: {row['target']}"
     lines = [head + (f"  ({row['server']})" if row.get("server") else "")]
+    if row.get("sandbox"):
+        how = "chosen" if row.get("sandboxChosen") else "the narrowest it starts in"
+        lines.append(f"  sandbox: {row['sandbox']} ({how})")
     if row.get("error"):
         lines.append(f"  error: {row['error']}")
     if row["tools"]:
@@ -129,6 +143,9 @@ async def _survey(config: Any, workspace: Path) -> list[dict[str, Any]]:
                 rows.append(row)
                 continue
             row.update(state=source.state, server=source.server_info, error=source.error)
+            if source.profile is not None:
+                row["sandbox"] = source.profile
+                row["sandboxChosen"] = not source.profile_found
             row["tools"] = [
                 {"name": t.name, "risk": t.risk_summary, "description": t.description}
                 for t in source.tools()

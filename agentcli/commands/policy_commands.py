@@ -4,6 +4,7 @@ which tools exist, without running anything."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -40,7 +41,14 @@ class Explainer:
     """The policy, tools and flags of one workspace, built once, asked call after call."""
 
     def __init__(
-        self, workspace: Path, *, yes: bool, deny: bool, allow: list[str], forbid: list[str]
+        self,
+        workspace: Path,
+        *,
+        yes: bool,
+        deny: bool,
+        allow: list[str],
+        forbid: list[str],
+        add_dir: list[str] = (),  # type: ignore[assignment]
     ) -> None:
         if yes and deny:
             raise UsageError("--yes and --deny contradict each other; pass one of them")
@@ -49,8 +57,10 @@ class Explainer:
         self.policy = build_policy(config, ws, yes=yes, deny=deny, allow=allow, forbid=forbid)
         from agentcli.sandbox.confine import Sandbox, sandbox_settings
 
-        self.policy.sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
-        self.context = ToolContext(workspace=ws, sandbox=self.policy.sandbox)
+        sandbox = Sandbox(workspace, sandbox_settings(config, None, False, add_dir))
+        self.policy.sandbox = sandbox
+        boundary = sandbox.boundary(dict(os.environ))
+        self.context = ToolContext(workspace=ws, sandbox=sandbox, boundary=boundary)
         self.executor = Executor(build_registry(config, None), Policy(), self.context, _drop)
 
     def explain(self, tool_name: str, arguments: str) -> dict[str, Any]:
@@ -64,7 +74,9 @@ class Explainer:
         assessment = tool.assess(args, self.context)
         subjects = tool.rule_subjects(args, self.context)
         profile = self.executor.sandbox_profile(tool, args, assessment)
-        request = ApprovalRequest(tool.name, args, assessment, None, subjects, sandbox=profile)
+        request = ApprovalRequest(
+            tool.name, args, assessment, None, subjects, sandbox=profile, network=tool.network
+        )
         verdict = self.policy.explain(request)
         return {
             "tool": tool.name,
@@ -91,8 +103,11 @@ def explain(
     deny: bool,
     allow: list[str],
     forbid: list[str],
+    add_dir: list[str],
 ) -> int:
-    explainer = Explainer(workspace, yes=yes, deny=deny, allow=allow, forbid=forbid)
+    explainer = Explainer(
+        workspace, yes=yes, deny=deny, allow=allow, forbid=forbid, add_dir=add_dir
+    )
     result = explainer.explain(tool_name, _arguments(tool_name, args_text))
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
@@ -114,7 +129,7 @@ def explain_main(values: dict[str, Any]) -> int:
     from agentcli.errors import AgentCliError, print_error
 
     flags = {name: values[name] for name in ("yes", "deny")}
-    rules = {name: values[name] or [] for name in ("allow", "forbid")}
+    rules = {name: values[name] or [] for name in ("allow", "forbid", "add_dir")}
     tool, args = values["tool"], values["args"]
     try:
         workspace = workspace_dir(values["cwd"])
@@ -160,11 +175,14 @@ def explain_stream(
     deny: bool,
     allow: list[str],
     forbid: list[str],
+    add_dir: list[str],
 ) -> int:
     """`policy explain --stdin`: one JSON decision per input line, in one process. A line
     that cannot be explained gets {"line": N, "error": ...} and the rest go on; the exit
     code is then 2 (usage), else 0. Blank lines are skipped."""
-    explainer = Explainer(workspace, yes=yes, deny=deny, allow=allow, forbid=forbid)
+    explainer = Explainer(
+        workspace, yes=yes, deny=deny, allow=allow, forbid=forbid, add_dir=add_dir
+    )
     failed = False
     for number, line in enumerate(lines, start=1):
         if not line.strip():

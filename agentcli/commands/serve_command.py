@@ -9,25 +9,53 @@ from agentcli.errors import UsageError
 
 
 def serve_command(
-    host: str, port: int, token_env: str | None, cors_origins: list[str], flags: dict
+    host: str,
+    port: int,
+    token_env: str | None,
+    cors_origins: list[str],
+    flags: dict,
+    no_token: bool = False,
 ) -> int:
+    """A token by default (generated and printed, as notebook servers do): a page on any
+    site can POST to loopback. `--no-token` opts out, on loopback only and never with
+    --yes, where one request could run every tool."""
     from agentcli.agui.server import ServeOptions, is_loopback, serve
     from agentcli.settings import resolve_settings
 
     if not 0 < port < 65536:
         raise UsageError(f"--port must be between 1 and 65535, not {port}")
-    token = None
+    if no_token and token_env is not None:
+        raise UsageError("--no-token and --token-env contradict each other; pass one of them")
+    token, generated = None, False
     if token_env is not None:
         token = os.environ.get(token_env, "").strip()
         if not token:
             raise UsageError(f"--token-env {token_env}: that environment variable is empty")
+    elif not no_token:
+        import secrets
+
+        token, generated = secrets.token_urlsafe(24), True
     if not is_loopback(host) and token is None:
         raise UsageError(
-            f"--host {host} is reachable from other machines: also pass --token-env NAME "
-            "(an environment variable holding a bearer token clients must send)"
+            f"--host {host} is reachable from other machines: --no-token is for loopback "
+            "only; drop it, or pass --token-env NAME"
         )
+    unguarded = UsageError(
+        "serve --yes without a token would let any request (a web page's included) run "
+        "every tool; drop --no-token"
+    )
+    if flags.get("yes") and token is None:
+        raise unguarded
     settings = resolve_settings(output="jsonl", **flags)
+    if settings.yes and token is None:  # policy.yes in the configuration
+        raise unguarded
     for warning in settings.config.warnings:
         sys.stderr.write(f"agentcli: warning: {warning}\n")
-    options = ServeOptions(settings, token=token, cors_origins=list(cors_origins))
+    options = ServeOptions(
+        settings,
+        token=token,
+        cors_origins=list(cors_origins),
+        host=host,
+        token_generated=generated,
+    )
     return serve(options, host, port)

@@ -110,6 +110,13 @@ SETTINGS: dict[str, Setting] = {
         Setting("sandbox.network", bool, False, "--yes may grant commands the network", True),
         Setting("sandbox.read", list, [], "extra paths sandboxed commands may read", True),
         Setting("sandbox.write", list, [], "extra paths sandboxed commands may write", True),
+        Setting(
+            "sandbox.add_dirs",
+            list,
+            [],
+            "directories every tool may also reach: DIR (read-write) or DIR:ro",
+            True,
+        ),
         Setting("sandbox.backend", str, "auto", "auto, bubblewrap, landlock or seatbelt", True),
         Setting("web_search.backend", str, None, "searxng or brave", True),
         Setting("web_search.url", str, None, "the search backend's URL", True),

@@ -13,8 +13,9 @@ from agentcli.tools.source import StaticSource, ToolSource
 INSTALL_HINT = "pip install 'agentcli[mcp]'"
 
 
-def mcp_sources(config: Any, workspace: Path) -> list[ToolSource]:
-    """One source per configured server; none started yet."""
+def mcp_sources(config: Any, workspace: Path, sandbox: Any = None) -> list[ToolSource]:
+    """One source per configured server; none started yet. `sandbox`: the session's
+    (agentcli.sandbox.confine.Sandbox), in which stdio servers run; None: one of their own."""
     from agentcli.mcp.config import servers_of
 
     servers = servers_of(config)
@@ -30,6 +31,10 @@ def mcp_sources(config: Any, workspace: Path) -> list[ToolSource]:
     from agentcli.mcp.server import McpServer
     from agentcli.paths import data_dir
 
+    if sandbox is None:
+        from agentcli.sandbox.confine import Sandbox, sandbox_settings
+
+        sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
     lock = asyncio.Lock()  # spawns one at a time, each so quick that starts still overlap
     logs = data_dir() / "mcp"
-    return [McpServer(server, workspace, lock, logs) for server in servers]
+    return [McpServer(server, workspace, lock, logs, sandbox) for server in servers]

@@ -4,7 +4,10 @@ stdio: `command`, `args`, `cwd` (relative to the workspace), `env` = names of va
 pass from agentcli's environment (their values are never copied into the file).
 Streamable HTTP: `url`, `headers` whose values may name variables as `${NAME}`.
 Both: `trusted` (honour the server's tool annotations), `start_timeout` in seconds, and
-`[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"`."""
+`[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"`.
+stdio servers run in the OS sandbox, as commands do: `sandbox` = "read-only" |
+"workspace-write" | "network" | "none" (unset: the narrowest of the first three that lets
+the server start), `dirs` = more places it may reach ("DIR" read-write, "DIR:ro")."""
 
 from __future__ import annotations
 
@@ -23,6 +26,9 @@ VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_START_TIMEOUT = 30.0
 MAX_START_TIMEOUT = 600.0
 RISK_LABELS = ("low", "medium", "high")
+# Narrowest first: a server with no profile chosen gets the first it starts in ("none"
+# only when a person chose it).
+SANDBOX_PROFILES = ("read-only", "workspace-write", "network", "none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,9 @@ class ServerConfig:
     trusted: bool = False
     start_timeout: float = DEFAULT_START_TIMEOUT
     tool_risks: Mapping[str, str] = field(default_factory=dict)
+    # stdio: the sandbox profile it runs in; None: the narrowest that lets it start
+    sandbox: str | None = None
+    dirs: tuple[str, ...] = ()  # stdio: more places it may reach (DIR, or DIR:ro)
 
     @property
     def transport(self) -> str:
@@ -136,6 +145,12 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         if risk not in RISK_LABELS:
             raise _fail(name, f"tools.{tool}.risk", "must be low, medium or high")
         risks[tool] = risk
+    sandbox = table.get("sandbox")
+    if sandbox is not None and sandbox not in SANDBOX_PROFILES:
+        raise _fail(name, "sandbox", f"must be one of {', '.join(SANDBOX_PROFILES)}")
+    if sandbox is not None and url:
+        raise _fail(name, "sandbox", "applies to stdio servers (a command), not to a url")
+    dirs = _strings(name, "dirs", table.get("dirs"))
     return ServerConfig(
         name=name,
         command=command,
@@ -147,6 +162,8 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         trusted=trusted,
         start_timeout=float(timeout),
         tool_risks=risks,
+        sandbox=sandbox,
+        dirs=dirs,
     )
 
 

@@ -51,10 +51,23 @@ def _leaf(error: BaseException) -> BaseException:
 class McpServer(ToolSource):
     kind = "mcp"
 
-    def __init__(self, config: ServerConfig, workspace: Path, spawn_lock: asyncio.Lock,
-                 log_dir: Path) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: ServerConfig,
+        workspace: Path,
+        spawn_lock: asyncio.Lock,
+        log_dir: Path,
+        sandbox: Any = None,
+    ) -> None:
+        """`sandbox`: the session's (agentcli.sandbox.confine.Sandbox), in which a stdio
+        server runs in the profile its configuration names, or else the narrowest of
+        read-only, workspace-write and network that lets it start."""
         super().__init__()
         self.config = config
+        self.sandbox = sandbox
+        self.profile = config.sandbox if config.url is None else None
+        self.profile_found = False  # the profile was found by trying, not chosen
+        self._guard: Any = None  # the protected paths' watch while it may write them
         self.name = f"mcp:{config.name}"
         self.workspace = workspace
         self.state = "not started"  # running | failed | exited | stopped
@@ -79,7 +92,7 @@ class McpServer(ToolSource):
     async def start(self) -> None:
         self.started_at = now_ms()
         try:
-            await self._connect()
+            await self._connect_in_a_profile()
         except StartFailed as failure:
             self.state, self.error = "failed", str(failure)
             self.problems.append(
@@ -87,10 +100,49 @@ class McpServer(ToolSource):
             )
         self.ready_at = now_ms()
 
+    @property
+    def confined(self) -> bool:
+        return self.config.url is None and self.sandbox is not None and self.sandbox.active
+
+    async def _connect_in_a_profile(self) -> None:
+        """In the profile chosen, or the first of the narrowest ones it starts in."""
+        if not self.confined:
+            self.profile = None if self.config.url else "none"
+            await self._connect()
+            return
+        if self.profile is not None:
+            await self._connect()
+            return
+        import shutil
+
+        from agentcli.mcp.config import SANDBOX_PROFILES
+
+        path = self.config.environment().get("PATH") or None
+        if shutil.which(self.config.command or "", path=path) is None:
+            raise StartFailed(f"program not found: {self.config.command}")  # in no profile
+        tried = []
+        for profile in SANDBOX_PROFILES[:-1]:  # never "none" unless a person chose it
+            self.profile, self.profile_found = profile, True
+            try:
+                await self._connect()
+                return
+            except StartFailed as failure:
+                tried.append(f"{profile}: {failure}")
+        self.profile = None
+        raise StartFailed(
+            "it did not start in any sandbox profile ("
+            + "; ".join(tried)
+            + f"); give it what it needs: mcp.servers.{self.config.name}.dirs, or "
+            f'sandbox = "none" to run it unconfined'
+        )
+
     def status(self) -> dict[str, Any]:
         """For the event stream: the state, the tools, and when the start began and ended."""
-        return {"server": self.config.name, "state": self.state, "tools": len(self._tools),
-                "startedAt": self.started_at, "readyAt": self.ready_at}  # fmt: skip
+        status = {"server": self.config.name, "state": self.state, "tools": len(self._tools),
+                  "startedAt": self.started_at, "readyAt": self.ready_at}  # fmt: skip
+        if self.profile is not None:
+            status["sandbox"] = self.profile
+        return status
 
     def tools(self) -> list[Tool]:
         return list(self._tools)
@@ -196,6 +248,7 @@ class McpServer(ToolSource):
                 raise
         finally:
             self._session = None
+            self._release_guard()
 
     async def _open_transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         config = self.config
@@ -206,18 +259,42 @@ class McpServer(ToolSource):
 
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         log = stack.enter_context(self._log_path.open("a", encoding="utf-8"))
-        params = StdioServerParameters(
-            command=config.command or "",
-            args=list(config.args),
-            env=config.environment(),
-            cwd=config.working_directory(self.workspace),
-        )
+        argv = [config.command or "", *config.args]
+        env, cwd = config.environment(), config.working_directory(self.workspace)
+        if self.confined and self.profile is not None:
+            argv, env = self._in_sandbox(argv, env, cwd)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
         async with self._spawn_lock:
             before = {p.pid for p in psutil.Process().children()}
             streams = await stack.enter_async_context(stdio_client(params, errlog=log))
             new = [p.pid for p in psutil.Process().children() if p.pid not in before]
         self._pid = new[0] if new else None
         return streams
+
+    def _in_sandbox(
+        self, argv: list[str], env: dict[str, str], cwd: str
+    ) -> tuple[list[str], dict[str, str]]:
+        from agentcli.sandbox.boundary import PlaceError, parse_place
+        from agentcli.sandbox.profiles import Profile
+
+        try:
+            places = [parse_place(text) for text in self.config.dirs]
+        except PlaceError as error:
+            raise StartFailed(f"mcp.servers.{self.config.name}.dirs: {error}") from None
+        # What the SDK passes every server (PATH, HOME, ...), so the sandbox sees it too.
+        from mcp.client.stdio import get_default_environment
+
+        env = {**get_default_environment(), **env}
+        argv, env, self._guard = self.sandbox.confine_server(
+            argv, Profile(self.profile), cwd=cwd, env=env, places=places
+        )
+        return argv, env
+
+    def _release_guard(self) -> None:
+        """The server is gone: what it changed of the protected paths is put back."""
+        guard, self._guard = self._guard, None
+        if guard is not None:
+            guard.end()
 
     async def _open_http(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         import httpx2

@@ -23,7 +23,9 @@ class Notices:
         if isinstance(event, ev.Approval):
             if event.decision == "deny" and event.by == "auto" and not self._hinted:
                 self._hinted = True
-                self._say(f"denied {event.tool}: {NO_TERMINAL_HINT}")
+                # Beyond the boundary, --yes would not help: the reason says what would.
+                hint = NO_TERMINAL_HINT if NO_TERMINAL_HINT in event.reason else event.reason
+                self._say(f"denied {event.tool}: {hint}")
         elif isinstance(event, ev.RunWarning):
             self._say(f"warning: {event.message}")
         elif getattr(event, "name", None) == "waiting" and self.waiting:

@@ -94,6 +94,8 @@ def suggested_rules(request: ApprovalRequest, workspace: Workspace) -> list[str]
     subjects = request.subjects
     if subjects.kind == "command" and not subjects.complete:
         return []
+    if request.assessment.outside is not None:
+        return []  # a person approves one path beyond the boundary, for one call
     if request.assessment.risk is Risk.MEDIUM:
         return [request.tool]
     if subjects.kind == "command":
@@ -137,10 +139,15 @@ class Policy:
         tool, subjects, ws = request.tool, request.subjects, self.workspace.root
         risk_reason = request.assessment.reason
         for rule in [*self.rules.deny, *self.session_deny]:
-            if matches_any(rule, tool, subjects, ws):
+            if matches_any(rule, tool, subjects, ws) or _runs_what_it_denies(rule, tool):
                 by: DecidedBy = "session" if rule.source == "session" else "rule"
                 return Verdict("deny", by, [f"the rule {rule.text} denies it", risk_reason],
                                rule.text)  # fmt: skip
+        outside = request.assessment.outside
+        if outside is not None:
+            # Beyond the boundary: no rule allows it and no flag grants it; a person may
+            # approve this one call (agentcli's own files: not even that).
+            return Verdict("deny" if outside.never else "ask", "auto", [outside.why])
         for rule in self.rules.ask:
             if matches_any(rule, tool, subjects, ws):
                 return Verdict("ask", "rule", [f"the rule {rule.text} asks", risk_reason],
@@ -206,6 +213,11 @@ class Policy:
     def _sandbox_active(self) -> bool:
         return self.sandbox is not None and self.sandbox.active
 
+    @property
+    def _boundary_enforced(self) -> bool:
+        """The sandbox is on (it may be enforced in code alone where no OS mechanism is)."""
+        return self.sandbox is not None and self.sandbox.settings.enabled
+
     def _widens_sandbox(self, request: ApprovalRequest) -> bool:
         return (
             self._sandbox_active
@@ -214,7 +226,17 @@ class Policy:
         )
 
     def _beyond_yes(self, request: ApprovalRequest) -> str | None:
-        """What --yes may not grant: a sandbox it never leaves, a network it was not given."""
+        """What --yes may not grant: a path beyond the boundary, a sandbox it never leaves,
+        a network it was not given."""
+        if request.assessment.outside is not None:
+            return "--yes never reaches beyond the workspace and the places you added"
+        if request.network and self._boundary_enforced and not self.allow_network:
+            return "--yes does not grant the network (add --allow-network)"
+        if request.sandbox is not None and self._boundary_enforced and not self._sandbox_active:
+            return (
+                "--yes runs commands only inside a sandbox, and none can run here (agentcli "
+                "doctor says why); --sandbox none runs them unconfined"
+            )
         if not self._widens_sandbox(request):
             return None  # what the user's own configuration gives a tool is theirs to give
         if request.sandbox == "none":
@@ -230,7 +252,9 @@ class Policy:
         if verdict.decision != "ask":
             return _decision(verdict)
         if self.approver is None:
-            reasons = [*verdict.reasons, NO_TERMINAL_HINT]
+            # Beyond the boundary, --yes would not help: the reason says how to allow it.
+            hint = [] if request.assessment.outside is not None else [NO_TERMINAL_HINT]
+            reasons = [*verdict.reasons, *hint]
             return Decision("deny", "auto", "; ".join(reasons), verdict.rule)
         if self._prompting is None:
             import asyncio
@@ -260,6 +284,15 @@ class Policy:
         if choice.kind == "project" and rules and self.save_project_rules is not None:
             self.notes.append(self.save_project_rules(rules))
         return Decision("allow", "user", reason, saved)
+
+
+# Tools whose argument is a program text: what it runs no rule can see into, so a deny rule
+# on shell commands applies to them too (the deny rule wins where it cannot see).
+CODE_TOOLS = frozenset({"run_python"})
+
+
+def _runs_what_it_denies(rule: Rule, tool: str) -> bool:
+    return tool in CODE_TOOLS and rule.names("run_shell")
 
 
 def _decision(verdict: Verdict) -> Decision:

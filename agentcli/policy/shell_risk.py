@@ -14,12 +14,15 @@ from __future__ import annotations
 import fnmatch
 import glob
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from agentcli.policy.git_config import repository_problem
 from agentcli.policy.readonly import git_subcommand, path_operands, read_only_problem
+from agentcli.policy.secrets import git_config_problem, recursive_problem
 from agentcli.policy.shell_parse import PROCESS_FILE, UNKNOWN, SimpleCommand, parse_command
 from agentcli.risk import Assessment, Risk
+from agentcli.sensitive import read_secret_reason
 from agentcli.workspace import Workspace
 
 
@@ -55,6 +58,9 @@ def paths_problem(
             real = Path(os.path.realpath(os.path.join(cwd, name)))
             if not workspace.contains(real):
                 return f"`{program}` would read {value}, outside the workspace"
+            secret = read_secret_reason(real)
+            if secret is not None:
+                return f"`{program}` would read {name}: {secret}"
     return None
 
 
@@ -95,7 +101,11 @@ def simple_command_problem(
     cwd = cwd or workspace.root
     problem = unknown_words_problem(command, contained) or read_only_problem(command)
     if problem is not None or command.program != "git":
-        return problem or operand_problem(command, workspace, cwd)
+        return (
+            problem
+            or operand_problem(command, workspace, cwd)
+            or recursive_problem(command, [v for v, _ in path_operands(command)], cwd)
+        )
     git = git_subcommand(list(command.argv[1:]))
     if isinstance(git, str):
         return git
@@ -108,14 +118,33 @@ def simple_command_problem(
             here = path
         elif name == "--git-dir":
             git_dir = path
-    return operand_problem(command, workspace, here) or repository_problem(
-        here, git.name, git_dir=git_dir, contains=workspace.contains, args=git.args
+    return (
+        operand_problem(command, workspace, here)
+        or git_config_problem(git.name, here)
+        or repository_problem(
+            here, git.name, git_dir=git_dir, contains=workspace.contains, args=git.args
+        )
     )
 
 
+# Programs that show other processes' command lines (agentcli's own among them) where the
+# sandbox does not give the command a /proc of its own.
+PROCESS_LISTERS = frozenset(
+    {"ps", "pgrep", "pidof", "pstree", "top", "htop", "lsof", "fuser", "w", "who"}
+)
+
+
 def classify_shell(
-    command: str, workspace: Workspace, cwd: Path | None = None, *, contained: bool = False
+    command: str,
+    workspace: Workspace,
+    cwd: Path | None = None,
+    *,
+    contained: bool = False,
+    processes_visible: Callable[[], bool] | None = None,
 ) -> Assessment:
+    """`processes_visible`: whether other processes are in the command's view (no PID
+    namespace: Landlock alone, or no sandbox), asked only of a command that lists them;
+    None: they are."""
     parsed = parse_command(command, contained=contained)
     if not parsed.plain:
         return Assessment(Risk.HIGH, parsed.problems[0])
@@ -127,4 +156,11 @@ def classify_shell(
         if problem:
             return Assessment(Risk.HIGH, problem)
     programs = ", ".join(dict.fromkeys(c.program for c in parsed.commands))
+    listing = next((c.program for c in parsed.commands if c.program in PROCESS_LISTERS), None)
+    if listing is not None and (processes_visible is None or processes_visible()):
+        return Assessment(
+            Risk.MEDIUM,
+            f"`{listing}` shows every process's command line here, agentcli's own included "
+            "(only bubblewrap's sandbox gives commands a process list of their own)",
+        )
     return Assessment(Risk.LOW, f"read-only ({programs})")

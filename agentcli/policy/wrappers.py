@@ -8,6 +8,8 @@ script file, a shell reading stdin, a string decided when it runs), the command 
 
 from __future__ import annotations
 
+import re
+
 from agentcli.policy.shell_parse import UNKNOWN
 from agentcli.records import dataclass, field
 
@@ -36,6 +38,20 @@ _APPEND_ARGUMENTS = frozenset({"xargs", "parallel"})  # they add arguments read 
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _MAX_DEPTH = 6
+# Programs that run a program text or file a rule cannot see into: any use but asking their
+# version or help makes the commands within unknowable, so a deny rule that could match
+# what they run applies (security.md §30). `source` and `.` run a script in the shell.
+INTERPRETERS = frozenset(
+    {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno",
+     "bun", "php", "lua", "luajit", "Rscript", "R", "tclsh", "wish", "osascript", "pwsh",
+     "powershell", "julia", "guile", "racket", "sbcl", "ghci", "runghc", "scala", "kotlin",
+     "groovy", "jshell", "source", "."}
+)  # fmt: skip
+_PYTHON_VERSIONED = re.compile(r"^(python|pypy)\d+(\.\d+)*$")
+_ONLY_ASKING = frozenset({"--version", "-V", "--help", "-h", "-v"})
+AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+# What in an awk program runs a command: system(), a pipe to or from a command.
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\|\s*\"|\|&|print[^;]*\|")
 
 
 @dataclass(slots=True)
@@ -61,10 +77,14 @@ def _collect(argv: tuple[str, ...], found: Within, depth: int) -> None:
     found.commands.append(argv)
     program = argv[0].rsplit("/", 1)[-1]
     rest = argv[1:]
+    if "/" in argv[0] and not argv[0].startswith("/"):
+        found.unknowable = True  # a script of the workspace (`./build.sh`): not knowable
     if program != argv[0]:
         _collect((program, *rest), found, depth + 1)  # /bin/rm is rm
     if program in SHELLS:
         _shell(rest, found, depth)
+    if _interprets(program, rest):
+        found.unknowable = True  # a program text or file: what it runs cannot be known
     if program in _STRING_RUNNERS:
         _parse_string(" ".join(w for w in rest if not w.startswith("-")), found, depth)
     if program == "find":
@@ -85,6 +105,18 @@ def _collect(argv: tuple[str, ...], found: Within, depth: int) -> None:
         if any(a.startswith("alias.") or "=alias." in a for a in rest):
             found.unknowable = True  # `git -c alias.x='!cmd' x` runs a shell command
         _collect(_git_without_global_options(rest), found, depth + 1)
+
+
+def _interprets(program: str, args: tuple[str, ...]) -> bool:
+    """Whether this runs code no rule can see into: an interpreter (a body, a script, or
+    stdin: a heredoc), a script run by its path, an awk program that runs commands."""
+    if program in INTERPRETERS or _PYTHON_VERSIONED.match(program):
+        return not (args and all(a in _ONLY_ASKING for a in args))
+    if program in AWKS:
+        return any(_AWK_RUNS.search(arg) for arg in args) or any(
+            a in ("-f", "--file") or a.startswith("-f") for a in args
+        )
+    return False
 
 
 def _shell(args: tuple[str, ...], found: Within, depth: int) -> None:

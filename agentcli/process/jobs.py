@@ -68,7 +68,12 @@ class JobManager:
         confined: Any = None,  # agentcli.sandbox.confine.Confined: run it in its sandbox
     ) -> Job:
         job_id = f"job_{len(self.jobs) + 1}"
-        tree = start_tree(argv, cwd=cwd, env=env, confined=confined, live=self.live)
+        try:
+            tree = start_tree(argv, cwd=cwd, env=env, confined=confined, live=self.live)
+        except BaseException:
+            if confined is not None:
+                confined.finish()  # it never ran: its protected paths' watch ends now
+            raise
         log_path = self.log_dir / f"{job_id}-{tree.pid}.log" if self.log_dir else None
         job = Job(
             id=job_id,

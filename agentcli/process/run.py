@@ -83,7 +83,12 @@ async def run_command(
     import asyncio
 
     started = time.monotonic()
-    tree = start_tree(argv, cwd=cwd, env=env, confined=confined, live=live)
+    try:
+        tree = start_tree(argv, cwd=cwd, env=env, confined=confined, live=live)
+    except BaseException:
+        if confined is not None:
+            confined.finish()  # it never ran: its protected paths' watch ends now
+        raise
 
     def on_chunk(chunk: bytes) -> None:
         capture.feed(chunk)

@@ -55,6 +55,8 @@ def bwrap_argv(bwrap: str, layout: Layout, cwd: str, seccomp_fd: int | None = No
     # /dev comes from --dev (null, zero, full, random, urandom, tty, pts, shm)
     for path in layout.write:
         argv += ["--bind", path, path]
+    for path in layout.pinned:  # a mount point cannot be renamed, removed or replaced
+        argv += ["--bind", path, path]
     for path in layout.protected:
         argv += ["--ro-bind", path, path]
     if seccomp_fd is not None:

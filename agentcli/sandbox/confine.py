@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from agentcli.records import dataclass, field
 from agentcli.risk import Risk
-from agentcli.sandbox import guard
-from agentcli.sandbox.layout import Layout, build_layout, protected_paths
+from agentcli.sandbox.boundary import Boundary, Place, PlaceError, parse_place
+from agentcli.sandbox.guard import Guard
+from agentcli.sandbox.layout import Layout, build_layout
 from agentcli.sandbox.profiles import EARNED, Profile
 
 if TYPE_CHECKING:
@@ -32,11 +33,34 @@ class SandboxSettings:
     extra_read: tuple[str, ...] = ()
     extra_write: tuple[str, ...] = ()
     backend: str = "auto"
+    places: tuple[Place, ...] = ()  # --add-dir and sandbox.add_dirs: for every tool
 
 
-def sandbox_settings(config, flag: str | None, allow_network: bool) -> SandboxSettings:
-    """From `--sandbox` / `--allow-network` and the `[sandbox]` table (which an untrusted
-    workspace's file cannot set: the keys are marked dangerous)."""
+def added_places(config, add_dirs: Sequence[str] = ()) -> tuple[Place, ...]:
+    """The places a person named: `sandbox.add_dirs` (a workspace's file cannot set it
+    until trusted) and `--add-dir`, each `DIR` (read-write) or `DIR:ro`."""
+    from agentcli.errors import ConfigError, UsageError
+
+    places: list[Place] = []
+    for text in config.get("sandbox.add_dirs"):
+        try:
+            places.append(parse_place(str(text)))
+        except PlaceError as error:
+            where = config.source("sandbox.add_dirs")
+            raise ConfigError(f"sandbox.add_dirs: {error} (in {where})") from None
+    for text in add_dirs:
+        try:
+            places.append(parse_place(text))
+        except PlaceError as error:
+            raise UsageError(f"--add-dir {text}: {error}") from None
+    return tuple(dict.fromkeys(places))
+
+
+def sandbox_settings(
+    config, flag: str | None, allow_network: bool, add_dirs: Sequence[str] = ()
+) -> SandboxSettings:
+    """From `--sandbox` / `--allow-network` / `--add-dir` and the `[sandbox]` table (which
+    an untrusted workspace's file cannot set: the keys are marked dangerous)."""
     from agentcli.errors import ConfigError
 
     mode = config.get("sandbox.mode")
@@ -46,14 +70,58 @@ def sandbox_settings(config, flag: str | None, allow_network: bool) -> SandboxSe
     if backend not in BACKENDS:
         raise ConfigError(f"sandbox.backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     enabled = flag != "none" if flag is not None else mode == "auto"
-    expand = os.path.expanduser
     return SandboxSettings(
         enabled=enabled,
         allow_network=allow_network or bool(config.get("sandbox.network")),
-        extra_read=tuple(os.path.realpath(expand(p)) for p in config.get("sandbox.read")),
-        extra_write=tuple(os.path.realpath(expand(p)) for p in config.get("sandbox.write")),
+        extra_read=_extra_paths(config, "sandbox.read"),
+        extra_write=_extra_paths(config, "sandbox.write"),
         backend=backend,
+        places=added_places(config, add_dirs),
     )
+
+
+def _extra_paths(config, key: str) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    """`sandbox.read` / `sandbox.write`, resolved; none may hold agentcli's own files."""
+    from agentcli.errors import ConfigError
+    from agentcli.sandbox.boundary import own_directories, within
+
+    paths = tuple(os.path.realpath(os.path.expanduser(p)) for p in config.get(key))
+    for path in paths:
+        for own in own_directories():
+            if within(own, path) or within(path, own):
+                raise ConfigError(
+                    f"{key}: {path} holds agentcli's own configuration or data ({own}), which "
+                    f"no command may reach; name a place beside it (in {config.source(key)})"
+                )
+    return paths
+
+
+def _named_places(argv: Sequence[str], cwd: str, env: dict[str, str]) -> list[Place]:
+    """Read-only places for the existing files a server's command line names: its script's
+    directory (`node ~/tools/srv/index.js`), a directory given whole."""
+    from agentcli.sandbox.boundary import own_directories
+    from agentcli.sandbox.layout import exposable, secret_places
+
+    home = env.get("HOME", "")
+    secrets = secret_places(home, own_directories())
+    places = []
+    for word in argv:
+        path = os.path.realpath(os.path.join(cwd, os.path.expanduser(word)))
+        if not os.path.exists(path) or path == "/":
+            continue
+        directory = path if os.path.isdir(path) else os.path.dirname(path)
+        if exposable(directory, home, secrets):
+            places.append(Place(directory, False))
+    return places
+
+
+def session_sandbox(settings) -> Sandbox:  # type: ignore[no-untyped-def]
+    """The sandbox of one session (agentcli.settings.RunSettings): its flags and its
+    configuration's `[sandbox]` table."""
+    chosen = sandbox_settings(
+        settings.config, settings.sandbox, settings.allow_network, settings.add_dirs
+    )
+    return Sandbox(settings.workspace, chosen)
 
 
 @dataclass(slots=True)
@@ -65,7 +133,7 @@ class Confined:
     profile: Profile
     pass_fds: tuple[int, ...] = ()
     status_fd: int | None = None  # read end: the keeper writes "EXIT LEFTOVERS"
-    watched: guard.Snapshot | None = None
+    guard: Guard | None = None  # the workspace's protected paths, checked when it ends
     restored: list[str] = field(default_factory=list)
 
     @property
@@ -87,13 +155,14 @@ class Confined:
         return int(data[1]) if len(data) == 2 and data[1].isdigit() else None
 
     def finish(self) -> list[str]:
-        """After the command: protected paths it changed, now put back."""
+        """After the command (and every process of it): protected paths it changed, now
+        put back. Once only."""
         if self.status_fd is not None:
             os.close(self.status_fd)
             self.status_fd = None
-        if self.watched is not None:
-            self.restored = guard.restore(self.watched)
-            self.watched = None
+        if self.guard is not None:
+            self.restored = self.guard.end()
+            self.guard = None
         return self.restored
 
 
@@ -144,6 +213,8 @@ class Sandbox:
         self.settings = settings
         self._mechanisms = mechanisms
         self._temp: str | None = None
+        self._guard: Guard | None = None
+        self._git_config: str | None = None
 
     @property
     def mechanisms(self) -> Mechanisms:
@@ -178,6 +249,11 @@ class Sandbox:
                 return True
         return self.backend is not None
 
+    @property
+    def hides_processes(self) -> bool:
+        """Commands get a process list of their own (a PID namespace: bubblewrap)."""
+        return self.backend == "bubblewrap"
+
     def profile_for(self, risk: Risk, requested: str | None = None) -> Profile:
         """What a call runs in: what its risk earns, or what it asked for if that is
         more (the asking was already part of its risk); none without a sandbox."""
@@ -191,6 +267,18 @@ class Sandbox:
         return earned
 
     @property
+    def guard(self) -> Guard:
+        """The workspace's protected paths, one keeper of them for the whole session."""
+        if self._guard is None:
+            self._guard = Guard(self.workspace)
+        return self._guard
+
+    def accept_write(self, path: Path | str) -> None:
+        """agentcli wrote a path a person approved: a protected one keeps its new state."""
+        if self._guard is not None:
+            self._guard.accept(str(path))
+
+    @property
     def temp(self) -> str:
         if self._temp is None:
             import tempfile  # here: `policy explain` never makes one
@@ -199,17 +287,59 @@ class Sandbox:
         return self._temp
 
     def layout(
-        self, profile: Profile, env: dict[str, str], executables: Sequence[str] = ()
+        self,
+        profile: Profile,
+        env: dict[str, str],
+        executables: Sequence[str] = (),
+        temp: str | None = None,
+        extra: Sequence[Place] = (),
     ) -> Layout:
+        from agentcli.sandbox.boundary import own_directories
+
+        places = (*self.settings.places, *extra)
         return build_layout(
             profile,
             self.workspace,
-            self.temp,
+            temp or self.temp,
             path_variable=env.get("PATH", ""),
             home=env.get("HOME", ""),
             executables=[*executables, sys.executable],
-            extra_read=self.settings.extra_read,
-            extra_write=self.settings.extra_write,
+            extra_read=[*self.settings.extra_read, *(p.path for p in places if not p.writable)],
+            extra_write=[*self.settings.extra_write, *(p.path for p in places if p.writable)],
+            own=own_directories(),
+        )
+
+    def git_identity(self, env: dict[str, str]) -> str:
+        """A git configuration for commands (GIT_CONFIG_GLOBAL), in the sandbox's temp
+        directory: the user's name and email and the few settings git needs to work, never
+        their credential helpers, tokens or URL rewrites (agentcli.sandbox.git_identity)."""
+        if self._git_config is None:
+            from agentcli.sandbox.git_identity import write_identity
+
+            self._git_config = write_identity(os.path.join(self.temp, "gitconfig"), env)
+        return self._git_config
+
+    def boundary(self, env: dict[str, str], outputs: Path | None = None) -> Boundary:
+        """What every tool may reach: this sandbox's workspace-write layout (the system
+        directories commands read, found when first needed) and the places added."""
+        settings = self.settings
+        places = (
+            *settings.places,
+            *(Place(p, False) for p in settings.extra_read),
+            *(Place(p, True) for p in settings.extra_write),
+        )
+
+        def system() -> tuple[str, ...]:
+            layout = self.layout(Profile.WORKSPACE_WRITE, env, temp="/nonexistent")
+            return layout.read
+
+        return Boundary(
+            self.workspace,
+            places,
+            enforced=settings.enabled,
+            system=system,
+            temp=lambda: self._temp,
+            outputs=outputs,
         )
 
     def confine(
@@ -232,16 +362,17 @@ class Sandbox:
                 raise FileNotFoundError(2, "No such file or directory", argv[0])
             argv = [found, *argv[1:]]
         layout = self.layout(profile, env, executables)
-        env = {**env, "TMPDIR": layout.temp}
+        env = {**env, "TMPDIR": layout.temp, "GIT_CONFIG_GLOBAL": self.git_identity(env)}
         watched = None
-        if layout.write != (layout.temp,):
-            watched = guard.take(protected_paths(self.workspace, existing_only=False))
+        if layout.write != (layout.temp,):  # it may write the workspace
+            watched = self.guard
+            watched.begin()
         if backend == "seatbelt":
             from agentcli.sandbox.seatbelt import seatbelt_argv
 
             assert self.mechanisms.seatbelt is not None
             command = [*seatbelt_argv(self.mechanisms.seatbelt, layout), *argv]
-            return Confined(command, env, profile, watched=watched)
+            return Confined(command, env, profile, guard=watched)
         if backend == "bubblewrap":
             return self._under_bubblewrap(argv, profile, layout, cwd, env, watched)
         read_end, write_end = os.pipe()
@@ -261,7 +392,7 @@ class Sandbox:
         layout: Layout,
         cwd: str,
         env: dict[str, str],
-        watched: guard.Snapshot | None,
+        watched: Guard | None,
     ) -> Confined:
         """bubblewrap alone: its PID namespace contains the tree (it dies with agentcli and
         with the command's main process), it drops the capabilities and installs the socket
@@ -281,8 +412,57 @@ class Sandbox:
         command = [*bwrap_argv(self.mechanisms.bwrap, layout, cwd, seccomp_fd), *argv]
         return Confined(command, env, profile, fds, None, watched)
 
-    def _launcher_words(self, layout: Layout, status_fd: int) -> list[str]:
-        words = [f"status_fd={status_fd}", f"parent={os.getpid()}"]
+    def confine_server(
+        self,
+        argv: Sequence[str],
+        profile: Profile,
+        *,
+        cwd: str,
+        env: dict[str, str],
+        places: Sequence[Place] = (),
+    ) -> tuple[list[str], dict[str, str], Guard | None]:
+        """A long-running server's command line (an MCP stdio server), needing no inherited
+        descriptor — the SDK that starts it passes none: the keeper's code is given whole in
+        its command line, and under bubblewrap the keeper runs inside only to install the
+        socket filter. The server may also read the files its command line names (its
+        script, its install), never the home directory or a place of secrets. Returns the
+        command line, its environment, and the guard to end when the server stops (None
+        when it cannot write the workspace)."""
+        backend = self.backend
+        if backend is None or profile is Profile.NONE:
+            return list(argv), dict(env), None
+        import shutil
+
+        found = shutil.which(argv[0], path=env.get("PATH", os.defpath))
+        if found is None:
+            raise FileNotFoundError(2, "No such file or directory", argv[0])
+        argv = [found, *argv[1:]]
+        named = _named_places(argv, cwd, env)
+        layout = self.layout(profile, env, [found], extra=[*places, *named])
+        env = {**env, "TMPDIR": layout.temp, "GIT_CONFIG_GLOBAL": self.git_identity(env)}
+        watched = None
+        if layout.write != (layout.temp,):
+            watched = self.guard
+            watched.begin()
+        keeper = [os.path.realpath(sys.executable), "-I", "-S", "-c", LAUNCHER.read_text()]
+        if backend == "seatbelt":
+            from agentcli.sandbox.seatbelt import seatbelt_argv
+
+            assert self.mechanisms.seatbelt is not None
+            return [*seatbelt_argv(self.mechanisms.seatbelt, layout), *argv], env, watched
+        if backend == "bubblewrap":
+            from agentcli.sandbox.bubblewrap import bwrap_argv
+
+            assert self.mechanisms.bwrap is not None
+            inside = ["landlock=0", *(["network=1"] if layout.network else [])]
+            command = [*bwrap_argv(self.mechanisms.bwrap, layout, cwd), *keeper, *inside, "--"]
+            return [*command, *argv], env, watched
+        return [*keeper, *self._launcher_words(layout, None), "--", *argv], env, watched
+
+    def _launcher_words(self, layout: Layout, status_fd: int | None) -> list[str]:
+        words = [f"parent={os.getpid()}"]
+        if status_fd is not None:
+            words.append(f"status_fd={status_fd}")
         if self.mechanisms.landlock_abi:
             words += [f"read={p}" for p in layout.read]
             words += [f"write={p}" for p in layout.write]
@@ -296,6 +476,10 @@ class Sandbox:
         return words
 
     def close(self) -> None:
+        self._git_config = None
+        if self._guard is not None:
+            self._guard.close()
+            self._guard = None
         if self._temp is not None:
             import shutil
 

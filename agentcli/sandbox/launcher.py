@@ -1,7 +1,7 @@
 """The sandbox launcher: a tiny program, standard library only, that agentcli runs as
-`python -I -S -c SOURCE SPEC -- ARGV...` in place of a command. It confines itself (no new
-privileges, no capabilities, Landlock, a seccomp filter on sockets), then starts ARGV as
-its child and stays beside it as the tree's keeper:
+`python -I -S -c SOURCE SPEC -- ARGV...` in place of a command. It drops every capability,
+starts ARGV as its child confined (no new privileges, Landlock, a seccomp filter on
+sockets) and stays outside that confinement as the tree's keeper:
 
 - it is a child subreaper, so every process the command starts, even one that called
   setsid, double-forked or cleared its environment, is re-parented to it, never to init;
@@ -11,7 +11,10 @@ its child and stays beside it as the tree's keeper:
 
 It is run with `-S -I` and imports nothing of agentcli (nor json or re: their imports cost
 more than the rest), so that it starts in a few milliseconds and trusts nothing from the
-environment. Its spec is a list of words before `--`: `read=PATH`, `write=PATH`,
+environment. It confines the command, not itself: the command's child applies Landlock and
+the seccomp filter before it runs, so that the keeper stands outside the command's domain
+(with Landlock's signal scoping, ABI 6+, nothing inside can kill it). Its spec is a list of
+words before `--`: `read=PATH`, `write=PATH`,
 `device=PATH`, `network=1`, `status_fd=N`, `parent=PID`, `grace=SECONDS`, `caps=keep`,
 `landlock=0`, `seccomp=0`. It reports `EXIT LEFTOVERS` on the status descriptor."""
 
@@ -350,6 +353,17 @@ def parse_spec(words: list[str]) -> dict:
     return spec
 
 
+def confine(spec: dict, network: bool) -> None:
+    """The command's own confinement, applied in the child just before it runs: the keeper
+    stays outside the Landlock domain, where (signals being scoped, ABI 6+) nothing the
+    command starts can signal it, so nothing it starts can outlive it."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the keeper gone, the command goes with it
+    if spec.get("landlock") != "0":
+        apply_landlock(spec, network)
+    if not network and spec.get("seccomp") != "0":
+        apply_seccomp(os.uname().machine)
+
+
 def main(argv: list[str]) -> int:
     split = argv.index("--")
     spec = parse_spec(argv[1:split])
@@ -362,11 +376,7 @@ def main(argv: list[str]) -> int:
     network = spec.get("network") == "1"
     try:
         if spec.get("caps") != "keep":
-            drop_capabilities()
-        if spec.get("landlock") != "0":
-            apply_landlock(spec, network)
-        if not network and spec.get("seccomp") != "0":
-            apply_seccomp(os.uname().machine)
+            drop_capabilities()  # for the keeper and, inherited, the command
     except OSError as error:
         sys.stderr.write(f"agentcli sandbox: could not confine the command: {error}\n")
         return 126
@@ -376,6 +386,11 @@ def main(argv: list[str]) -> int:
             signal.signal(sig, signal.SIG_DFL)
         if status_fd >= 0:
             os.close(status_fd)
+        try:
+            confine(spec, network)
+        except OSError as error:
+            sys.stderr.write(f"agentcli sandbox: could not confine the command: {error}\n")
+            os._exit(126)
         try:
             os.execv(command[0], command)
         except OSError as error:

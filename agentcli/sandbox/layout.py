@@ -18,9 +18,23 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 # /etc is read entry by entry, leaving out what holds secrets (root could read them).
 ETC_SECRETS = frozenset({"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d",
                          "security", "ssh", "ssl", "credstore", "credstore.encrypted"})  # fmt: skip
-# The only files of the home directory a command may read: git's own configuration, without
-# which git refuses to run at all when its home is unreadable.
-HOME_CONFIG = (".gitconfig", ".config/git")
+# What a directory on PATH must not be, or hold, to be exposed: the places of the home
+# directory where secrets are kept (agentcli's own directories are added to these).
+HOME_SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/git",
+    ".password-store",
+    ".pgpass",
+)
 ETC_PARTLY = {"ssh": lambda name: not name.endswith("_key"), "ssl": lambda name: name != "private"}
 
 
@@ -35,6 +49,7 @@ class Layout:
     network: bool
     temp: str
     workspace: str
+    pinned: tuple[str, ...] = ()  # writable directories that may not be moved (`.git`)
 
 
 def etc_entries(etc: str = "/etc") -> list[str]:
@@ -56,11 +71,29 @@ def etc_entries(etc: str = "/etc") -> list[str]:
     return entries
 
 
-def toolchain_dirs(path_variable: str, home: str) -> list[str]:
+def exposable(directory: str, home: str, secrets: Sequence[str]) -> bool:
+    """Whether a directory may be exposed to a command: never the home directory or one
+    above it, nor one that is, holds or sits inside a place of secrets."""
+    real = os.path.realpath(directory)
+    if home and _within(os.path.realpath(home), real):
+        return False
+    return not any(_within(secret, real) or _within(real, secret) for secret in secrets)
+
+
+def secret_places(home: str, own: Sequence[str] = ()) -> list[str]:
+    """The places `exposable` keeps out: the home's secrets and agentcli's own directories."""
+    places = [os.path.realpath(p) for p in own]
+    if home:
+        places += [os.path.realpath(os.path.join(home, name)) for name in HOME_SECRETS]
+    return places
+
+
+def toolchain_dirs(path_variable: str, home: str, secrets: Sequence[str] = ()) -> list[str]:
     """Directories the programs on PATH live in. System ones are already readable; one under
     the home directory is made readable with what it needs to run: a virtual environment
     whole (its pyvenv.cfg and site-packages), a version manager's root for its shims (pyenv,
-    rbenv, asdf), and a `lib` beside a `bin`. Never the home directory itself."""
+    rbenv, asdf), and a `lib` beside a `bin`. Never the home directory itself (a PATH entry
+    that is the home is skipped), nor a directory that holds secrets or agentcli's data."""
     found: list[str] = []
     home_path = Path(home) if home else None
     for entry in path_variable.split(os.pathsep):
@@ -79,12 +112,13 @@ def toolchain_dirs(path_variable: str, home: str) -> list[str]:
                 found.append(str(path))
                 if path.name == "bin" and (parent / "lib").is_dir():
                     found.append(str(parent / "lib"))
-    return found
+    return [d for d in found if exposable(d, home, secrets)]
 
 
-def interpreter_dirs(executable: str) -> list[str]:
+def interpreter_dirs(executable: str, home: str = "", secrets: Sequence[str] = ()) -> list[str]:
     """What a Python interpreter needs to start: its installation prefix (found through any
-    symlink) and, for a virtual environment, the environment's own directory."""
+    symlink) and, for a virtual environment, the environment's own directory (never the
+    home directory, nor a place of secrets)."""
     dirs = []
     unresolved = Path(executable)
     if (unresolved.parent.parent / "pyvenv.cfg").is_file():
@@ -92,26 +126,37 @@ def interpreter_dirs(executable: str) -> list[str]:
     real = Path(os.path.realpath(executable))
     if len(real.parents) >= 2 and not _is_system(str(real)):
         dirs.append(str(real.parents[1]))
-    return dirs
+        dirs.append(str(real.parent))  # at least its own directory, when the prefix is not
+    return [d for d in dirs if exposable(d, home, secrets)]
 
 
-def protected_paths(workspace: str, *, existing_only: bool = True) -> list[str]:
-    """Inside the workspace but never writable: what makes git or agentcli run programs.
-    With existing_only=False, also those that do not exist yet (creating one is a change)."""
-    root = Path(workspace)
-    candidates = [root / ".agentcli"]
-    git = root / ".git"
-    if git.is_file():  # a linked worktree or submodule: the pointer itself must not move
-        candidates.append(git)
-    elif git.is_dir():
-        candidates += [git / "hooks", git / "config", git / "config.worktree"]
-        modules = git / "modules"
-        if modules.is_dir():
-            for config in modules.rglob("config"):
-                candidates += [config, config.parent / "hooks"]
-    if not existing_only:
-        return [str(p) for p in candidates]
-    return [str(p) for p in candidates if p.exists() or p.is_symlink()]
+def protected_paths(workspace: str, *, existing_only: bool = True) -> tuple[list[str], list[str]]:
+    """Inside the workspace but never writable — what makes git or agentcli run programs
+    or read another directory (agentcli.sandbox.guard lists them) — and the directories
+    that must stay where they are though git writes inside them: (read-only, pinned). Only
+    `.git` itself is pinned here (git renames across its other directories). With
+    existing_only=False, read-only paths that do not exist yet too."""
+    from agentcli.sandbox import guard
+
+    try:
+        fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return [], []
+    try:
+        kept, _ = guard.protected_paths(fd)
+    finally:
+        os.close(fd)
+    git = os.path.join(workspace, ".git")
+    pinned = [git] if os.path.isdir(git) and not os.path.islink(git) else []
+    paths = [os.path.join(workspace, rel) for rel in kept]
+    paths = [p for p in paths if p not in pinned]
+    if existing_only:
+        paths = [p for p in paths if os.path.lexists(p)]
+    return paths, pinned
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _is_system(path: str) -> bool:
@@ -134,23 +179,29 @@ def build_layout(
     executables: Sequence[str] = (),
     extra_read: Sequence[str] = (),
     extra_write: Sequence[str] = (),
+    own: Sequence[str] = (),
+    files: Sequence[str] = (),
 ) -> Layout:
-    read = [*SYSTEM_DIRS, *etc_entries(), *toolchain_dirs(path_variable, home), workspace]
-    if home:
-        read += [os.path.join(home, name) for name in HOME_CONFIG]
+    """`own`: agentcli's directories, never exposed; `files`: single files commands may
+    read (the git identity agentcli writes for them)."""
+    secrets = secret_places(home, own)
+    read = [*SYSTEM_DIRS, *etc_entries(), *toolchain_dirs(path_variable, home, secrets)]
+    read.append(workspace)
     for executable in executables:
-        read += interpreter_dirs(executable)
-    read += extra_read
+        read += interpreter_dirs(executable, home, secrets)
+    read += [*extra_read, *files]
     write = [temp]
     protected: list[str] = []
+    pinned: list[str] = []
     if profile in (Profile.WORKSPACE_WRITE, Profile.NETWORK):
         write += [workspace, *extra_write]
-        protected = protected_paths(workspace)
+        protected, pinned = protected_paths(workspace)
     return Layout(
         read=_existing(read),
         write=_existing(write),
         devices=_existing(DEVICES),
         protected=tuple(protected),
+        pinned=tuple(pinned),
         network=profile is Profile.NETWORK,
         temp=temp,
         workspace=workspace,

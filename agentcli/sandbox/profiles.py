@@ -26,8 +26,8 @@ class Profile(StrEnum):
 SUMMARIES = {
     Profile.READ_ONLY: "reads the workspace and system files; writes only a private temp "
     "directory; no network; cannot see your home directory or agentcli's environment",
-    Profile.WORKSPACE_WRITE: "as read-only, and writes the workspace except .git/hooks, "
-    ".git/config and .agentcli/",
+    Profile.WORKSPACE_WRITE: "as read-only, and writes the workspace except what git follows "
+    "in .git (hooks, config, commondir, info/, alternates) and .agentcli/",
     Profile.NETWORK: "as workspace-write, and reaches the network",
     Profile.NONE: "no sandbox: the command can do whatever your user can",
 }

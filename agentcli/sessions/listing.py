@@ -37,7 +37,8 @@ def summarise(path: Path) -> SessionSummary | None:
             first = first or record["m"].get("content", "")
         elif record.get("t") == "event":
             event = record.get("e", {})
-            if event.get("type") == "CUSTOM" and event.get("name") == "usage":
+            own = "relayedFrom" not in (event.get("metadata") or {})  # a remote's is theirs
+            if event.get("type") == "CUSTOM" and event.get("name") == "usage" and own:
                 tokens += int(event.get("value", {}).get("totalTokens", 0))
     return SessionSummary(
         id=header.get("id", path.stem),

@@ -65,8 +65,12 @@ class ToolContext:
     output_limit: int = 30_000  # characters of command output the model gets
     python: str | None = None  # interpreter for run_python; None: the one on PATH
     ask: Callable[[str, list[str] | None], Awaitable[str]] | None = None  # a person, if any
-    # File tools may open only inside the workspace (and agentcli's output directory)
-    # unless this call was approved as one that reaches outside it or a sensitive file.
+    # What any tool may reach (agentcli.sandbox.boundary.Boundary); None: the workspace.
+    boundary: Any = None
+    # The one path beyond the boundary a person approved for this call (set per call).
+    grant: Path | None = None
+    # Approved as an ordinary call (inside the workspace, nothing sensitive): file tools
+    # then open nothing else, whatever the file system looks like by the time they run.
     confine: bool = True
     sandbox: Any = None  # the session's agentcli.sandbox.Sandbox; None: commands run as they are
     profile: str = "none"  # the sandbox profile this call runs in (set per call)
@@ -76,6 +80,21 @@ class ToolContext:
         """A file tool is about to write `path`: its content before is kept for /diff."""
         if self.changes is not None:
             self.changes.before_write(path)
+
+    def after_write(self, path: Path) -> None:
+        """A file tool wrote `path`: where it is a protected path (a person approved that
+        one call), the sandbox's guard keeps the new state instead of undoing it."""
+        if self.grant is not None and self.sandbox is not None:
+            self.sandbox.accept_write(path)
+
+    @property
+    def reach(self) -> Any:
+        """The boundary in force: the session's, or the workspace alone."""
+        if self.boundary is None:
+            from agentcli.sandbox.boundary import Boundary
+
+            return Boundary(self.workspace.root)
+        return self.boundary
 
     @property
     def sandboxed(self) -> bool:
@@ -93,6 +112,7 @@ class Tool:
     source: str = "builtin"
     risk_summary: str = "high"  # for `agentcli tools list`: how risk depends on arguments
     runs_commands: bool = False  # True: it starts processes, which run in the sandbox
+    network: bool = False  # True: it reaches the network itself (--yes alone never grants it)
     # Requests this tool serves, each with the arguments that serve it: how a small local
     # model routes to the tool (agentcli.providers.local.router). Optional; the built-in
     # tools' are in agentcli.tools.examples.

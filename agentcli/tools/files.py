@@ -23,10 +23,17 @@ MAX_LINE_CHARS = 2000
 _SNIFF_BYTES = 8192
 
 
-def assess_path(target: ResolvedPath, verb: str, *, writing: bool = False) -> Assessment:
-    """Low (reads) or medium (writes) inside the workspace; high outside it or for a
-    sensitive target."""
-    if not target.inside:
+def assess_path(
+    ctx: ToolContext, target: ResolvedPath, verb: str, *, writing: bool = False
+) -> Assessment:
+    """Low (reads) or medium (writes) inside the workspace and the places a person added;
+    high outside them or for a sensitive target; beyond the boundary, only a person's
+    approval of this one call lets it run (agentcli.sandbox.boundary)."""
+    reach = ctx.reach
+    outside = reach.check(target.path, writing=writing)
+    if outside is not None:
+        return Assessment(Risk.HIGH, outside.why, protected=True, outside=outside)
+    if not reach.holds(target.path, writing=writing):
         reason = f"path {target.requested!r} resolves outside the workspace"
         return Assessment(Risk.HIGH, reason, protected=True)
     reason = sensitive_reason(target.path, writing=writing)
@@ -36,16 +43,25 @@ def assess_path(target: ResolvedPath, verb: str, *, writing: bool = False) -> As
 
 
 def walk_base(ctx: ToolContext, target: ResolvedPath, shown: str, *, writing: bool) -> Path:
-    """Where the walk that opens `target` starts (agentcli.safe_open). A call approved as
-    one inside the workspace may only reach the workspace (or, to read, agentcli's saved
-    outputs) and nothing sensitive, whatever the path resolves to by the time it runs."""
+    """Where the walk that opens `target` starts (agentcli.safe_open): the allowed directory
+    that holds it, or the root for the one path beyond the boundary a person approved for
+    this call. A call approved as an ordinary one (inside the workspace, nothing sensitive)
+    may reach nothing else, whatever the path resolves to by the time it runs."""
     path = target.path
-    if not ctx.confine:
+    if ctx.grant is not None and path == ctx.grant:
         return Path(path.anchor)
+    reach = ctx.reach
+    base = reach.root_for(path, writing=writing)
+    if base is None:
+        outside = reach.check(path, writing=writing)
+        why = outside.why if outside is not None else "it is outside what tools may reach"
+        raise ToolFailure(f"{shown}: {why}; not touching it")
+    if not ctx.confine:
+        return base
     output = ctx.output_dir.resolve() if ctx.output_dir is not None else None
     if output is not None and not writing and output in path.parents:
-        return output
-    if not ctx.workspace.contains(path):
+        return base
+    if not reach.holds(path, writing=writing):
         raise ToolFailure(
             f"{target.requested} now resolves outside the workspace ({path}); it changed "
             "after the call was approved, so it is not used"
@@ -53,7 +69,7 @@ def walk_base(ctx: ToolContext, target: ResolvedPath, shown: str, *, writing: bo
     reason = sensitive_reason(path, writing=writing)
     if reason:
         raise ToolFailure(f"{shown} now names a sensitive file ({reason}); not touching it")
-    return ctx.workspace.root
+    return base
 
 
 def open_for_reading(path: Path, base: Path, shown: str) -> int:
@@ -193,7 +209,7 @@ class ReadFile(PathTool):
         target = ctx.workspace.resolve(args["path"])
         if ctx.output_dir is not None and ctx.output_dir.resolve() in target.path.parents:
             return Assessment(Risk.LOW, "reads a command output agentcli saved")
-        return assess_path(target, "reads a file")
+        return assess_path(ctx, target, "reads a file")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         import asyncio
@@ -286,7 +302,7 @@ class ListDirectory(PathTool):
     }
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
-        return assess_path(ctx.workspace.resolve(args.get("path", ".")), "lists a directory")
+        return assess_path(ctx, ctx.workspace.resolve(args.get("path", ".")), "lists a directory")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         import asyncio
@@ -319,7 +335,7 @@ class CreateDirectory(PathTool):
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
         target = ctx.workspace.resolve(args["path"])
-        return assess_path(target, "creates a directory", writing=True)
+        return assess_path(ctx, target, "creates a directory", writing=True)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         import asyncio
@@ -331,6 +347,7 @@ class CreateDirectory(PathTool):
         if target.path == base:
             return ToolOutput(content=f"{shown} already exists", summary="already exists")
         created = await asyncio.to_thread(make_directory, target.path, base, shown, recursive)
+        ctx.after_write(target.path)
         if not created:
             return ToolOutput(content=f"{shown} already exists", summary="already exists")
         return ToolOutput(content=f"created {shown}/", summary="created")
@@ -425,7 +442,7 @@ class WriteFile(PathTool):
     }
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
-        return assess_path(ctx.workspace.resolve(args["path"]), "writes a file", writing=True)
+        return assess_path(ctx, ctx.workspace.resolve(args["path"]), "writes a file", writing=True)
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
         target = ctx.workspace.resolve(args["path"])
@@ -450,6 +467,7 @@ class WriteFile(PathTool):
             raise ToolFailure(f"{shown} is a directory")
         await asyncio.to_thread(ctx.before_write, target.path)
         existed = await asyncio.to_thread(write_at, target.path, base, shown, data)
+        ctx.after_write(target.path)
         verb = "replaced" if existed else "created"
         return ToolOutput(
             content=f"{verb} {shown} ({len(data):,} bytes written)",
@@ -526,7 +544,7 @@ class EditFile(PathTool):
     }
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
-        return assess_path(ctx.workspace.resolve(args["path"]), "edits a file", writing=True)
+        return assess_path(ctx, ctx.workspace.resolve(args["path"]), "edits a file", writing=True)
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
         try:
@@ -542,6 +560,7 @@ class EditFile(PathTool):
             path, base, shown, decoded, updated = plan_edit(ctx, args)
             ctx.before_write(path)
             write_at(path, base, shown, decoded.encode(updated))
+            ctx.after_write(path)
             diff = unified_diff(decoded.text, updated, shown)
             changed = sum(
                 1

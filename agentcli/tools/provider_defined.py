@@ -157,6 +157,7 @@ class AnthropicTextEditor(Tool):
         lines.insert(at, text)
         ctx.before_write(target.path)
         write_at(target.path, base, shown, decoded.encode("".join(lines)))
+        ctx.after_write(target.path)
         return ToolOutput(content=f"inserted after line {at} of {shown}", summary="inserted")
 
     def spec(self) -> dict[str, Any]:

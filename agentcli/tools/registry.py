@@ -200,22 +200,27 @@ def build_registry(config: Any, provider: Any) -> ToolRegistry:
     return registry
 
 
-def add_extensions(registry: ToolRegistry, config: Any, workspace: Any) -> None:
-    """Sources that list their tools at run time: plug-ins, then MCP servers."""
+def add_extensions(
+    registry: ToolRegistry, config: Any, workspace: Any, sandbox: Any = None
+) -> None:
+    """Sources that list their tools at run time: plug-ins, then MCP servers (`sandbox`:
+    the session's, which confines stdio servers as it does commands)."""
     from agentcli.mcp import mcp_sources
     from agentcli.plugins import plugin_sources
 
     for plugin in plugin_sources():
         registry.add_source(plugin)
 
-    for source in mcp_sources(config, workspace.root):
+    for source in mcp_sources(config, workspace.root, sandbox):
         registry.add_source(source)
 
 
-def session_registry(config: Any, provider: Any, workspace: Any) -> ToolRegistry:
+def session_registry(
+    config: Any, provider: Any, workspace: Any, sandbox: Any = None
+) -> ToolRegistry:
     """A session's tools: the built registry with plug-ins and MCP servers, started now
     (in the background: MCP servers take a while)."""
     registry = build_registry(config, provider)
-    add_extensions(registry, config, workspace)
+    add_extensions(registry, config, workspace, sandbox)
     registry.start()
     return registry

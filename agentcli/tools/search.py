@@ -107,7 +107,7 @@ class SearchFiles(PathTool):
         self.backend = backend
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
-        return assess_path(ctx.workspace.resolve(args.get("path") or "."), "searches")
+        return assess_path(ctx, ctx.workspace.resolve(args.get("path") or "."), "searches")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         from agentcli.tools.search_plan import in_thread, prepare
@@ -204,8 +204,16 @@ def _content_output(
     from agentcli.tools import search_rg
     from agentcli.tools.search_py import has_nul
 
+    files, withheld = _without_secrets(files, target)
     total = sum(f.matches for f in files)
     pattern = args["pattern"]
+    if withheld:
+        note = (
+            f" Not shown: matches in {_plural(len(withheld), 'file')} that may hold secrets "
+            f"({', '.join(withheld[:3])}); read one with read_file, which asks first."
+        )
+    else:
+        note = ""
     if not files:
         glob = args.get("glob")
         scope = f" (files matching {glob!r})" if glob and not target.is_file else ""
@@ -215,7 +223,7 @@ def _content_output(
             message += " It is a binary file (it has NUL bytes); binary files are not searched."
         if truncated:
             message += " (ripgrep's output was cut off; try a narrower search)"
-        return ToolOutput(content=message, summary="no matches")
+        return ToolOutput(content=message + note, summary="no matches")
     lines, shown = _render(files, context, max_results, target)
     counts = f"{_plural(total, 'match')} in {_plural(len(files), 'file')}"
     header = counts
@@ -227,12 +235,34 @@ def _content_output(
             "so results are incomplete and counts are lower bounds"
         )
     body = [header, *lines]
+    if withheld:
+        body.append(f"[{note.strip()}]")
     if shown < total:
         body.append(
             f"[{total - shown} more matching lines not shown (max_results={max_results}); "
             f"raise max_results (up to {MAX_RESULTS}) or narrow the pattern, path or glob.]"
         )
     return ToolOutput(content="\n".join(body), summary=counts)
+
+
+def _without_secrets(files: list[FileHits], target: Target) -> tuple[list[FileHits], list[str]]:
+    """A search over a directory does not show the lines of files that may hold secrets
+    (`.env`, keys, credentials): they would go to the model's provider unasked. Searching
+    one such file by name is its own call, and asks (agentcli.sensitive)."""
+    if target.is_file:
+        return files, []
+    from pathlib import Path
+
+    from agentcli.sensitive import read_secret_reason
+
+    kept, withheld = [], []
+    for hits in files:
+        real = Path(target.real_base or target.base, hits.path)
+        if read_secret_reason(real) is None:
+            kept.append(hits)
+        else:
+            withheld.append(_printable(target.display(hits.path)))
+    return kept, withheld
 
 
 def _compile_regex(pattern: str, ignore_case: bool) -> tuple[re.Pattern[str] | None, str | None]:
@@ -302,7 +332,7 @@ class SearchContent(PathTool):
         self.backend = backend
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
-        return assess_path(ctx.workspace.resolve(args.get("path") or "."), "searches")
+        return assess_path(ctx, ctx.workspace.resolve(args.get("path") or "."), "searches")
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         import asyncio

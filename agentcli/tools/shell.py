@@ -55,9 +55,10 @@ def resolve_cwd(ctx: ToolContext, requested: str | None) -> str:
     if not requested:
         return str(ctx.workspace.root)
     target = ctx.workspace.resolve(requested)
-    if not target.inside:
+    if not ctx.reach.holds(target.path, writing=False):
         raise ToolFailure(
-            f"cwd {requested!r} is outside the workspace; commands run inside the workspace"
+            f"cwd {requested!r} is outside the workspace; commands run inside the workspace "
+            "(or a directory added with --add-dir)"
         )
     if not target.path.is_dir():
         raise ToolFailure(f"cwd {requested!r} is not a directory")
@@ -103,9 +104,9 @@ _NEXT_STEP = {
     "read-only": "if the task needs to write in the workspace, call again with "
     "sandbox='workspace-write' and a justification; for the network, sandbox='network'",
     "workspace-write": "if the task needs the network, call again with sandbox='network' "
-    "and a justification; writing outside the workspace or to .git/hooks, .git/config "
-    "and .agentcli/ needs sandbox='none'",
-    "network": "writing outside the workspace needs sandbox='none' and a justification",
+    "and a justification; a place outside the workspace needs the user to add it "
+    "(--add-dir DIR), and what git follows in .git and .agentcli/ stay read-only",
+    "network": "a place outside the workspace needs the user to add it (--add-dir DIR)",
 }
 
 
@@ -242,7 +243,13 @@ class RunShell(Tool):
         except ToolFailure as failure:
             return Assessment(Risk.HIGH, str(failure))
         # A low call runs in the read-only sandbox: the classifier may rate more forms low.
-        base = classify_shell(args["command"], ctx.workspace, cwd, contained=ctx.sandboxed)
+        base = classify_shell(
+            args["command"],
+            ctx.workspace,
+            cwd,
+            contained=ctx.sandboxed,
+            processes_visible=lambda: not (ctx.sandboxed and ctx.sandbox.hides_processes),
+        )
         return requested_profile(args, ctx, base)
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:

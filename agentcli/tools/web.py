@@ -274,6 +274,7 @@ def _too_large(url: str, size: int) -> str:
 
 
 class FetchUrl(Tool):
+    network = True
     name = "fetch_url"
     description = (
         "Fetch a web page (http or https) and return its title, final URL, content type and "
@@ -352,6 +353,7 @@ def _charset(content_type: str) -> str:
 
 
 class WebSearch(Tool):
+    network = True
     name = "web_search"
     description = "Search the web. Returns title, URL and snippet for each result."
     parameters = {  # noqa: RUF012

@@ -29,6 +29,7 @@ from agentcli.errors import AgentCliError, ExitCode
 from agentcli.output import terminal
 from agentcli.output.visible import visible
 from agentcli.paths import data_dir
+from agentcli.sandbox.confine import session_sandbox
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
 from agentcli.signals import ending_signals
@@ -117,8 +118,9 @@ class Repl:
         self.renderer = ReplRenderer(self.out, self.screen)
         self.keys = EscWatcher(on_escape=self._cancel_turn)
         # The tools outlive each agent (/clear, /resume): MCP servers keep running.
+        self.sandbox = session_sandbox(settings)  # its MCP servers' and commands' alike
         self.registry = session_registry(
-            settings.config, settings.provider, Workspace(settings.workspace)
+            settings.config, settings.provider, Workspace(settings.workspace), self.sandbox
         )
         self.agent = self._new_agent(session)
         self.pending_context: list[str] = []  # `!command` output for the next message
@@ -151,7 +153,7 @@ class Repl:
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys, screen=self.screen)
         return Agent(self.settings, session, [self.renderer], approver=approver,
-                     registry=self.registry)  # fmt: skip
+                     registry=self.registry, sandbox=self.sandbox)  # fmt: skip
 
     @staticmethod
     def _history_path() -> Any:
@@ -250,6 +252,7 @@ class Repl:
                 self.say(f"error: {error}")
         await self.agent.aclose()
         await self.registry.aclose()  # MCP servers, kept across /clear and /resume
+        self.sandbox.close()
         return self.exit_code
 
     async def _turn(self, text: str) -> None:

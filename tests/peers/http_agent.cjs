@@ -4,6 +4,8 @@
 const { HttpAgent } = require("@ag-ui/client");
 
 const url = process.argv[2];
+// agentcli serve requires its token by default (as notebook servers do).
+const headers = process.argv[3] ? { Authorization: `Bearer ${process.argv[3]}` } : {};
 const PICK_COLOR = {
   name: "pick_color",
   description: "Ask the user to pick a colour in the page",
@@ -38,7 +40,7 @@ function lastCall(agent, name) {
 }
 
 async function scenario(threadId, tools, answer) {
-  const agent = new HttpAgent({ url, threadId });
+  const agent = new HttpAgent({ url, threadId, headers });
   agent.addMessage({ id: `${threadId}-u1`, role: "user", content: "hello" });
   const runs = [];
   const events = [];
