@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
-from typing import Any, ClassVar, Literal
+from typing import Any, AnyStr, ClassVar, Literal
 
 from tests.sse_server import (
     Pause,
@@ -36,7 +36,14 @@ from tests.sse_server import (
     header_items,
 )
 
-__all__ = ["DEFAULT_MODEL", "NO_REPLY_MESSAGE", "RecordedRequest", "Reply", "ScriptedServer"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "NO_REPLY_MESSAGE",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedServer",
+    "cut_at",
+]
 
 DEFAULT_MODEL = "scripted-model"
 NO_REPLY_MESSAGE = "scripted server: no reply queued"
@@ -164,6 +171,15 @@ class Reply(RawReplies):
         return cls(kind="stream", steps=tuple(steps))
 
     @classmethod
+    def text_cut(cls, pieces: Sequence[str], cuts: Iterable[int]) -> Reply:
+        """The stream `text(pieces)` sends, its bytes then cut into HTTP chunks at the
+        offsets `cuts`: inside an event, a JSON string or a multi-byte character, as a proxy
+        or a busy server may flush them."""
+        context = _StreamContext(model=DEFAULT_MODEL, include_usage=False)
+        body = "".join(context.render(step) or "" for step in cls.text(pieces).steps).encode()
+        return cls(kind="stream", steps=tuple(Raw(part) for part in cut_at(body, cuts)))
+
+    @classmethod
     def tool_calls(
         cls,
         calls: Sequence[Mapping[str, Any]],
@@ -279,6 +295,13 @@ class Reply(RawReplies):
         return cls(kind="json", body=dumps(body).encode())
 
     # hang() and raw() come from RawReplies.
+
+
+def cut_at(whole: AnyStr, cuts: Iterable[int]) -> list[AnyStr]:
+    """`whole` (text or bytes) cut at the offsets `cuts` (duplicates and offsets at or past
+    either end ignored)."""
+    edges = sorted({cut for cut in cuts if 0 < cut < len(whole)})
+    return [whole[a:b] for a, b in zip([0, *edges], [*edges, len(whole)], strict=True)]
 
 
 def _content_chunks(pieces: Iterable[str]) -> list[Chunk]:

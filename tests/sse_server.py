@@ -65,9 +65,10 @@ class RecordedRequest:
 
 @dataclass(frozen=True)
 class Raw:
-    """Exact text written as is (no framing added)."""
+    """Exact text (or bytes: a piece of a multi-byte character, say) written as is, as one
+    HTTP chunk (no framing added)."""
 
-    text: str
+    text: str | bytes
 
 
 @dataclass(frozen=True)
@@ -315,7 +316,7 @@ class SSEHandler(BaseHTTPRequestHandler):
         self.send_head(reply.status, merge_headers(defaults, reply.headers))
         try:
             for text in self._rendered(steps, render):
-                self._write_chunk(text.encode())
+                self._write_chunk(text if isinstance(text, bytes) else text.encode())
         except _Aborted:
             self._abort()
             return
@@ -324,7 +325,9 @@ class SSEHandler(BaseHTTPRequestHandler):
         else:
             self.wfile.write(b"0\r\n\r\n")
 
-    def _rendered(self, steps: Iterable[Any], render: Callable[[Any], str | None]) -> Iterator[str]:
+    def _rendered(
+        self, steps: Iterable[Any], render: Callable[[Any], str | None]
+    ) -> Iterator[str | bytes]:
         stopping = self.owner._stopping
         for step in steps:
             if isinstance(step, Pause):

@@ -61,38 +61,30 @@ def test_format_arguments_is_short_and_survives_bad_json():
     assert len(format_arguments('{"x": "' + "y" * 500 + '"}')) == 160
 
 
-class RecordingConsole(Console):
-    """Records the Markdown blocks printed for good (the live region is not printed)."""
-
-    def __init__(self) -> None:
-        super().__init__(file=io.StringIO(), force_terminal=True, width=60, color_system=None)
-        self.blocks: list[str] = []
-
-    def print(self, *objects, **kwargs) -> None:
-        self.blocks.extend(o.markup for o in objects if hasattr(o, "markup"))
-        super().print(*objects, **kwargs)
-
-
-def render(chunks: list[str]) -> tuple[list[str], list[list[str]]]:
-    console = RecordingConsole()
+def render(chunks: list[str]) -> tuple[str, list[str]]:
+    """What the stream has printed for good after each chunk, and in the end (a console
+    that is no terminal gets no live region: only final blocks)."""
+    console = Console(file=io.StringIO(), force_terminal=False, width=60, color_system=None)
     stream = MarkdownStream(console)
-    during: list[list[str]] = []
+    during: list[str] = []
     for piece in chunks:
         stream.feed(piece)
-        during.append(list(console.blocks))
+        during.append(console.file.getvalue())
     stream.close()
-    return console.blocks, during
+    return console.file.getvalue(), during
 
 
 def test_completed_blocks_print_once_before_the_answer_ends():
     final, during = render(["# Title\n", "\n", "First para", "graph.\n\n", "Second ", "one."])
-    assert during[1] == ["# Title"]
-    assert during[3] == ["# Title", "First paragraph."]  # printed once its blank line arrived
-    assert final == ["# Title", "First paragraph.", "Second one."]  # each block exactly once
+    assert during[0] == "" and "Title" in during[1]  # printed once its blank line arrived
+    assert during[2] == during[1]  # an open paragraph is not printed
+    assert during[3].endswith("\n\nFirst paragraph.\n")  # one blank line between blocks
+    assert final == during[3] + "\nSecond one.\n"  # each block exactly once
 
 
 def test_blank_lines_inside_a_code_fence_do_not_split_it():
     final, during = render(["```python\n", "a = 1\n", "\n", "b = 2\n", "```\n", "after"])
-    assert during[3] == []  # the fence is still open
-    assert during[4] == ["```python\na = 1\n\nb = 2\n```"]
-    assert final[-1] == "after"
+    assert during[3] == ""  # the fence is still open
+    code = [line.strip() for line in during[4].splitlines()]
+    assert code == ["a = 1", "", "b = 2"]
+    assert final == during[4] + "\nafter\n"

@@ -5,7 +5,6 @@ the keys that leave."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import re
 import time
@@ -19,6 +18,7 @@ import pytest
 
 from tests.conftest import AGENTCLI, NOTES_LINES, build_env
 from tests.scripted_server import Reply, ScriptedServer
+from tests.terminal_screen import kill_child
 from tests.test_e2e_process import sleeper_token
 
 ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])")
@@ -142,19 +142,7 @@ class Chat:
 
     def close(self) -> None:
         """Kills what is left: the program, every descendant, every process adopted."""
-        procs: list[psutil.Process] = []
-        for pid in self.extra_pids:
-            with contextlib.suppress(psutil.Error):
-                procs.append(psutil.Process(pid))
-        if self.child.isalive():
-            with contextlib.suppress(psutil.Error):
-                procs += psutil.Process(self.child.pid).children(recursive=True)
-            self.child.terminate(force=True)
-        for proc in procs:
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
-        if not self.child.closed:
-            self.child.close(force=True)
+        kill_child(self.child, self.extra_pids)
 
 
 StartChat = Callable[..., Chat]

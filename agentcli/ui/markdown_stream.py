@@ -1,27 +1,35 @@
-"""Streams Markdown to a terminal at a cost per chunk that does not grow with the answer.
+"""Streams Markdown to a terminal so that what the terminal shows at the end is what the
+whole answer rendered in one piece shows, whatever the pieces were.
 
-Completed blocks (paragraphs, lists, closed code fences) are rendered once and printed;
-only the open block is re-rendered, by a throttled live region, never once per chunk.
+A block (a paragraph, a list, a table, a closed code fence) is final once a blank line or
+its closing fence ends it: it is rendered once, printed, and never touched again. The block
+still open is shown under it in a live region that this module alone draws: its newest
+rows, redrawn at most every REDRAW_SECONDS (and once more when the stream pauses), never
+once per piece. To redraw, the cursor goes up over exactly the rows the region takes on the
+screen now: each row drawn, counted in cells (a wide character is two), against the width
+of the moment — a terminal that re-wraps its lines on a resize (tmux, most others) turns one
+row drawn at 120 columns into three at 40; xterm and the Linux console cut lines instead, so
+there a row stays a row. The region's rows carry no trailing padding (padding would make a
+narrower terminal re-wrap them into more rows) and are kept to a third of the screen, so
+even re-wrapped three times over they stay on it (the cursor cannot go up past the top).
 
-Terminals that re-wrap lines on a resize (tmux, most others) turn a live region drawn
-at 120 columns into more rows at 40 than were drawn; erasing only the rows drawn would
-leave the rest as stray lines. So the region's rows are drawn without trailing padding,
-kept to the newest few, and erased by the rows they take at the width of the moment
-(xterm and the Linux console cut lines instead: there, by the rows drawn). Printed
-blocks are separated by exactly one blank line. Where styles are off (NO_COLOR,
-TERM=dumb) headings and quotes keep their `#` and `>`; a dumb terminal gets no live
-region at all, only finished blocks."""
+Printed blocks are separated by exactly one blank line. Where styles are off (NO_COLOR,
+TERM=dumb) headings and quotes keep their `#` and `>`; a dumb terminal gets no live region
+at all, only finished blocks."""
 
 from __future__ import annotations
 
 import functools
-import math
 import os
+import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from agentcli.output import terminal
 
 FENCES = ("```", "~~~")
+REDRAW_SECONDS = 0.1  # the live region's frame time: ten redraws a second at most
+REDRAW_VARIABLE = "AGENTCLI_REDRAW_SECONDS"  # 0 redraws at every piece (the tests' worst case)
 
 
 @functools.cache
@@ -58,25 +66,19 @@ def markdown(text: str, code_theme: str) -> Any:
     return (marked if terminal.plain_markdown() else plain)(text, code_theme=code_theme)
 
 
-class _OpenBlock:
-    """The live region's renderable: the newest rows of the open block, without trailing
-    padding (padding would make a narrower terminal re-wrap them into more rows)."""
+def redraw_seconds() -> float:
+    try:
+        return max(float(os.environ.get(REDRAW_VARIABLE, REDRAW_SECONDS)), 0.0)
+    except ValueError:
+        return REDRAW_SECONDS
 
-    def __init__(self, stream: MarkdownStream) -> None:
-        self.stream = stream
 
-    def __rich_console__(self, console: Any, options: Any) -> Any:
-        from rich.segment import Segment
-
-        block = markdown(self.stream.open_text(), self.stream.code_theme)
-        lines = console.render_lines(block, options, pad=False)
-        keep = max(3, options.size.height // 3)  # room to re-wrap three times over
-        lines = [_rstrip(line) for line in lines[-keep:]]
-        self.stream.drawn = [Segment.get_line_length(line) for line in lines]
-        for number, line in enumerate(lines):
-            yield from line
-            if number < len(lines) - 1:
-                yield Segment.line()
+def reflows() -> bool:
+    """Whether the terminal re-wraps its lines on a resize. xterm and the Linux console
+    do not (they cut lines); tmux and nearly every other terminal in use do."""
+    if "TMUX" in os.environ:
+        return True
+    return "XTERM_VERSION" not in os.environ and os.environ.get("TERM") != "linux"
 
 
 def _rstrip(line: list[Any]) -> list[Any]:
@@ -91,136 +93,218 @@ def _rstrip(line: list[Any]) -> list[Any]:
     return line
 
 
-class _Block:
-    """A finished block as printed: its Markdown source and its rendered lines."""
-
-    def __init__(self, markup: str, lines: Any) -> None:
-        self.markup = markup
-        self.lines = lines
-
-    def __rich_console__(self, console: Any, options: Any) -> Any:
-        yield self.lines
-
-
 def _has_text(line: list[Any]) -> bool:
     return any(segment.text.strip() for segment in line if not segment.control)
 
 
-def reflows() -> bool:
-    """Whether the terminal re-wraps its lines on a resize. xterm and the Linux console
-    do not (they cut lines); tmux and nearly every other terminal in use do."""
-    if "TMUX" in os.environ:
-        return True
-    return "XTERM_VERSION" not in os.environ and os.environ.get("TERM") != "linux"
+class LiveRegion:
+    """The rows at the bottom of the terminal that the stream may redraw: how many cells
+    each row drawn holds, so that erasing goes up over exactly those rows and no higher.
 
+    `size()` gives the terminal's (columns, lines) now. The cursor is left at the end of
+    the last row drawn (no newline after it), which is where erasing starts."""
 
-def _reflowing_render(stream: MarkdownStream, renderable: Any) -> Any:
-    """Rich's LiveRender, erasing the rows the region's lines take at today's width."""
-    from rich.control import Control, ControlType
-    from rich.live_render import LiveRender
+    def __init__(self, size: Callable[[], tuple[int, int]], reflowing: bool) -> None:
+        self.size = size
+        self.reflowing = reflowing
+        self.cells: list[int] = []  # per row drawn
 
-    up = ((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2))
+    def rows(self) -> int:
+        """The rows the region takes on the screen now."""
+        if not self.cells:
+            return 0
+        columns, lines = self.size()
+        columns = max(columns, 1)
+        if self.reflowing:
+            taken = sum(max(1, -(-cells // columns)) for cells in self.cells)
+        else:
+            taken = len(self.cells)
+        return min(taken, max(lines, 1))  # above the screen's top the cursor cannot go
 
-    class ReflowingRender(LiveRender):
-        def _rows(self) -> int:
-            assert self._shape is not None
-            if not stream.drawn or not reflows():
-                return self._shape[1]
-            width = max(1, stream.console.size.width)
-            return sum(max(1, math.ceil(cells / width)) for cells in stream.drawn)
+    def erase(self) -> str:
+        """The escape sequences that take the region off the screen, leaving the cursor at
+        the start of its first row."""
+        taken = self.rows()
+        self.cells = []
+        if not taken:
+            return ""
+        return "\r" + (f"\x1b[{taken - 1}A" if taken > 1 else "") + "\x1b[J"
 
-        def position_cursor(self) -> Control:
-            if self._shape is None:
-                return Control()
-            erase = (ControlType.ERASE_IN_LINE, 2)
-            return Control(ControlType.CARRIAGE_RETURN, erase, *(up * (self._rows() - 1)))
-
-        def restore_cursor(self) -> Control:
-            if self._shape is None:
-                return Control()
-            return Control(ControlType.CARRIAGE_RETURN, *(up * self._rows()))
-
-    return ReflowingRender(renderable, vertical_overflow="crop")
+    def draw(self, text: str, cells: list[int]) -> str:
+        """`text` (rendered rows, a newline between them and none after) as the region's
+        rows, of `cells` cells each."""
+        self.cells = list(cells)
+        return text
 
 
 class MarkdownStream:
-    def __init__(self, console: Any, *, code_theme: str = "monokai") -> None:
+    def __init__(
+        self,
+        console: Any,
+        *,
+        code_theme: str = "monokai",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.console = console
         self.code_theme = code_theme
         self._block: list[str] = []  # complete lines of the open block
         self._partial: list[str] = []  # pieces of the line being written
         self._in_fence = False
-        self._live: Any = None
         self._redraw = console.is_terminal and not console.is_dumb_terminal
         self._printed = False  # a block of this message is on the screen
-        self.drawn: list[int] = []  # cells in each row of the live region as last drawn
+        self._clock = clock
+        self.region = LiveRegion(self._size, reflows())
+        self._stale = False  # the open block changed since the region was drawn
+        self._frame = redraw_seconds()
+        self._drawn_at = -self._frame  # when the region was last drawn
+        self._timer: Any = None  # the redraw after a pause, on the running event loop
+        self._closed = False
+
+    def _size(self) -> tuple[int, int]:
+        size = self.console.size
+        return size.width, size.height
 
     def open_text(self) -> str:
         return "\n".join([*self._block, "".join(self._partial)])
 
-    def feed(self, delta: str) -> None:
-        if self._live is None and self._redraw:
-            from rich.live import Live
+    # --- the pieces
 
-            self._live = Live(
-                _OpenBlock(self),
-                console=self.console,
-                refresh_per_second=8,
-                transient=True,
-                vertical_overflow="crop",
-            )
-            self._live._live_render = _reflowing_render(self, _OpenBlock(self))
-            self._live.start()
+    def feed(self, delta: str) -> None:
+        printed = False
         if "\n" not in delta:
             self._partial.append(delta)
-            return
-        head, *middle, tail = delta.split("\n")
-        self._partial.append(head)
-        self._end_line("".join(self._partial))
-        for line in middle:
-            self._end_line(line)
-        self._partial = [tail] if tail else []
+        else:
+            head, *middle, tail = delta.split("\n")
+            first, self._partial = "".join([*self._partial, head]), []
+            for line in (first, *middle):
+                printed |= self._end_line(line)
+            self._partial = [tail] if tail else []
+        if self._redraw and delta:
+            self._stale = True
+            if printed:
+                self._draw_region()  # the region went above the block: put it back now
+            else:
+                self._redraw_soon()
+
+    def interject(self, line: str) -> None:
+        """Writes `line` (someone else's: a queued message, say) above the live region,
+        which is drawn again under it."""
+        out = self.console.file
+        out.write(self.region.erase() + line + "\n")
+        if self._redraw and (self._block or self._partial):
+            self._draw_region()
+        else:
+            out.flush()
 
     def close(self) -> None:
+        """The message ended: the open block becomes final."""
+        if self._closed:
+            return
+        self._closed = True
+        self._cancel_timer()
         if self._partial:
             self._block.append("".join(self._partial))
             self._partial = []
-        self._print_block()
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
+        if not self._print_block():
+            erase = self.region.erase()
+            if erase:
+                self.console.file.write(erase)
+                self.console.file.flush()
 
-    def _end_line(self, line: str) -> None:
+    # --- blocks
+
+    def _end_line(self, line: str) -> bool:
+        """Adds a complete line to the open block; True when that ended the block and it
+        was printed."""
         stripped = line.strip()
         if stripped.startswith(FENCES):
             self._block.append(line)
             self._in_fence = not self._in_fence
-            if not self._in_fence:
-                self._print_block()
-            return
+            return not self._in_fence and self._print_block()
         if not stripped and not self._in_fence:
-            self._print_block()
-            return
+            return self._print_block()
         self._block.append(line)
+        return False
 
-    def _print_block(self) -> None:
-        if not self._block:
-            return
-        from rich.segment import SegmentLines
-
-        text = "\n".join(self._block)
-        self._block = []
-        if terminal.dumb() and self.console.file.isatty():
-            self.console.size = terminal.size()  # Rich assumes 80 columns there: ask
+    def _render(self, text: str) -> list[list[Any]]:
+        """`text` as rows of segments at the terminal's width now, without trailing padding
+        or leading and trailing blank rows."""
         lines = self.console.render_lines(markdown(text, self.code_theme), pad=False)
         lines = [_rstrip(line) for line in lines]
         while lines and not _has_text(lines[0]):
             lines.pop(0)
         while lines and not _has_text(lines[-1]):
             lines.pop()
+        return lines
+
+    def _ansi(self, lines: list[list[Any]]) -> str:
+        """Rows of segments as the text to write, styles included; no newline at the end."""
+        from rich.segment import SegmentLines
+
+        with self.console.capture() as capture:
+            self.console.print(SegmentLines(lines, new_lines=True), end="")
+        return capture.get().removesuffix("\n")
+
+    def _print_block(self) -> bool:
+        """Prints the open block as final (under the region's place); False when it held
+        nothing to print."""
+        if not self._block:
+            return False
+        text = "\n".join(self._block)
+        self._block = []
+        if terminal.dumb() and self.console.file.isatty():
+            self.console.size = terminal.size()  # Rich assumes 80 columns there: ask
+        lines = self._render(text)
         if not lines:
-            return
-        if self._printed:
-            self.console.line()  # one blank line between blocks, whatever Rich adds
-        self.console.print(_Block(text, SegmentLines(lines, new_lines=True)), end="")
+            return False
+        out = self.console.file
+        gap = "\n" if self._printed else ""  # one blank line between blocks
+        out.write(self.region.erase() + gap + self._ansi(lines) + "\n")
+        out.flush()
         self._printed = True
+        return True
+
+    # --- the live region
+
+    def _redraw_soon(self) -> None:
+        wait = self._drawn_at + self._frame - self._clock()
+        if wait <= 0:
+            self._draw_region()
+        elif self._timer is None:
+            import asyncio
+
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no event loop: the next piece draws it
+            self._timer = loop.call_later(wait, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if not self._closed and self._stale:
+            self._draw_region()
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _draw_region(self) -> None:
+        """The open block's newest rows, in place of the ones drawn before."""
+        from rich.segment import Segment
+
+        self._stale = False
+        if not (self._block or self._partial):  # nothing open: nothing to draw, no frame spent
+            erase = self.region.erase()
+            if erase:
+                self.console.file.write(erase)
+                self.console.file.flush()
+            return
+        self._drawn_at = self._clock()
+        lines = self._render(self.open_text())
+        keep = max(3, self.console.size.height // 3)  # room to re-wrap three times over
+        lines = lines[-keep:]
+        cells = [Segment.get_line_length(line) for line in lines]
+        out = self.console.file
+        out.write(self.region.erase() + self.region.draw(self._ansi(lines), cells))
+        out.flush()
