@@ -620,3 +620,15 @@ def test_output_json_usage_error_is_not_json(run_cli: RunCli, server: ScriptedSe
     assert result.returncode == 2
     assert_one_error(result, "--max-steps")
     assert server.requests == []
+
+
+def test_line_separators_inside_the_json_do_not_cut_an_event(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    """A server sends U+2028, U+2029 and NEL unescaped inside JSON strings (JSON allows
+    it); they end no SSE line, so the event stays whole and the text is shown (visibly)."""
+    server.enqueue(Reply.text(["one\u2028two", "\u2029three\x85four"]))
+    result = run_cli(["run", "go"], server=server)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "one<U+2028>two<U+2029>three<U+0085>four\n", result.stdout

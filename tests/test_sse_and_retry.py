@@ -5,8 +5,12 @@ from __future__ import annotations
 import time
 from email.utils import formatdate
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from agentcli.providers.retry import backoff_delay, is_retryable_status, server_hint
 from agentcli.providers.sse import SSEDecoder, SSEMessage
+from tests.scripted_server import cut_at
 
 
 def decode(lines: list[str]) -> list[SSEMessage]:
@@ -28,6 +32,34 @@ def test_named_events_multiline_data_and_crlf():
 
 def test_message_without_final_blank_line_is_flushed():
     assert decode(["data: last"]) == [SSEMessage("message", "last")]
+
+
+BODY = (
+    ": keep-alive\r\n"
+    'data: {"text": "a line\u2028separator, a next line\u0085and a form feed\x0c"}\r\n\r\n'
+    "event: ping\rdata: one\rdata:two\r\r"
+    "event: lonely\n\n"  # a name without data: dispatches nothing, and is forgotten
+    "data: last\n\n"
+    "data: unended"
+)
+MESSAGES = [
+    SSEMessage(
+        "message", '{"text": "a line\u2028separator, a next line\u0085and a form feed\x0c"}'
+    ),
+    SSEMessage("ping", "one\ntwo"),
+    SSEMessage("message", "last"),
+    SSEMessage("message", "unended"),
+]
+
+
+@given(st.lists(st.integers(1, len(BODY) - 1), max_size=40))
+def test_the_body_decodes_the_same_cut_anywhere(cuts: list[int]):
+    """Lines end at CR LF, LF or CR only: U+2028 and NEL inside JSON are data (httpx's
+    aiter_lines would split there), and a CR LF cut in two is one line end."""
+    decoder = SSEDecoder()
+    messages = [m for piece in cut_at(BODY, cuts) for m in decoder.decode(piece)]
+    tail = decoder.flush()
+    assert [*messages, *([tail] if tail else [])] == MESSAGES
 
 
 def test_retryable_statuses():

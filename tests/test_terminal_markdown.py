@@ -29,7 +29,8 @@ DOCS["hostile"] = (
     "Here is what the file printed:\n\n```\n\x1b[1;31mred?\x1b[0m\n\x1b]0;a title\x07\n"
     "\x1b]52;c;aGVsbG8=\x07\nline\rover it\n```\n\n"
     "A paragraph with \x1b[2J\x1b[H in it, a bell \x07 and a backspace \x08 too.\n\n"
-    "- an item with \x1b[1A in it\n- a \u202ereversed\u202c item\n\nDone."
+    "- an item with \x1b[1A in it\n- a \u202ereversed\u202c item\n\n"
+    "JSON carries these raw, and they end no line: \u2028, \u2029 and \x85.\n\nDone."
 )
 ISSUE_ANSWER = [  # the answer the issue saw lose its paragraph and its code block
     "# Title\n\n", "Some para", "graph text that is long enough.\n\n", "```python\n",

@@ -34,6 +34,7 @@ LISTING_TIMEOUT = 10.0  # seconds, any phase: a model listing is quick, or not c
 DEFAULT_FIRST_BYTE_TIMEOUT = 90.0
 DEFAULT_MAX_WAIT = 300.0
 _SNIPPET_CHARS = 120
+_START_CHARS = 4096  # of the body kept to describe it when it holds no events
 
 
 class RetryableError(ProviderError):
@@ -165,8 +166,9 @@ async def open_sse(
 ) -> AsyncIterator[SSEMessage]:
     """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
     ProviderErrors; those raised before any message are retryable where it makes sense.
-    Silence for `first_byte_timeout` seconds before the first line of the body is a
-    retryable stall."""
+    Silence for `first_byte_timeout` seconds before the body's first bytes is a retryable
+    stall. The body is decoded as it comes, by the SSE decoder itself (not line by line
+    through httpx, whose lines also end at characters JSON carries inside strings)."""
     import httpx
 
     received = False
@@ -179,20 +181,17 @@ async def open_sse(
         try:
             await _check_status(response, describe_status)
             decoder = SSEDecoder()
-            lines = response.aiter_lines()
-            seen: list[str] = []  # the body's start, to describe what it was if not events
-            while True:
-                if seen:
-                    line = await anext(lines, None)
-                else:
-                    async with asyncio.timeout_at(first_byte.when()):
-                        line = await anext(lines, None)
-                if line is None:
-                    break
-                if len(seen) < 3:
-                    seen.append(line)
-                message = decoder.feed(line)
-                if message is not None:
+            pieces = response.aiter_text()
+            async with asyncio.timeout_at(first_byte.when()):
+                first = await anext(pieces, None)
+            start = first or ""  # the body's start, to say what it was if it held no events
+            for message in decoder.decode(start):
+                received = True
+                yield message
+            async for piece in pieces:
+                if len(start) < _START_CHARS:
+                    start += piece
+                for message in decoder.decode(piece):
                     received = True
                     yield message
             tail = decoder.flush()
@@ -200,6 +199,7 @@ async def open_sse(
                 received = True
                 yield tail
             if not received:
+                seen = start[:_START_CHARS].splitlines()[:3]
                 not_events(response, seen, label=label, base_url_hint=base_url_hint)
         finally:
             await response.aclose()
