@@ -20,6 +20,18 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def _wire_names(cls: type) -> tuple[tuple[str, str], ...]:
+    """(attribute, wire name) of each field of an event class, worked out once per class:
+    a long answer writes every one of its pieces to the session file."""
+    names = _WIRE_NAMES.get(cls)
+    if names is None:
+        names = _WIRE_NAMES[cls] = tuple((f.name, _camel(f.name)) for f in fields(cls))
+    return names
+
+
+_WIRE_NAMES: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -32,10 +44,10 @@ class Event:
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"type": self.type}
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for name, key in _wire_names(type(self)):
+            value = getattr(self, name)
             if value is not None:
-                wire[_camel(f.name)] = value
+                wire[key] = value
         return wire
 
 

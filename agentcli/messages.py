@@ -62,6 +62,9 @@ class TurnCollector:
         self._calls: dict[str, tuple[str, list[str]]] = {}
 
     def feed(self, event: ev.Event) -> None:
+        if event.type == "TEXT_MESSAGE_CONTENT":  # nearly every event: no import to look up
+            self._text.append(event.delta)  # type: ignore[attr-defined]
+            return
         from agentcli import events as ev  # not at import: `policy explain` needs no events
 
         if isinstance(event, ev.TextMessageStart):
@@ -69,8 +72,6 @@ class TurnCollector:
             self.text_open = True
         elif isinstance(event, ev.TextMessageEnd):
             self.text_open = False
-        elif isinstance(event, ev.TextMessageContent):
-            self._text.append(event.delta)
         elif isinstance(event, ev.ToolCallStart):
             if (event.metadata or {}).get("executedBy") == "provider":
                 return  # the provider ran it: shown, never executed here

@@ -57,20 +57,27 @@ class WaitingNotice:
         self._cancel()
 
     def touch(self) -> None:
-        """Something arrived: the silence starts again from now."""
+        """Something arrived: the silence starts again from now. Called for every piece of
+        a stream, so it only notes the time; the timer, armed once, looks at that note
+        when it fires and waits again for what is left of the silence."""
         self._since = time.monotonic()
-        self._schedule(self.first)
+        if self._timer is None:
+            self._schedule(self.first)
 
     def _schedule(self, delay: float) -> None:
         self._cancel()
-        self._timer = asyncio.get_running_loop().call_later(delay, self._notice)
+        self._timer = asyncio.get_running_loop().call_later(delay, self._fire)
 
     def _cancel(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
-    def _notice(self) -> None:
-        seconds = round(time.monotonic() - self._since)
+    def _fire(self) -> None:
+        self._timer = None
+        silent = time.monotonic() - self._since
+        if silent < self.first:  # something came meanwhile: the first notice is due later
+            self._schedule(self.first - silent)
+            return
         self._schedule(self.every)
-        self.emit(ev.Custom(name="waiting", value={"seconds": seconds}))
+        self.emit(ev.Custom(name="waiting", value={"seconds": round(silent)}))

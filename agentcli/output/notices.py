@@ -19,6 +19,8 @@ class Notices:
         self._hinted = False
 
     def handle(self, event: ev.Event) -> None:
+        if not isinstance(event, ev.Custom):
+            return  # every notice is a CUSTOM event; a streamed piece costs nothing here
         event = visible_event(ev.typed(event))  # names and messages from the model or a server
         if isinstance(event, ev.Approval):
             if event.decision == "deny" and event.by == "auto" and not self._hinted:

@@ -3,6 +3,7 @@ terminal, plain text in a pipe); tool activity and progress on stderr."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, TextIO
 
@@ -12,7 +13,7 @@ from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.results import preview, preview_line, result_line
-from agentcli.output.visible import visible, visible_event
+from agentcli.output.visible import visible, visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
 from agentcli.waiting import retry_line, waiting_line
 
@@ -80,6 +81,8 @@ class TextOutput:
     ) -> None:
         self.stdout = stdout
         self.stderr = stderr
+        self._flush_due = False  # stdout holds pieces a flush at the loop's next turn sends
+        self._broken: BrokenPipeError | None = None
         self.style = Styler(terminal.color_enabled(stderr))
         self.markdown = stdout.isatty() if markdown is None else markdown
         self._stream: Any = None  # MarkdownStream while a message renders on a terminal
@@ -102,9 +105,31 @@ class TextOutput:
                 self._stream = MarkdownStream(terminal.console(self.stdout))
             self._stream.feed(delta)
             return
+        if self._broken is not None:
+            raise self._broken  # stdout's reader left: said where the run can hear it
         self.stdout.write(delta)
-        self.stdout.flush()
         self._ends_with_newline = delta.endswith("\n")
+        if not self._flush_due:  # once per turn of the event loop, not once per piece
+            try:
+                asyncio.get_running_loop().call_soon(self._flush_soon)
+            except RuntimeError:
+                self.stdout.flush()
+            else:
+                self._flush_due = True
+
+    def _flush_soon(self) -> None:
+        self._flush_due = False
+        try:
+            self.stdout.flush()
+        except BrokenPipeError as error:  # raised in a callback, it would reach no one
+            self._broken = error
+
+    def _flush_text(self) -> None:
+        """What the answer wrote so far, out before anything goes to stderr (`2>&1` keeps
+        the order)."""
+        if self._flush_due:
+            self._flush_due = False
+            self.stdout.flush()
 
     def _end_text(self) -> None:
         if self._stream is not None:
@@ -157,6 +182,10 @@ class TextOutput:
         self._live_line = True
 
     def handle(self, event: ev.Event) -> None:
+        if type(event) is ev.TextMessageContent and not self._block_done and not self.screen.held:
+            self._text(self.fold.apply(visible_piece(event)).delta)  # a piece: nothing else
+            return
+        self._flush_text()
         if self.screen.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
@@ -199,6 +228,7 @@ class TextOutput:
                 self._note(preview_line(line, self.style, diff=True))
 
     def finish(self, summary: RunSummary) -> None:
+        self._flush_text()
         for line in self.calls.flush():
             self._note(line)
         self._end_text()

@@ -56,3 +56,10 @@ def visible_event(event: Any) -> Any:
             if shown != value:
                 changes[field.name] = shown
     return records.replace(event, **changes) if changes else event
+
+
+def visible_piece(event: Any) -> Any:
+    """visible_event for a streamed TEXT_MESSAGE_CONTENT, the one event a long answer sends
+    thousands of: only its delta is shown, so only its delta is looked at."""
+    shown = visible(event.delta)
+    return event if shown is event.delta else records.replace(event, delta=shown)

@@ -38,6 +38,19 @@ class ChatStreamAccumulator:
         return bool(self._slots)
 
     def feed(self, chunk: dict[str, Any]) -> list[ev.Event]:
+        choices = chunk.get("choices")
+        if self._text_open and type(choices) is list and len(choices) == 1:
+            delta = choices[0].get("delta")  # a piece of text, as nearly every chunk is
+            if (
+                type(delta) is dict
+                and len(delta) == 1
+                and type(content := delta.get("content")) is str
+                and content
+                and not choices[0].get("finish_reason")
+                and choices[0].get("index", 0) == 0
+                and chunk.get("usage") is None
+            ):
+                return [ev.TextMessageContent(message_id=self.message_id, delta=content)]
         out: list[ev.Event] = []
         usage = chunk.get("usage")
         if isinstance(usage, dict):

@@ -125,13 +125,18 @@ class _Exchange:
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": event.reason},
         )
 
+    def received_event(self) -> Any:
+        """The next event from what was already read, or None when it needs more data."""
+        try:
+            event = self.h11.next_event()
+        except h11.RemoteProtocolError as exc:
+            raise httpx.RemoteProtocolError(str(exc), request=self.request) from exc
+        return None if event is h11.NEED_DATA else event
+
     async def next_event(self) -> Any:
         while True:
-            try:
-                event = self.h11.next_event()
-            except h11.RemoteProtocolError as exc:
-                raise httpx.RemoteProtocolError(str(exc), request=self.request) from exc
-            if event is not h11.NEED_DATA:
+            event = self.received_event()
+            if event is not None:
                 return event
             try:
                 async with asyncio.timeout(self.timeouts.get("read")):
@@ -156,15 +161,23 @@ class _Body(httpx.AsyncByteStream):
         self.exchange = exchange
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        """The data of every chunk already received, joined: a streaming server sends one
+        chunk per event, and each piece handed up costs every layer above (decoding,
+        lines, events) once, so one read's worth goes up as one piece."""
+        exchange = self.exchange
         try:
             while True:
-                event = await self.exchange.next_event()
-                if isinstance(event, h11.Data):
-                    yield bytes(event.data)
-                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                event = await exchange.next_event()
+                data = []
+                while isinstance(event, h11.Data):
+                    data.append(bytes(event.data))
+                    event = exchange.received_event()
+                if data:
+                    yield b"".join(data)
+                if isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
                     return
         finally:
-            self.exchange.close()
+            exchange.close()
 
     async def aclose(self) -> None:
         self.exchange.close()

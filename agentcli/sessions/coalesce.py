@@ -53,6 +53,17 @@ class Coalescer:
             else:
                 self._timer = loop.call_later(COALESCE_SECONDS, self.flush)
 
+    def extend(self, kind: str, owner: Any, delta: str) -> bool:
+        """A streamed piece of the message or call already waiting to be written (`owner`:
+        its id): added without building its wire form. False when it is not that one; the
+        caller then adds the piece's wire form as usual."""
+        if self._pending is None or self._key != (kind, owner):
+            return False
+        self._more.append(delta)
+        if time.monotonic() - self._last_write >= COALESCE_SECONDS:
+            self.flush()
+        return True
+
     def flush(self) -> None:
         if self._timer is not None:
             self._timer.cancel()

@@ -185,6 +185,13 @@ class Session:
             return
         if self._events is None:
             self._events = Coalescer(lambda wire: self._write({"t": "event", "e": wire}))
+        kind = event.type
+        if kind == "TEXT_MESSAGE_CONTENT" and self._events.extend(
+            kind,
+            event.message_id,
+            event.delta,  # type: ignore[attr-defined]
+        ):
+            return  # the next piece of the message being coalesced
         self._events.add(event.to_wire())
 
     def _flush_pieces(self) -> None:

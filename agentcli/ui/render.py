@@ -15,7 +15,7 @@ from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.results import changed_lines, preview, preview_line, result_line
 from agentcli.output.text import Styler, format_arguments, state_line
-from agentcli.output.visible import visible, visible_event
+from agentcli.output.visible import visible, visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
 from agentcli.waiting import retry_line, waiting_line
 
@@ -105,6 +105,10 @@ class ReplRenderer:
     # --- events
 
     def handle(self, event: ev.Event) -> None:
+        streaming = self._markdown is not None and type(event) is ev.TextMessageContent
+        if streaming and not self.screen.held:
+            self._markdown.feed(self.fold.apply(visible_piece(event)).delta)  # a piece, only
+            return
         if self.screen.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
