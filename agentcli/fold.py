@@ -29,6 +29,8 @@ class ToolCallState:
     error_kind: str | None = None
     summary: str | None = None
     latency_ms: int | None = None
+    output: list[str] = field(default_factory=list)  # a running command's latest lines
+    running_since: int | None = None  # when it began to run (ms, as event timestamps)
 
     @property
     def arguments_text(self) -> str:
@@ -191,6 +193,17 @@ class StreamFold:
         call = self.calls.get(event.tool_call_id)
         if call is not None and not call.finished:
             call.state = event.state
+            if event.state == "running":
+                call.running_since = event.timestamp
+
+    def _progress(self, event: ev.Progress) -> None:
+        call = self.calls.get(event.tool_call_id)
+        if call is not None and event.lines:
+            call.output = list(event.lines)
+
+    def stopped(self) -> list[ToolCallState]:
+        """The calls a cancel caught before their result: running, or not begun yet."""
+        return [call for call in self.calls.values() if call.ended and not call.finished]
 
     # --- other
 
@@ -223,6 +236,7 @@ _HANDLERS: dict[type, Any] = {
     ev.ToolCallResult: StreamFold._call_result,
     ev.Approval: StreamFold._approval,
     ev.ToolState: StreamFold._tool_state,
+    ev.Progress: StreamFold._progress,
     ev.UsageReport: StreamFold._usage,
     ev.StateSnapshot: StreamFold._state_snapshot,
 }

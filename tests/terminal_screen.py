@@ -188,6 +188,19 @@ class Terminal:
     def text(self) -> str:
         return "\n".join(self.lines())
 
+    def cursor_line(self) -> str:
+        """The screen line the cursor is on, up to the cursor."""
+        cursor = self.screen.cursor
+        row = self.screen.buffer[cursor.y]
+        return "".join(row[x].data for x in range(min(cursor.x, self.columns)))
+
+    def at_prompt(self) -> bool:
+        """The REPL waits at an empty prompt (`› `, the cursor after it)."""
+        return self.cursor_line() == "› "
+
+    def wait_prompt(self, timeout: float = TIMEOUT) -> None:
+        self.wait_for(self.at_prompt, timeout)
+
     def close(self) -> None:
         self.ended = True
         kill_child(self.child)

@@ -130,7 +130,7 @@ class ChatScreen:
         self.server = server
         chat_env = {**terminal_env(home, server, env), "PROMPT_TOOLKIT_NO_CPR": "1"}
         self.terminal = Terminal(["chat"], env=chat_env, cwd=cwd, columns=columns)
-        self.terminal.wait_for(lambda: self.terminal.lines()[-1:] == ["›"])
+        self.terminal.wait_prompt()
         self.turns = itertools.count(1)
 
     def answer(self, reply: Reply) -> list[tuple[Any, ...]]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentcli import events as ev
 from agentcli.error_kinds import DENIED, INVALID
-from agentcli.fold import ToolCallState
+from agentcli.fold import StreamFold, ToolCallState
 from agentcli.words import plural
 
 if TYPE_CHECKING:
@@ -76,3 +77,34 @@ def preview_line(line: str, style: Styler, *, diff: bool) -> str:
     if diff and line.startswith("+"):
         return style.green(f"    {line}")
     return style.dim(f"    {line}")
+
+
+def stopped_lines(call: ToolCallState, why: str, style: Styler, now_ms: int) -> list[str]:
+    """A call the run's ending caught before its result: what it printed last (a running
+    command's latest lines), then that it stopped and why, so the screen keeps them. A
+    call that was waiting for approval was answered by its prompt: nothing more."""
+    if call.state == "waiting for approval":
+        return []
+    if call.state != "running":
+        return [style.red(f"  ✗ {call.name} not run: {why}")]
+    shown = [preview_line(line[:PREVIEW_WIDTH], style, diff=False) for line in call.output]
+    ran = took(now_ms - call.running_since if call.running_since is not None else None)
+    return [*shown, style.red(f"  ✗ {call.name} stopped: {why}") + style.dim(ran)]
+
+
+def ending_lines(fold: StreamFold, event: ev.Event, style: Styler) -> list[str]:
+    """At a run's ending, the lines of the calls it stopped (none for other events)."""
+    why = _ending_reason(event)
+    if why is None:
+        return []
+    now = ev.now_ms()
+    return [line for call in fold.stopped() for line in stopped_lines(call, why, style, now)]
+
+
+def _ending_reason(event: ev.Event) -> str | None:
+    """Why a run's ending stops the calls still running: None when it is no ending."""
+    if isinstance(event, ev.RunFinished):
+        return "interrupted" if (event.outcome or {}).get("type") == "cancelled" else None
+    if isinstance(event, ev.RunError):
+        return "the run's --timeout" if event.code == "timeout" else "the run ended"
+    return None

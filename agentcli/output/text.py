@@ -12,7 +12,7 @@ from agentcli.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
-from agentcli.output.results import preview, preview_line, result_line
+from agentcli.output.results import ending_lines, preview, preview_line, result_line
 from agentcli.output.visible import visible, visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
 from agentcli.waiting import retry_line, waiting_line
@@ -189,7 +189,7 @@ class TextOutput:
         if self.screen.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
-        for line in self.calls.release(event):
+        for line in [*self.calls.release(event), *ending_lines(self.fold, event, self.style)]:
             self._note(line)
         self._separate(event)
         if isinstance(event, ev.TextMessageContent):
@@ -231,4 +231,5 @@ class TextOutput:
         self._flush_text()
         for line in self.calls.flush():
             self._note(line)
+        self._clear_live_line()  # the terminal is not left in the middle of a line
         self._end_text()

@@ -13,7 +13,7 @@ from agentcli.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
-from agentcli.output.results import changed_lines, preview, preview_line, result_line
+from agentcli.output.results import changed_lines, ending_lines, preview, preview_line, result_line
 from agentcli.output.text import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
@@ -112,7 +112,7 @@ class ReplRenderer:
         if self.screen.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
-        for line in self.calls.release(event):
+        for line in [*self.calls.release(event), *ending_lines(self.fold, event, self.style)]:
             self._line(line)
         self._separate(event)
         if isinstance(event, ev.RunStarted):

@@ -1,0 +1,115 @@
+"""The REPL judged by what a terminal shows: the installed `agentcli chat` (and `run`) on a
+pseudo-terminal, read through pyte (tests/terminal_screen.py), against the scripted model
+server — a stopped call, type-ahead, the model picker, leaving and resuming, approval
+blocks, the toolbar and the banner at 40 columns."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import build_env
+from tests.scripted_server import Reply, ScriptedServer
+from tests.terminal_screen import Terminal
+
+CTRL_C, CTRL_D = "\x03", "\x04"
+APPROVAL = "choose ["
+FOOTER = re.compile(r"↑ [\d,]+ in · ↓ [\d,]+ out · \d+\.\ds")
+SLOW_OUTPUT = "for i in 1 2 3; do echo line$i; sleep 0.2; done; sleep 30"
+
+StartTerminal = Callable[..., Terminal]
+
+
+def call(call_id: str, name: str, arguments: dict) -> dict:
+    return {"id": call_id, "name": name, "arguments": arguments}
+
+
+@pytest.fixture
+def term(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[StartTerminal]:
+    """term(*args, columns=80, env=None, cpr=False) -> `agentcli ARGS` on a pyte terminal
+    (`chat` waits for its first prompt). `cpr=True` lets prompt-toolkit ask where the
+    cursor is, which it needs to draw the bottom toolbar (pyte answers)."""
+    started: list[Terminal] = []
+
+    def start(
+        *args: str,
+        columns: int = 80,
+        env: Mapping[str, str] | None = None,
+        cpr: bool = False,
+    ) -> Terminal:
+        extra = {"TERM": "xterm-256color", **(env or {})}
+        if not cpr:
+            extra["PROMPT_TOOLKIT_NO_CPR"] = "1"
+        terminal = Terminal(args or ("chat",), env=build_env(cli_home, server, extra),
+                            cwd=workspace, columns=columns)  # fmt: skip
+        started.append(terminal)
+        if (args or ("chat",))[0] == "chat":
+            terminal.wait_prompt()
+        return terminal
+
+    yield start
+    for terminal in started:
+        terminal.close()
+
+
+def turn(terminal: Terminal, text: str) -> list[str]:
+    """A message, to its footer and the next prompt: the lines from the message on."""
+    terminal.send(text + "\r")
+    terminal.wait_for(lambda: terminal.at_prompt() and bool(FOOTER.search(terminal.text())))
+    lines = terminal.lines()
+    start = max(i for i, line in enumerate(lines) if line.startswith(f"› {text}"))
+    return lines[start:]
+
+
+def index_of(lines: list[str], needle: str, start: int = 0) -> int:
+    return next(i for i in range(start, len(lines)) if needle in lines[i])
+
+
+# --- a stopped call ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("approve", [True, False], ids=["asked", "--yes"])
+def test_a_stopped_command_stays_on_screen_with_its_output(
+    term: StartTerminal, server: ScriptedServer, approve: bool
+) -> None:
+    server.enqueue(
+        Reply.tool_calls([call("c1", "run_shell", {"command": SLOW_OUTPUT})]),
+        Reply.text(["unused"]),
+    )
+    terminal = term("chat") if approve else term("chat", "--yes")
+    terminal.send("go\r")
+    if approve:
+        terminal.wait_for(APPROVAL)
+        terminal.send("y")
+    terminal.wait_for("line3")
+    terminal.send(CTRL_C)
+    terminal.wait_for(FOOTER)
+    terminal.wait_prompt()
+
+    lines = terminal.lines()
+    call_at = index_of(lines, "Allow run_shell?" if approve else "● run_shell")
+    shown = lines[call_at:]
+    assert "    line1" in shown and "    line2" in shown, shown  # what it printed, kept
+    stopped = index_of(shown, "✗ run_shell stopped: interrupted")
+    assert stopped > shown.index("    line2"), shown
+    assert "interrupted" in shown[stopped + 1], shown  # then the footer says so too
+
+
+def test_run_stopped_on_a_terminal_ends_its_last_line(
+    term: StartTerminal, server: ScriptedServer
+) -> None:
+    server.enqueue(Reply.tool_calls([call("c1", "run_shell", {"command": SLOW_OUTPUT})]))
+    terminal = term("run", "--yes", "go")
+    terminal.wait_for("line3")
+    time.sleep(0.1)
+    terminal.send(CTRL_C)
+    assert terminal.finish() == 130
+
+    lines = terminal.lines()
+    assert lines[-1].startswith("  ✗ run_shell stopped: interrupted"), lines
+    assert "    line2" in lines, lines
+    assert terminal.screen.cursor.x == 0  # the shell's prompt starts a line of its own
