@@ -12,10 +12,8 @@ a pipe); reports wall time and tokens per second (no target).
 from __future__ import annotations
 
 import argparse
-import http.client
 import io
 import itertools
-import json
 import os
 import random
 import statistics
@@ -26,7 +24,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.scripted_server
@@ -41,6 +38,8 @@ from agentcli.ui.markdown_stream import MarkdownStream  # noqa: E402
 from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 TARGET_RATIO = 1.5
+PIPE_TARGET_US = 15  # CPU per piece of `agentcli run -o text`, stdout a pipe
+TERMINAL_TARGET_US = 40  # the same, stdout a terminal (Markdown rendered)
 WARMUP_CHUNKS = 2_000
 AGENTCLI = str(Path(sys.executable).with_name("agentcli"))
 PROSE = (
@@ -188,82 +187,147 @@ def in_process(tokens: list[str], repeats: int) -> bool:
     return ok
 
 
-# --- end to end ---
+# --- end to end: the CPU of a real `agentcli run`, measured from outside ---
+
+MARKS = 10  # a marker word at the start of each tenth of the answer, seen in the output
 
 
-def drain_server(server: ScriptedServer, tokens: list[str]) -> float:
-    """Seconds for the server alone to stream the answer to a client that only reads."""
+def marked_tokens(count: int) -> list[str]:
+    """The synthetic answer with ` mark0 `…` mark9 ` words at the start of each tenth, so
+    the output says how far the run has got while it runs."""
+    tokens = synthetic_tokens(count)
+    for index in range(MARKS):
+        tokens[index * count // MARKS] = f" mark{index} "
+    return tokens
+
+
+def _task_cpu(pid: int) -> float | None:
+    """The CPU seconds of `pid`'s threads so far, to the nanosecond (Linux's schedstat;
+    /proc/PID/stat counts in 10 ms ticks, too coarse for a tenth of the answer)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e9
+
+
+def _pty_pair(columns: int = 120, rows: int = 40) -> tuple[int, int]:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    return leader, follower
+
+
+def run_cpu(server: ScriptedServer, tokens: list[str], home: str, terminal: bool) -> dict:
+    """One `agentcli run -o text`: its CPU seconds (rusage, every thread and child) and the
+    CPU its threads had used as each marker came out."""
+    import select
+
     server.enqueue(Reply.text(tokens))
-    parts = urlsplit(server.base_url)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-    body = json.dumps({"model": "m", "messages": [], "stream": True})
-    start = time.monotonic()
-    connection.request("POST", f"{parts.path}/chat/completions", body=body)
-    response = connection.getresponse()
-    while response.read(65536):
-        pass
-    connection.close()
-    return time.monotonic() - start
+    env = {
+        **os.environ,
+        "PYTHONDONTWRITEBYTECODE": "",  # run from .pyc files, as an installed program does
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "bench",
+        "AGENTCLI_MODEL": "openai:scripted-model",
+        "AGENTCLI_HOME": home,
+        "TERM": "xterm-256color",
+    }
+    env.pop("NO_COLOR", None)
+    if terminal:
+        reader, writer = _pty_pair()
+        streams = {"stdin": writer, "stdout": writer, "stderr": writer}
+    else:
+        reader, writer = os.pipe()
+        streams = {"stdin": subprocess.DEVNULL, "stdout": writer, "stderr": subprocess.DEVNULL}
+    child = subprocess.Popen([AGENTCLI, "run", "-o", "text", "hi"], env=env, cwd=home,
+                             start_new_session=True, **streams)  # fmt: skip
+    os.close(writer)
+    marks: list[float | None] = []
+    seen = b""
+    wanted = [f"mark{index}".encode() for index in range(MARKS)]
+    while True:
+        ready, _, _ = select.select([reader], [], [], 60)
+        try:
+            data = os.read(reader, 1 << 16) if ready else b""
+        except OSError:  # a pseudo-terminal whose other side closed
+            data = b""
+        if not data:
+            break
+        seen = seen[-16:] + data
+        while len(marks) < MARKS and wanted[len(marks)] in seen:
+            marks.append(_task_cpu(child.pid))
+            seen = seen[seen.index(wanted[len(marks) - 1]) + 1 :]
+    os.close(reader)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"agentcli run failed (exit {child.returncode})")
+    return {"cpu": usage.ru_utime + usage.ru_stime, "marks": marks}
 
 
-def end_to_end(tokens: list[str]) -> None:
-    expected = "".join(tokens)
+def end_to_end(count: int, rounds: int) -> bool:
+    tokens = marked_tokens(count)
+    whole = ["".join(tokens)]
+    print(
+        f"\nend to end: `agentcli run -o text` against the scripted server, {count:,} pieces "
+        f"against the same answer in one piece; CPU of the child (user + system, rusage),\n"
+        f"median of {rounds} interleaved rounds; per piece = (run - one-piece run) / pieces"
+    )
+    print(f"{'stdout':<10}{'one piece':>11}{'all pieces':>12}{'per piece':>11}"
+          f"{'target':>8}{'last/first tenth':>18}  verdict")  # fmt: skip
+    ok = True
     with tempfile.TemporaryDirectory() as home, ScriptedServer() as server:
-        server_only = drain_server(server, tokens)
-        server.enqueue(Reply.text(tokens))
-        env = {
-            **os.environ,
-            "PYTHONDONTWRITEBYTECODE": "",  # run from .pyc files, as an installed program does
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": "bench",
-            "AGENTCLI_MODEL": "openai:scripted-model",
-            "AGENTCLI_HOME": home,
-            "NO_COLOR": "1",
-        }
-        start = time.monotonic()
-        result = subprocess.run(
-            [AGENTCLI, "run", "hi"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=home,
-            timeout=300,
-        )
-        wall = time.monotonic() - start
-        arrived = server.requests[-1].time - start
-    if result.returncode != 0 or not result.stdout.startswith(expected):
-        tail = "\n".join(result.stderr.splitlines()[-6:])
-        raise SystemExit(f"agentcli run failed (exit {result.returncode}):\n{tail}")
-    streaming = wall - arrived
-    print(
-        f"\nend to end: scripted server -> `agentcli run` (stdout a pipe), {len(tokens):,} tokens"
-    )
-    print(
-        f"  server alone, to a reading-only client: {server_only:6.2f} s "
-        f"({len(tokens) / server_only:,.0f} tokens/s)"
-    )
-    print(
-        f"  agentcli total wall time:               {wall:6.2f} s "
-        f"({len(tokens) / wall:,.0f} tokens/s)"
-    )
-    print(f"  of which startup until the request:     {arrived:6.2f} s")
-    print(
-        f"  request until exit (streaming):         {streaming:6.2f} s "
-        f"({len(tokens) / streaming:,.0f} tokens/s)"
-    )
+        for terminal in (False, True):
+            target = TERMINAL_TARGET_US if terminal else PIPE_TARGET_US
+            ones, alls, profiles = [], [], []
+            for _ in range(rounds):
+                ones.append(run_cpu(server, whole, home, terminal)["cpu"])
+                run = run_cpu(server, tokens, home, terminal)
+                alls.append(run["cpu"])
+                profiles.append(_tenths(run["marks"], count))
+            one, every = statistics.median(ones), statistics.median(alls)
+            per_piece = (every - one) / count * 1e6
+            tenths = [statistics.median(p[i] for p in profiles) for i in range(MARKS - 1)]
+            ratio = tenths[-1] / tenths[0] if tenths and tenths[0] else float("nan")
+            verdict = "PASS" if per_piece <= target and ratio <= TARGET_RATIO else "FAIL"
+            name = "terminal" if terminal else "pipe"
+            print(f"{name:<10}{one:>10.3f}s{every:>11.3f}s{per_piece:>9.1f}us{target:>6}us"
+                  f"{ratio:>17.2f}x  {verdict}")  # fmt: skip
+            print("  us per piece between the marks: " + " ".join(f"{t:.1f}" for t in tenths))
+            ok &= verdict == "PASS"
+    return ok
+
+
+def _tenths(marks: list[float | None], count: int) -> list[float]:
+    """CPU µs per piece between consecutive markers."""
+    known = [m for m in marks if m is not None]
+    if len(known) < 2:
+        return [float("nan")]
+    span = count / MARKS
+    return [(b - a) / span * 1e6 for a, b in itertools.pairwise(known)]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tokens", type=int, default=50_000, help="length of the answer")
+    parser.add_argument("--pieces", type=int, default=20_000, help="length of the answer")
     parser.add_argument("--repeats", type=int, default=3, help="in-process runs per path")
+    parser.add_argument("--rounds", type=int, default=3, help="end-to-end rounds")
     parser.add_argument("--skip-e2e", action="store_true", help="in-process part only")
+    parser.add_argument("--skip-in-process", action="store_true", help="end to end only")
     args = parser.parse_args()
-    tokens = synthetic_tokens(args.tokens)
-    ok = in_process(tokens, args.repeats)
+    ok = True
+    if not args.skip_in_process:
+        ok &= in_process(synthetic_tokens(args.pieces), args.repeats)
     if not args.skip_e2e:
-        end_to_end(tokens)
+        ok &= end_to_end(args.pieces, args.rounds)
     print(f"\nresult: {'PASS' if ok else 'FAIL'}")
     return 0  # a benchmark reports; it does not gate
 
