@@ -113,3 +113,46 @@ def test_run_stopped_on_a_terminal_ends_its_last_line(
     assert lines[-1].startswith("  ✗ run_shell stopped: interrupted"), lines
     assert "    line2" in lines, lines
     assert terminal.screen.cursor.x == 0  # the shell's prompt starts a line of its own
+
+
+# --- type-ahead ----------------------------------------------------------------------
+
+SLOW_ANSWER = [f"word{number} " for number in range(40)]
+
+
+def test_a_line_typed_during_an_answer_is_queued_and_sent_next(
+    term: StartTerminal, server: ScriptedServer
+) -> None:
+    server.enqueue(Reply.text(SLOW_ANSWER, delay=0.05), Reply.text(["Second answer."]))
+    terminal = term("chat")
+    terminal.send("first\r")
+    terminal.wait_for("word5")
+    terminal.send("and then this\r")
+    terminal.wait_for("queued: and then this")
+    terminal.send("a draft")  # no Enter: it waits in the next prompt
+    terminal.wait_for("Second answer.")
+    terminal.wait_for(lambda: terminal.cursor_line() == "› a draft")
+
+    lines = terminal.lines()
+    answer = index_of(lines, "word0")
+    assert index_of(lines, "› and then this") > answer  # shown as sent, after the answer
+    assert " ".join(lines[answer : index_of(lines, "word39") + 1]).split() == [
+        word.strip() for word in SLOW_ANSWER
+    ], lines  # the queued line went above the answer's open part, which lost nothing
+    second = server.requests[1].json["messages"]
+    assert second[-1] == {"role": "user", "content": "and then this"}
+    assert len(server.requests) == 2  # the draft is not sent
+
+
+def test_after_a_stopped_turn_the_queued_line_waits_in_the_prompt(
+    term: StartTerminal, server: ScriptedServer
+) -> None:
+    server.enqueue(Reply.text(SLOW_ANSWER, delay=0.1))
+    terminal = term("chat")
+    terminal.send("first\r")
+    terminal.wait_for("word3")
+    terminal.send("next question\r")
+    terminal.wait_for("queued: next question")
+    terminal.send(CTRL_C)
+    terminal.wait_for(lambda: terminal.cursor_line() == "› next question")
+    assert len(server.requests) == 1  # not sent: the turn was stopped

@@ -84,6 +84,17 @@ class ReplRenderer:
         self.stream.flush()
         self._live_line = True
 
+    def aside(self, line: str) -> None:
+        """A line of the REPL's own while a turn draws (a message queued): above the open
+        answer's live region, or where the spinner or a live line is, which come back."""
+        if self._markdown is not None:
+            self._markdown.interject(line)
+            return
+        spinning = self._spinner is not None
+        self._line(line)  # takes the spinner and the live line off first
+        if spinning:
+            self._spin()
+
     def _end_text(self) -> None:
         if self._markdown is not None:
             self._markdown.close()

@@ -116,7 +116,8 @@ class Repl:
         self.out = sys.stdout
         self.screen = TerminalGate()  # the renderer's live lines wait while a prompt asks
         self.renderer = ReplRenderer(self.out, self.screen)
-        self.keys = EscWatcher(on_escape=self._cancel_turn)
+        self.keys = EscWatcher(on_escape=self._cancel_turn, on_line=self._queue)
+        self.queued: list[str] = []  # lines typed during a turn: the next messages
         # The tools outlive each agent (/clear, /resume): MCP servers keep running.
         self.sandbox = session_sandbox(settings)  # its MCP servers' and commands' alike
         self.registry = session_registry(
@@ -223,12 +224,29 @@ class Repl:
         if app.is_running:
             app.exit(exception=EOFError())
 
+    def _queue(self, line: str) -> None:
+        """A line typed and ended by Enter while a turn runs: sent when the turn is done."""
+        self.queued.append(line)
+        self.renderer.aside(self.renderer.style.dim(f"  queued: {visible(line)}"))
+
+    def _next_queued(self) -> str | None:
+        """The message typed ahead, shown as if typed at the prompt now."""
+        if not self.queued:
+            return None
+        text = self.queued.pop(0)
+        self.say(f"› {visible(text)}")
+        return text
+
     async def _run(self) -> int:
         self._banner()
         last_interrupt = 0.0
         while not self.done:
             try:
-                text = await self.prompt.prompt_async("› ")
+                text = self._next_queued()
+                if text is None:
+                    # The draft typed during the turn (after a stopped one, the lines
+                    # queued too: they are not sent) is where the prompt starts.
+                    text = await self.prompt.prompt_async("› ", default=self.keys.take_draft())
             except KeyboardInterrupt:
                 now = time.monotonic()
                 if now - last_interrupt < EXIT_WINDOW_SECONDS:
@@ -266,9 +284,13 @@ class Repl:
         loop.add_signal_handler(signal.SIGINT, self._cancel_turn)
         try:
             with self.keys.watching():
-                await self.agent.run_turn(message)
+                summary = await self.agent.run_turn(message)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+        if summary.status == "cancelled" and self.queued:
+            # Stopped: what was typed ahead waits in the prompt, to send or change.
+            self.keys.draft = "\n".join([*self.queued, self.keys.draft]).strip()
+            self.queued = []
 
     def _cancel_turn(self) -> None:
         self.agent.cancel(ExitCode.INTERRUPTED)
