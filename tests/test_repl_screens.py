@@ -156,3 +156,39 @@ def test_after_a_stopped_turn_the_queued_line_waits_in_the_prompt(
     terminal.send(CTRL_C)
     terminal.wait_for(lambda: terminal.cursor_line() == "› next question")
     assert len(server.requests) == 1  # not sent: the turn was stopped
+
+
+# --- /model --------------------------------------------------------------------------
+
+
+def test_model_alone_lists_the_servers_models_in_a_picker_and_switches(
+    term: StartTerminal, server: ScriptedServer
+) -> None:
+    server.models = ["first-model", "scripted-model", "third-model"]
+    server.enqueue(Reply.text(["From the third."]))
+    terminal = term("chat", "--model", "openai:scripted-model")
+    terminal.send("/model\r")
+    terminal.wait_for("Enter switches")
+    shown = terminal.text()
+    assert "› openai:scripted-model · in use" in shown, shown  # starts on the model in use
+    assert "  openai:first-model" in shown and "  openai:third-model" in shown, shown
+    terminal.send("j")  # down
+    terminal.wait_for("› openai:third-model")
+    terminal.send("\r")
+    terminal.wait_for("model: openai:third-model")
+    terminal.wait_prompt()
+    assert "Enter switches" not in terminal.text()  # the picker took itself off the screen
+
+    turn(terminal, "hello")
+    assert server.requests[-1].json["model"] == "third-model"
+
+
+def test_model_alone_says_why_when_nothing_is_listed(
+    term: StartTerminal, server: ScriptedServer
+) -> None:
+    server.models = []
+    terminal = term("chat", "--model", "openai:scripted-model")
+    terminal.send("/model\r")
+    terminal.wait_for("no provider listed any model")
+    terminal.wait_prompt()
+    assert "model: openai:scripted-model;" in terminal.text()

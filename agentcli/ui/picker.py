@@ -1,5 +1,5 @@
 """A list to choose one line from, under the prompt: ↑/↓ (or k/j) move, Enter picks,
-Esc, Ctrl-C or q cancels. Used by `/resume` with no id."""
+Esc, Ctrl-C or q cancels. Used by `/resume` and `/model` with no argument."""
 
 from __future__ import annotations
 
@@ -19,16 +19,19 @@ def fit_row(title: str, tail: str, width: int) -> str:
     return f"{title} · {tail}"
 
 
-async def pick(title: str, rows: list[tuple[str, str]]) -> int | None:
+async def pick(
+    title: str, rows: list[tuple[str, str]], *, start: int = 0, action: str = "resumes"
+) -> int | None:
     """The index of the row chosen, or None when cancelled. `rows`: (title, tail) pairs,
-    shown fitted to the terminal's width."""
+    shown fitted to the terminal's width; `start`: the row chosen at first; `action`:
+    what Enter does, in the key line."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import FormattedText
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import HSplit, Layout, Window
     from prompt_toolkit.layout.controls import FormattedTextControl
 
-    chosen = [0]
+    chosen = [min(max(start, 0), len(rows) - 1)]
     bindings = KeyBindings()
 
     @bindings.add("up")
@@ -59,7 +62,7 @@ async def pick(title: str, rows: list[tuple[str, str]]) -> int | None:
             marker, style = ("› ", "reverse") if index == chosen[0] else ("  ", "")
             lines.append((style, marker + fit_row(*rows[index], width - 2)))
             lines.append(("", "\n"))
-        lines.append(("italic", "↑/↓ move · Enter resumes · Esc cancels"))
+        lines.append(("italic", f"↑/↓ move · Enter {action} · Esc cancels"))
         return FormattedText(lines)
 
     control = FormattedTextControl(text, focusable=True, show_cursor=False)

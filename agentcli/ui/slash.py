@@ -14,7 +14,7 @@ COMMANDS = {
     "help": "list the commands",
     "exit": "leave (also Ctrl-D)",
     "clear": "start a new conversation",
-    "model": "show the model, or switch: /model PROVIDER:MODEL",
+    "model": "pick a model the providers list, or switch: /model PROVIDER:MODEL",
     "tools": "the tools, with their risk and source",
     "policy": "rules and this session's remembered choices; /policy revoke N",
     "usage": "tokens in and out in this session",
@@ -83,8 +83,14 @@ class SlashCommands:
 
     async def cmd_model(self, argument: str) -> None:
         if not argument:
-            self.repl.say(f"model: {self.repl.agent.model}")
-            return
+            from agentcli.ui.model_picker import choose_model
+
+            argument = await choose_model(self.repl.settings, self.repl.say) or ""
+            if not argument:
+                return
+            if argument == str(self.repl.agent.model):
+                self.repl.say(f"model: {argument} (already in use)")
+                return
         from agentcli.settings import with_model
 
         settings = with_model(self.repl.settings, argument)
