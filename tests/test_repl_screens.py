@@ -58,11 +58,16 @@ def term(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[St
 
 def turn(terminal: Terminal, text: str) -> list[str]:
     """A message, to its footer and the next prompt: the lines from the message on."""
+    marks = len(terminal.lines())
+
+    def after() -> list[str]:
+        lines = terminal.lines()
+        starts = [i for i, line in enumerate(lines) if line.startswith(f"› {text}")]
+        return lines[max(starts) :] if starts and max(starts) >= marks - 1 else []
+
     terminal.send(text + "\r")
-    terminal.wait_for(lambda: terminal.at_prompt() and bool(FOOTER.search(terminal.text())))
-    lines = terminal.lines()
-    start = max(i for i, line in enumerate(lines) if line.startswith(f"› {text}"))
-    return lines[start:]
+    terminal.wait_for(lambda: terminal.at_prompt() and any(FOOTER.search(line) for line in after()))
+    return after()
 
 
 def index_of(lines: list[str], needle: str, start: int = 0) -> int:
@@ -192,3 +197,70 @@ def test_model_alone_says_why_when_nothing_is_listed(
     terminal.wait_for("no provider listed any model")
     terminal.wait_prompt()
     assert "model: openai:scripted-model;" in terminal.text()
+
+
+# --- leaving and coming back ---------------------------------------------------------
+
+RESUME = re.compile(r"resume with: agentcli --resume (\S+)")
+
+
+def first_session(term: StartTerminal, server: ScriptedServer) -> str:
+    """A conversation of two turns (one with a tool call), left with Ctrl-D: its id, as
+    the exit line gives it."""
+    server.enqueue(
+        Reply.tool_calls([call("r1", "read_file", {"path": "notes.txt"})]),
+        Reply.text(["The notes hold two lines.\n\nFirst note, then second note."]),
+        Reply.text(["Yes: nothing else is in the file."]),
+    )
+    terminal = term("chat")
+    turn(terminal, "what is in notes.txt?")
+    turn(terminal, "is that all?")
+    terminal.send(CTRL_D)
+    assert terminal.finish() == 0
+    found = RESUME.search(terminal.lines()[-1])
+    assert found, terminal.lines()[-3:]  # the last thing said before the shell's prompt
+    return found.group(1)
+
+
+def assert_replayed(lines: list[str]) -> None:
+    start = index_of(lines, "› what is in notes.txt?")
+    assert lines[start + 1].startswith("  ● read_file path="), lines
+    assert lines[start + 2 : start + 4] == [
+        "  The notes hold two lines.",
+        "  First note, then second note.",
+    ], lines
+    assert lines[start + 4] == "› is that all?", lines
+    assert lines[start + 5] == "  Yes: nothing else is in the file.", lines
+
+
+def test_leaving_says_how_to_resume_and_resuming_shows_the_conversation(
+    term: StartTerminal, server: ScriptedServer
+) -> None:
+    session_id = first_session(term, server)
+    server.enqueue(Reply.text(["Still here."]))
+    terminal = term("--resume", session_id)
+    terminal.wait_prompt()
+    lines = terminal.lines()
+    assert f"  continuing session {session_id} (2 earlier turns)" in lines
+    assert_replayed(lines)
+    turn(terminal, "and now?")
+    users = [m["content"] for m in server.requests[-1].json["messages"] if m["role"] == "user"]
+    assert users == ["what is in notes.txt?", "is that all?", "and now?"]
+
+
+def test_resume_in_chat_replays_the_conversation(
+    term: StartTerminal, server: ScriptedServer
+) -> None:
+    session_id = first_session(term, server)
+    terminal = term("chat")
+    terminal.send(f"/resume {session_id}\r")
+    terminal.wait_for(f"resumed session {session_id} (2 turns)")
+    terminal.wait_prompt()
+    assert_replayed(terminal.lines())
+
+
+def test_leaving_an_empty_conversation_says_nothing_of_resuming(term: StartTerminal) -> None:
+    terminal = term("chat")
+    terminal.send(CTRL_D)
+    assert terminal.finish() == 0
+    assert "resume with" not in terminal.text()

@@ -47,6 +47,7 @@ from agentcli.ui.mentions import expand_mentions, path_completions
 from agentcli.ui.render import ReplRenderer
 from agentcli.ui.screen import TerminalGate
 from agentcli.ui.slash import COMMANDS, SlashCommands
+from agentcli.words import plural
 from agentcli.workspace import Workspace
 
 EXIT_WINDOW_SECONDS = 2.0
@@ -203,10 +204,35 @@ class Repl:
         self.say(f"agentcli {__version__} · {visible(str(self.agent.model))} · {where}")
         for item in self.agent.instructions:
             self.say(f"  instructions: {visible(str(item.path))}")
-        turns = sum(1 for m in self.agent.session.conversation.messages if m.role == "user")
+        turns = self.turns()
         if turns:
-            self.say(f"  continuing session {self.agent.session.id} ({turns} earlier turns)")
+            self.say(
+                f"  continuing session {self.agent.session.id} ({plural(turns, 'earlier turn')})"
+            )
         self.say("  /help for commands · Ctrl-C cancels · Ctrl-D exits")
+        if turns:
+            self.show_conversation()
+
+    def turns(self) -> int:
+        """The prompts of this session's conversation so far."""
+        return sum(1 for m in self.agent.session.conversation.messages if m.role == "user")
+
+    def show_conversation(self) -> None:
+        """The conversation so far, compactly (a resumed session's)."""
+        import shutil
+
+        from agentcli.ui.replay import replay_lines
+
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        messages = self.agent.session.conversation.messages
+        for line in replay_lines(messages, width, self.renderer.style):
+            self.say(line)
+
+    def _resume_hint(self) -> None:
+        """On leaving: how to come back to this conversation (when there is one to)."""
+        session = self.agent.session
+        if self.turns() and not session.unsaved:
+            self.say(self.renderer.style.dim(f"resume with: agentcli --resume {session.id}"))
 
     async def run(self) -> int:
         with ending_signals(self._end, (signal.SIGTERM, signal.SIGHUP)):
@@ -271,6 +297,7 @@ class Repl:
         await self.agent.aclose()
         await self.registry.aclose()  # MCP servers, kept across /clear and /resume
         self.sandbox.close()
+        self._resume_hint()
         return self.exit_code
 
     async def _turn(self, text: str) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from agentcli.errors import UsageError
 from agentcli.sessions.session import Session, find_session
+from agentcli.words import plural
 
 if TYPE_CHECKING:
     from agentcli.ui.repl import Repl
@@ -156,8 +157,8 @@ class SlashCommands:
         for warning in session.warnings:
             self.repl.say(f"warning: {warning}")
         await self._switch_session(session)
-        turns = sum(1 for m in session.conversation.messages if m.role == "user")
-        self.repl.say(f"resumed session {session.id} ({turns} turns)")
+        self.repl.say(f"resumed session {session.id} ({plural(self.repl.turns(), 'turn')})")
+        self.repl.show_conversation()
 
     async def cmd_context(self, argument: str) -> None:
         from agentcli.context_meter import details, measure
