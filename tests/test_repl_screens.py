@@ -264,3 +264,53 @@ def test_leaving_an_empty_conversation_says_nothing_of_resuming(term: StartTermi
     terminal.send(CTRL_D)
     assert terminal.finish() == 0
     assert "resume with" not in terminal.text()
+
+
+# --- approval blocks -----------------------------------------------------------------
+
+
+def approval_block(terminal: Terminal) -> list[str]:
+    lines = terminal.lines()
+    start = max(i for i, line in enumerate(lines) if line.startswith("● Allow "))
+    return lines[start:]
+
+
+@pytest.mark.parametrize("columns", [40, 100])
+def test_approval_arguments_are_labelled_fields(
+    term: StartTerminal, server: ScriptedServer, columns: int
+) -> None:
+    edit = {"path": "notes.txt", "old_text": "first note\n", "new_text": "first\n"}
+    command = {"command": "git fetch origin", "sandbox": "network",
+               "justification": "to see the remote branches"}  # fmt: skip
+    server.enqueue(
+        Reply.tool_calls([call("e1", "edit_file", edit)]),
+        Reply.tool_calls([call("s1", "run_shell", command)]),
+        Reply.text(["done"]),
+    )
+    terminal = term("chat", columns=columns)
+    terminal.send("go\r")
+    terminal.wait_for(APPROVAL)
+    block = approval_block(terminal)
+    assert block[1] == "  path: notes.txt", block
+    assert not [line for line in block if "{" in line], block  # no JSON
+    terminal.send("y")
+    terminal.wait_for(lambda: terminal.text().count(APPROVAL) == 2)
+    block = approval_block(terminal)
+    assert all(len(line) <= columns for line in block), block
+    whole = joined(block)
+    start = whole.index("  $ git fetch origin")
+    assert whole[start + 1 : start + 3] == [
+        "  sandbox: network",
+        "  justification: to see the remote branches",
+    ], block
+
+
+def joined(block: list[str]) -> list[str]:
+    """The block's lines with each `↪` continuation put back on the line it continues."""
+    out: list[str] = []
+    for line in block:
+        if line.startswith("  ↪") and out:
+            out[-1] += line.removeprefix("  ↪")
+        else:
+            out.append(line)
+    return out

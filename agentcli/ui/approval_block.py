@@ -120,17 +120,31 @@ def _code_lines(text: str, prefix: str) -> list[str]:
     return shown
 
 
+def labelled(arguments: dict[str, Any]) -> list[str]:
+    """Arguments as labelled fields, `path: calc.py`: a text as it is (its later lines
+    under its first), anything else as compact JSON; every character visible."""
+    lines: list[str] = []
+    for key, value in arguments.items():
+        label = visible(str(key))
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        first, *rest = _code_lines(text, "")
+        lines.append(f"{label}: {first}")
+        lines += [" " * (len(label) + 2) + line for line in rest]
+    return lines
+
+
 def describe_call(tool: str, arguments: dict[str, Any]) -> list[str]:
-    """The arguments exactly: a command as a command, code as code, others as JSON (a
-    file's content and an edit's texts are in the preview, as lines or a diff)."""
+    """The arguments exactly: a command as a command, code as code, the others as
+    labelled fields (a file's content and an edit's texts are in the preview, as lines or
+    a diff)."""
     if tool == "run_shell" and "command" in arguments:
         lines = _code_lines(str(arguments["command"]), "$ ")
-        extra = {k: v for k, v in arguments.items() if k != "command"}
-        return lines + ([visible(json.dumps(extra, ensure_ascii=False))] if extra else [])
+        return lines + labelled({k: v for k, v in arguments.items() if k != "command"})
     if tool == "run_python" and "code" in arguments:
         return ["python:", *_code_lines(str(arguments["code"]), "  ")]
-    shown = {k: v for k, v in arguments.items() if k not in ("content", "old_text", "new_text")}
-    return [visible(json.dumps(shown, ensure_ascii=False))]
+    return labelled(
+        {k: v for k, v in arguments.items() if k not in ("content", "old_text", "new_text")}
+    )
 
 
 def preview_lines(prompt: Prompt) -> list[str]:
