@@ -135,7 +135,18 @@ def details(use: ContextUse) -> list[str]:
     lines.append(f"  {'window':<14}{shown:>9}  ({window.source})")
     at = int(use.compaction_window * use.threshold)
     lines.append(
-        f"  compaction at {use.threshold:.0%} of {use.compaction_window:,} = {at:,} "
-        f"estimated tokens (now {use.estimated:,}); the latest {use.keep_turns} turns stay"
+        f"  compaction at {use.threshold:.0%} of {use.compaction_window:,}"
+        f"{_compaction_source(use)} = {at:,} estimated tokens (now {use.estimated:,}); "
+        f"the latest {use.keep_turns} turns stay"
     )
     return lines
+
+
+def _compaction_source(use: ContextUse) -> str:
+    """Where the number compaction measures against comes from, when it is not the
+    window shown above (so the two lines never seem to contradict each other)."""
+    if use.window.tokens == use.compaction_window:
+        return ""
+    if not use.window.tokens:
+        return " (context.window, assumed while the model's window is not known)"
+    return " (context.window, not the model's window)"

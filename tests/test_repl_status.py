@@ -74,8 +74,14 @@ def test_toolbar_says_ctx_unknown_when_the_window_is_not_known(
     [bar] = toolbars(session.screen())[-1:]
     assert "ctx ?" in bar, bar
     screen = session.command("/context", "compaction at")
-    assert "window not known" in screen
-    assert "set context.window" in screen
+    text = " ".join(screen.split())
+    assert "window not known" in text
+    assert "set context.window" in text
+    # the number compaction uses is said to be an assumption, not the window
+    assert (
+        "compaction at 80% of 128,000 (context.window, assumed while the model's window is "
+        "not known) = 102,400 estimated tokens" in text
+    ), text
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
