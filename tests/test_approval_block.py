@@ -94,14 +94,22 @@ def test_a_new_file_is_shown_to_its_last_line_before_the_answer(
     # v pages through the whole content, then the same choices come back
     mark = session.mark()
     session.child.setwinsize(12, columns)  # a small window: pages of 10 lines
-    session.send("v")
-    for page in ("lines 1-10 of 32", "lines 11-20 of 32", "lines 21-30 of 32"):
+    session.send("v")  # counted as the block counts: the file's 31 lines, not the heading
+    for page in ("lines 1-9 of 31", "lines 10-19 of 31", "lines 20-29 of 31"):
         session.expect(page)
         session.send(" ")
-    session.expect("(end of the 32 lines)")
+    session.expect("(all 31 lines shown)")
     session.expect(APPROVAL)
     paged = lines_of(session.screen(mark))
     assert all(f"+{line}" in paged for line in SCRIPT), paged
+
+    session.send("v")  # again, stopped on the second page: it says where it stopped
+    session.expect("lines 1-9 of 31")
+    session.send(" ")
+    session.expect("lines 10-19 of 31")
+    session.send("q")
+    session.expect("(stopped after line 19 of 31)")
+    session.expect(APPROVAL)
     deny(session)
     assert not (workspace / "setup.sh").exists()
 

@@ -6,6 +6,7 @@ cancels the turn."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from typing import Any, TextIO
@@ -14,6 +15,7 @@ from agentcli.output import terminal
 from agentcli.output.visible import visible
 from agentcli.policy import Prompt, TurnCancelled, UserChoice
 from agentcli.ui.approval_block import (
+    HEADERS,
     choice_lines,
     fit_preview_line,
     granted,
@@ -119,20 +121,30 @@ class TerminalApprover:
         return UserChoice(choice.kind)  # type: ignore[arg-type]
 
     async def _page(self, lines: list[str]) -> None:
-        """The whole preview, a screenful at a time: space or Enter for more, q to stop."""
+        """The whole preview, a screenful at a time: space or Enter for more, q to stop.
+        Lines are counted as the block counts them: the file's or the diff's own, not the
+        preview's header lines (`new file …`, `@@ …`)."""
         height = max(_terminal_rows(self.stream) - 2, 5)
         width = terminal_width(self.stream)
+        counted = list(itertools.accumulate(not line.startswith(HEADERS) for line in lines))
+        total = counted[-1] if counted else 0
+        shown = 0
         for start in range(0, len(lines), height):
             for line in lines[start : start + height]:
                 self.stream.write("\n".join(fit_preview_line(line, width, self.color)) + "\n")
             end = min(start + height, len(lines))
+            shown = counted[end - 1] if end else 0
             if end == len(lines):
                 break
             self.stream.flush()
-            where = f"  lines {start + 1}-{end} of {len(lines):,}: space for more, q to stop "
+            first = counted[start - 1] + 1 if start else 1
+            where = f"  lines {first:,}-{shown:,} of {total:,}: space for more, q to stop "
             if await self._read_key([" ", "enter", "q"], where) == "q":
                 break
-        self.stream.write(_style(self.color, "2", f"  (end of the {len(lines):,} lines)") + "\n")
+        said = f"(all {total:,} lines shown)" if shown == total else (
+            f"(stopped after line {shown:,} of {total:,})"
+        )  # fmt: skip
+        self.stream.write(_style(self.color, "2", f"  {said}") + "\n")
 
     async def _read_key(self, keys: list[str], message: str | None = None) -> str:
         from prompt_toolkit.application import Application
