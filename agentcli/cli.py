@@ -294,9 +294,21 @@ policy_app = typer.Typer(
 )
 app.add_typer(policy_app, name="policy")
 tools_app = typer.Typer(
-    no_args_is_help=True, rich_markup_mode=None, **_command_info("tools", SUMMARIES["tools"])
+    invoke_without_command=True,  # `agentcli tools` alone lists them, as `tools list` does
+    rich_markup_mode=None,
+    **_command_info("tools", SUMMARIES["tools"]),
 )
 app.add_typer(tools_app, name="tools")
+
+
+@tools_app.callback()
+def tools_alone(
+    context: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    cwd: Workspace = None,
+) -> None:
+    if context.invoked_subcommand is None:
+        tools_list(as_json, cwd)
 
 
 def _explain(values: dict[str, Any]) -> int:

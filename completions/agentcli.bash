@@ -26,7 +26,7 @@ _agentcli() {
     for (( i = 1; i < COMP_CWORD; i++ )); do
         word="${COMP_WORDS[i]}"
         case "$cmd:$word" in
-            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--allow|run:--forbid|run:--resume|run:--sandbox|run:--add-dir|run:--agent|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|chat:--add-dir|chat:--agent|serve:--host|serve:--port|serve:--token-env|serve:--cors-origin|serve:--model|serve:-m|serve:--base-url|serve:--system|serve:--max-steps|serve:--timeout|serve:--cwd|serve:--allow|serve:--forbid|serve:--sandbox|serve:--add-dir|doctor:--add-dir|doctor:--cwd|models:--base-url)
+            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--allow|run:--forbid|run:--resume|run:--sandbox|run:--add-dir|run:--agent|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|chat:--add-dir|chat:--agent|serve:--host|serve:--port|serve:--token-env|serve:--cors-origin|serve:--model|serve:-m|serve:--base-url|serve:--system|serve:--max-steps|serve:--timeout|serve:--cwd|serve:--allow|serve:--forbid|serve:--sandbox|serve:--add-dir|doctor:--add-dir|doctor:--cwd|models:--base-url|tools:--cwd)
                 i=$((i + 1))
                 [[ ${COMP_WORDS[i]} == "=" ]] && i=$((i + 1))
                 ;;
@@ -38,7 +38,7 @@ _agentcli() {
     case "$cmd:$prev" in
         run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--allow|run:--forbid|run:--resume|run:--sandbox|run:--add-dir|run:--agent|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|chat:--add-dir|chat:--agent|serve:--host|serve:--port|serve:--token-env|serve:--cors-origin|serve:--model|serve:-m|serve:--base-url|serve:--system|serve:--max-steps|serve:--timeout|serve:--allow|serve:--forbid|serve:--sandbox|serve:--add-dir|doctor:--add-dir|models:--base-url)
             :; return 0 ;;
-        run:--cwd|chat:--cwd|serve:--cwd|doctor:--cwd)
+        run:--cwd|chat:--cwd|serve:--cwd|doctor:--cwd|tools:--cwd)
             _agentcli_paths -d; return 0 ;;
         run:--output|run:-o)
             _agentcli_words "text json jsonl"; return 0 ;;
@@ -57,7 +57,7 @@ _agentcli() {
             "config") _agentcli_words "--help -h" ;;
             "sessions") _agentcli_words "--help -h" ;;
             "policy") _agentcli_words "--help -h" ;;
-            "tools") _agentcli_words "--help -h" ;;
+            "tools") _agentcli_words "--json --cwd --help -h" ;;
             "mcp") _agentcli_words "--help -h" ;;
         esac
         return 0

@@ -118,6 +118,8 @@ complete -c agentcli -n '__fish_seen_subcommand_from sessions' -l help -s h -d '
 complete -c agentcli -n '__fish_seen_subcommand_from policy' -l help -s h -d 'Show this message and exit.'
 
 # agentcli tools
+complete -c agentcli -n '__fish_seen_subcommand_from tools' -l json -d 'Print JSON.'
+complete -c agentcli -n '__fish_seen_subcommand_from tools' -l cwd -x -a '(__fish_complete_directories)' -d 'The workspace [default: .]'
 complete -c agentcli -n '__fish_seen_subcommand_from tools' -l help -s h -d 'Show this message and exit.'
 
 # agentcli mcp

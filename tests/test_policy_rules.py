@@ -917,3 +917,12 @@ def test_tools_list(run_cli: RunCli) -> None:
     for row in rows:
         [line] = [line for line in lines if line.split()[0] == row["name"]]
         assert row["source"] in line and row["risk"] in line
+
+
+def test_tools_alone_lists_the_tools_as_tools_list_does(run_cli: RunCli) -> None:
+    listed, alone = run_cli(["tools", "list"]), run_cli(["tools"])
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout == listed.stdout and "read_file" in alone.stdout
+    assert "Usage:" not in alone.stdout
+    as_json = run_cli(["tools", "--json"])
+    assert json.loads(as_json.stdout) == json.loads(run_cli(["tools", "list", "--json"]).stdout)
