@@ -314,3 +314,24 @@ def joined(block: list[str]) -> list[str]:
         else:
             out.append(line)
     return out
+
+
+# --- @path ---------------------------------------------------------------------------
+
+
+def test_a_mention_of_a_missing_file_is_said_and_a_handle_is_not(
+    term: StartTerminal, server: ScriptedServer, workspace: Path
+) -> None:
+    (workspace / "src").mkdir()
+    server.enqueue(Reply.text(["ok"]))
+    terminal = term("chat")
+    lines = turn(terminal, "ask @alice about @missing.txt, @src and @notes.txt")
+
+    notes = lines[1 : index_of(lines, "ok")]
+    assert "  @missing.txt: no such file in the workspace; not attached" in notes, notes
+    assert "  @src is a directory; not attached (name a file in it)" in notes, notes
+    assert any(line.startswith("  attached notes.txt (") for line in notes), notes
+    assert not [line for line in notes if "alice" in line], notes  # a handle: said nothing
+    sent = server.requests[0].json["messages"][-1]["content"]
+    assert sent.startswith("ask @alice about @missing.txt, @src and @notes.txt")
+    assert sent.count("<file path=") == 1

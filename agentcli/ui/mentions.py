@@ -10,6 +10,7 @@ from agentcli.workspace import Workspace
 
 MENTION = re.compile(r"(?<![\w@])@([^\s@]+)")
 MAX_BYTES = 100_000
+PATH_LIKE = re.compile(r"\.[A-Za-z0-9]{1,8}$")  # ends with an extension: `notes.txt`
 
 
 def expand_mentions(text: str, workspace: Workspace) -> tuple[str, list[str]]:
@@ -22,8 +23,13 @@ def expand_mentions(text: str, workspace: Workspace) -> tuple[str, list[str]]:
         if not target.inside:
             notes.append(f"@{requested} is outside the workspace; not attached")
             continue
+        if target.path.is_dir():
+            notes.append(f"@{requested} is a directory; not attached (name a file in it)")
+            continue
         if not target.path.is_file():
-            continue  # an e-mail address or a handle, not a file
+            if _looks_like_a_path(requested):
+                notes.append(f"@{requested}: no such file in the workspace; not attached")
+            continue  # otherwise a handle (@alice), not a file
         try:  # opened as the file tools open: no symlink swapped in, no FIFO
             data = read_regular(target.path, workspace.root, MAX_BYTES + 1)
         except OSError:
@@ -42,6 +48,11 @@ def expand_mentions(text: str, workspace: Workspace) -> tuple[str, list[str]]:
     if not attachments:
         return text, notes
     return text + "\n\n" + "\n\n".join(attachments), notes
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """`@notes.txt`, `@src/app`, `@./x`: meant as a file (`@alice` is a handle)."""
+    return "/" in text or bool(PATH_LIKE.search(text))
 
 
 def path_completions(fragment: str, workspace: Workspace) -> Iterator[tuple[str, str]]:
