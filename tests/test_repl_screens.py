@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -44,8 +45,12 @@ def term(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[St
         extra = {"TERM": "xterm-256color", **(env or {})}
         if not cpr:
             extra["PROMPT_TOOLKIT_NO_CPR"] = "1"
-        terminal = Terminal(args or ("chat",), env=build_env(cli_home, server, extra),
-                            cwd=workspace, columns=columns)  # fmt: skip
+        terminal = Terminal(
+            args or ("chat",),
+            env=build_env(cli_home, server, extra),
+            cwd=workspace,
+            columns=columns,
+        )
         started.append(terminal)
         if (args or ("chat",))[0] == "chat":
             terminal.wait_prompt()
@@ -280,8 +285,11 @@ def test_approval_arguments_are_labelled_fields(
     term: StartTerminal, server: ScriptedServer, columns: int
 ) -> None:
     edit = {"path": "notes.txt", "old_text": "first note\n", "new_text": "first\n"}
-    command = {"command": "git fetch origin", "sandbox": "network",
-               "justification": "to see the remote branches"}  # fmt: skip
+    command = {
+        "command": "git fetch origin",
+        "sandbox": "network",
+        "justification": "to see the remote branches",
+    }
     server.enqueue(
         Reply.tool_calls([call("e1", "edit_file", edit)]),
         Reply.tool_calls([call("s1", "run_shell", command)]),
@@ -335,3 +343,18 @@ def test_a_mention_of_a_missing_file_is_said_and_a_handle_is_not(
     sent = server.requests[0].json["messages"][-1]["content"]
     assert sent.startswith("ask @alice about @missing.txt, @src and @notes.txt")
     assert sent.count("<file path=") == 1
+
+
+# --- the banner and the toolbar at 40 columns ----------------------------------------
+
+
+def test_the_banner_at_40_columns_breaks_between_its_parts_never_inside_the_path(
+    term: StartTerminal, workspace: Path
+) -> None:
+    terminal = term("chat", "--model", "openai:scripted-model", columns=40)
+    lines = terminal.lines()
+    assert all(len(line) <= 40 for line in lines), lines
+    assert lines[0] == f"agentcli {version('agentcli')} · openai:scripted-model", lines
+    path = lines[1].strip()
+    assert path.startswith("…") and str(workspace).endswith(path[1:]), lines  # its end, whole
+    assert lines[2:4] == ["  /help for commands · Ctrl-C cancels", "  Ctrl-D exits"], lines

@@ -200,16 +200,29 @@ class Repl:
         self.out.flush()
 
     def _banner(self) -> None:
+        import shutil
+
+        from agentcli.ui.banner import banner_lines, fit_segments, short_path
+
+        width = shutil.get_terminal_size((80, 24)).columns - 1
         where = visible(str(self.settings.workspace))  # a directory name may hold escapes
-        self.say(f"agentcli {__version__} · {visible(str(self.agent.model))} · {where}")
+        for line in banner_lines(__version__, visible(str(self.agent.model)), where, width):
+            self.say(line)
         for item in self.agent.instructions:
-            self.say(f"  instructions: {visible(str(item.path))}")
+            shown = short_path(visible(str(item.path)), width - len("  instructions: "))
+            self.say(f"  instructions: {shown}")
         turns = self.turns()
         if turns:
-            self.say(
-                f"  continuing session {self.agent.session.id} ({plural(turns, 'earlier turn')})"
-            )
-        self.say("  /help for commands · Ctrl-C cancels · Ctrl-D exits")
+            said = [
+                f"continuing session {self.agent.session.id}",
+                f"({plural(turns, 'earlier turn')})",
+            ]
+            whole = " ".join(said)
+            for line in [whole] if len(whole) <= width - 2 else said:  # not cut inside the id
+                self.say(f"  {line}")
+        hints = ["/help for commands", "Ctrl-C cancels", "Ctrl-D exits"]
+        for line in fit_segments(hints, width - 2):
+            self.say(f"  {line}")
         if turns:
             self.show_conversation()
 
