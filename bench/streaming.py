@@ -247,8 +247,9 @@ def run_cpu(server: ScriptedServer, tokens: list[str], home: str, terminal: bool
     else:
         reader, writer = os.pipe()
         streams = {"stdin": subprocess.DEVNULL, "stdout": writer, "stderr": subprocess.DEVNULL}
-    child = subprocess.Popen([AGENTCLI, "run", "-o", "text", "hi"], env=env, cwd=home,
-                             start_new_session=True, **streams)  # fmt: skip
+    child = subprocess.Popen(
+        [AGENTCLI, "run", "-o", "text", "hi"], env=env, cwd=home, start_new_session=True, **streams
+    )
     os.close(writer)
     marks: list[float | None] = []
     seen = b""
@@ -281,8 +282,10 @@ def end_to_end(count: int, rounds: int) -> bool:
         f"against the same answer in one piece; CPU of the child (user + system, rusage),\n"
         f"median of {rounds} interleaved rounds; per piece = (run - one-piece run) / pieces"
     )
-    print(f"{'stdout':<10}{'one piece':>11}{'all pieces':>12}{'per piece':>11}"
-          f"{'target':>8}{'last/first tenth':>18}  verdict")  # fmt: skip
+    print(
+        f"{'stdout':<10}{'one piece':>11}{'all pieces':>12}{'per piece':>11}"
+        f"{'target':>8}{'last/first tenth':>18}  verdict"
+    )
     ok = True
     with tempfile.TemporaryDirectory() as home, ScriptedServer() as server:
         for terminal in (False, True):
@@ -299,8 +302,10 @@ def end_to_end(count: int, rounds: int) -> bool:
             ratio = tenths[-1] / tenths[0] if tenths and tenths[0] else float("nan")
             verdict = "PASS" if per_piece <= target and ratio <= TARGET_RATIO else "FAIL"
             name = "terminal" if terminal else "pipe"
-            print(f"{name:<10}{one:>10.3f}s{every:>11.3f}s{per_piece:>9.1f}us{target:>6}us"
-                  f"{ratio:>17.2f}x  {verdict}")  # fmt: skip
+            print(
+                f"{name:<10}{one:>10.3f}s{every:>11.3f}s{per_piece:>9.1f}us{target:>6}us"
+                f"{ratio:>17.2f}x  {verdict}"
+            )
             print("  us per piece between the marks: " + " ".join(f"{t:.1f}" for t in tenths))
             ok &= verdict == "PASS"
     return ok

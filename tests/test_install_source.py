@@ -20,17 +20,25 @@ CHECKOUT = Path(__file__).resolve().parent.parent
     ("direct_url", "command"),
     [
         (None, "pip install 'agentcli[local]'"),
-        ({"url": "file:///src/agent%20cli", "dir_info": {"editable": True}},
-         "pip install -e '/src/agent cli[local]'"),
+        (
+            {"url": "file:///src/agent%20cli", "dir_info": {"editable": True}},
+            "pip install -e '/src/agent cli[local]'",
+        ),
         ({"url": "file:///src/agentcli", "dir_info": {}}, "pip install '/src/agentcli[local]'"),
-        ({"url": "file:///w/agentcli-0.1.0-py3-none-any.whl", "archive_info": {}},
-         "pip install 'agentcli[local] @ file:///w/agentcli-0.1.0-py3-none-any.whl'"),
-        ({"url": "https://example.org/agentcli.git",
-          "vcs_info": {"vcs": "git", "commit_id": "abc123"}},
-         "pip install 'agentcli[local] @ git+https://example.org/agentcli.git@abc123'"),
+        (
+            {"url": "file:///w/agentcli-0.1.0-py3-none-any.whl", "archive_info": {}},
+            "pip install 'agentcli[local] @ file:///w/agentcli-0.1.0-py3-none-any.whl'",
+        ),
+        (
+            {
+                "url": "https://example.org/agentcli.git",
+                "vcs_info": {"vcs": "git", "commit_id": "abc123"},
+            },
+            "pip install 'agentcli[local] @ git+https://example.org/agentcli.git@abc123'",
+        ),
     ],
     ids=["index", "editable", "directory", "wheel", "git"],
-)  # fmt: skip
+)
 def test_each_origin_has_its_own_command(direct_url: dict | None, command: str) -> None:
     assert install_command(direct_url, "local") == command
 

@@ -33,10 +33,19 @@ DOCS["hostile"] = (
     "JSON carries these raw, and they end no line: \u2028, \u2029 and \x85.\n\nDone."
 )
 ISSUE_ANSWER = [  # the answer the issue saw lose its paragraph and its code block
-    "# Title\n\n", "Some para", "graph text that is long enough.\n\n", "```python\n",
-    "def sub(a, b):\n", "    return a - b\n", "```\n\n", "- one\n", "- two\n\n",
-    "> quoted\n", "> more\n\n", "End.",
-]  # fmt: skip
+    "# Title\n\n",
+    "Some para",
+    "graph text that is long enough.\n\n",
+    "```python\n",
+    "def sub(a, b):\n",
+    "    return a - b\n",
+    "```\n\n",
+    "- one\n",
+    "- two\n\n",
+    "> quoted\n",
+    "> more\n\n",
+    "End.",
+]
 FOOTER = re.compile(r"↑ [\d,]+ in · ↓ [\d,]+ out · \d+\.\ds")
 EVERY_PIECE = {"AGENTCLI_REDRAW_SECONDS": "0"}  # the live region redrawn at every piece
 
@@ -52,8 +61,9 @@ def run_screen(
     server: ScriptedServer, reply: Reply, home: Path, cwd: Path, columns: int, env: dict
 ) -> Terminal:
     server.enqueue(reply)
-    terminal = Terminal(["run", "go"], env=terminal_env(home, server, env), cwd=cwd,
-                        columns=columns)  # fmt: skip
+    terminal = Terminal(
+        ["run", "go"], env=terminal_env(home, server, env), cwd=cwd, columns=columns
+    )
     try:
         assert terminal.finish() == 0, terminal.text()
     finally:
@@ -67,10 +77,12 @@ def test_the_issues_answer_keeps_every_line(
     server: ScriptedServer, cli_home: Path, workspace: Path, columns: int, colour: bool
 ) -> None:
     env = {} if colour else {"NO_COLOR": "1"}
-    streamed = run_screen(server, Reply.text(ISSUE_ANSWER, delay=0.03), cli_home, workspace,
-                          columns, env)  # fmt: skip
-    whole = run_screen(server, Reply.text(["".join(ISSUE_ANSWER)]), cli_home, workspace,
-                       columns, env)  # fmt: skip
+    streamed = run_screen(
+        server, Reply.text(ISSUE_ANSWER, delay=0.03), cli_home, workspace, columns, env
+    )
+    whole = run_screen(
+        server, Reply.text(["".join(ISSUE_ANSWER)]), cli_home, workspace, columns, env
+    )
 
     shown = streamed.lines()
     assert "Some paragraph text that is long enough." in shown, shown
@@ -86,8 +98,7 @@ def test_run_at_every_piece_matches_one_piece(
     """Every document, one piece per character group, the region redrawn at each."""
     text = DOCS["fix_a_bug"]
     pieces = [text[i : i + 7] for i in range(0, len(text), 7)]
-    streamed = run_screen(server, Reply.text(pieces), cli_home, workspace, columns,
-                          EVERY_PIECE)  # fmt: skip
+    streamed = run_screen(server, Reply.text(pieces), cli_home, workspace, columns, EVERY_PIECE)
     whole = run_screen(server, Reply.text([text]), cli_home, workspace, columns, {})
     assert streamed.cells() == whole.cells(), streamed.text()
 
@@ -98,8 +109,9 @@ def test_a_resize_between_pieces_loses_nothing(
     """Narrowed while a paragraph is open, on a terminal that cuts lines (xterm, pyte):
     the region is erased by the rows it has now, and the rest prints at the new width."""
     words = [f"w{number:02d} " for number in range(60)]
-    steps = Reply.text(["Alpha " * 10 + "\n\n", *words[:30]], finish_reason=None,
-                       usage=None, done=False).steps  # fmt: skip
+    steps = Reply.text(
+        ["Alpha " * 10 + "\n\n", *words[:30]], finish_reason=None, usage=None, done=False
+    ).steps
     rest = Reply.text([*words[30:], "\n\nEND\n"]).steps  # (its role chunk: said again)
     server.enqueue(Reply(kind="stream", steps=(*steps, Pause(1.0), *rest)))
     env = terminal_env(cli_home, server, {**EVERY_PIECE, "XTERM_VERSION": "pyte"})
@@ -125,8 +137,9 @@ class ChatScreen:
     """One `agentcli chat` on a pyte terminal, answering turn after turn: each turn's
     answer is the rows between its prompt line and its footer."""
 
-    def __init__(self, server: ScriptedServer, home: Path, cwd: Path, columns: int,
-                 env: dict[str, str]) -> None:  # fmt: skip
+    def __init__(
+        self, server: ScriptedServer, home: Path, cwd: Path, columns: int, env: dict[str, str]
+    ) -> None:
         self.server = server
         chat_env = {**terminal_env(home, server, env), "PROMPT_TOOLKIT_NO_CPR": "1"}
         self.terminal = Terminal(["chat"], env=chat_env, cwd=cwd, columns=columns)
@@ -188,8 +201,13 @@ def check_chunkings(screen: ChatScreen, examples: int) -> None:
     whole = {name: screen.answer(Reply.text([text])) for name, text in DOCS.items()}
     assert all(whole.values())
 
-    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(chunkings())
     def same_screen(case: tuple[str, list[int], list[int]]) -> None:
         name, text_cuts, byte_cuts = case

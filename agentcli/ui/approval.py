@@ -141,9 +141,11 @@ class TerminalApprover:
             where = f"  lines {first:,}-{shown:,} of {total:,}: space for more, q to stop "
             if await self._read_key([" ", "enter", "q"], where) == "q":
                 break
-        said = f"(all {total:,} lines shown)" if shown == total else (
-            f"(stopped after line {shown:,} of {total:,})"
-        )  # fmt: skip
+        said = (
+            f"(all {total:,} lines shown)"
+            if shown == total
+            else (f"(stopped after line {shown:,} of {total:,})")
+        )
         self.stream.write(_style(self.color, "2", f"  {said}") + "\n")
 
     async def _read_key(self, keys: list[str], message: str | None = None) -> str:

@@ -33,8 +33,9 @@ async def choose_model(settings: Any, say: Any) -> str | None:
         say(f"model: {model}; no provider listed any model (/model PROVIDER:MODEL switches)")
         return None
     names = [name for name, _ in rows]
-    shown = [(visible(name), "in use" if name == model else visible(detail))
-             for name, detail in rows]  # fmt: skip
+    shown = [
+        (visible(name), "in use" if name == model else visible(detail)) for name, detail in rows
+    ]
     start = names.index(model) if model in names else 0
     index = await pick(f"Model (now {visible(model)})", shown, start=start, action="switches")
     if index is None:
