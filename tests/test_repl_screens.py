@@ -358,3 +358,31 @@ def test_the_banner_at_40_columns_breaks_between_its_parts_never_inside_the_path
     path = lines[1].strip()
     assert path.startswith("…") and str(workspace).endswith(path[1:]), lines  # its end, whole
     assert lines[2:4] == ["  /help for commands · Ctrl-C cancels", "  Ctrl-D exits"], lines
+
+
+def test_an_edit_can_be_approved_for_this_edit_only(
+    term: StartTerminal, server: ScriptedServer, workspace: Path
+) -> None:
+    def edit(call_id: str, old: str, new: str) -> dict:
+        return call(call_id, "edit_file", {"path": "notes.txt", "old_text": old, "new_text": new})
+
+    server.enqueue(
+        Reply.tool_calls([edit("e1", "first note", "1st note")]),
+        Reply.tool_calls([edit("e2", "second note", "2nd note")]),
+        Reply.tool_calls([edit("e3", "1st note", "first note again")]),
+        Reply.text(["done"]),
+    )
+    terminal = term("chat")
+    terminal.send("edit\r")
+    terminal.wait_for(APPROVAL)
+    block = approval_block(terminal)
+    assert "  o  yes, this edit only (ask again next time)" in block, block
+    assert "  y  yes, and don't ask again for edit_file this session" in block, block
+    terminal.send("o")
+    terminal.wait_for("→ o: yes, this edit only (ask again next time)")
+    terminal.wait_for(lambda: terminal.text().count(APPROVAL) == 2)  # the next edit asks
+    terminal.send("y")
+    terminal.wait_for(FOOTER)
+    terminal.wait_prompt()
+    assert terminal.text().count("● Allow edit_file?") == 2  # the third did not: y holds
+    assert (workspace / "notes.txt").read_text() == "first note again\n2nd note\n"

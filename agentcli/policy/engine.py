@@ -27,7 +27,8 @@ from agentcli.workspace import Workspace
 if TYPE_CHECKING:
     import asyncio
 
-ChoiceKind = Literal["once", "session", "project", "deny", "deny_session"]
+# "call": yes to this call alone, where "once" already holds for the session (medium risk).
+ChoiceKind = Literal["once", "call", "session", "project", "deny", "deny_session"]
 
 NO_TERMINAL_HINT = (
     "no terminal to ask for approval; rerun with --yes, or allow it with --allow RULE"
@@ -72,14 +73,14 @@ def offered(prompt: Prompt) -> list[ChoiceKind]:
     if not prompt.session_rules:  # no rule can describe this call safely: decided once
         return ["once", "deny"]
     if prompt.request.assessment.risk is Risk.MEDIUM:
-        return ["once", "project", "deny", "deny_session"]
+        return ["once", "call", "project", "deny", "deny_session"]
     return ["once", "session", "project", "deny", "deny_session"]
 
 
 def remembered(kind: ChoiceKind, risk: Risk, rules: list[str]) -> list[str]:
     """The rules a choice keeps for the rest of the session (allowed, or refused for
     deny_session). The prompt's labels are made from this, so they say what it does."""
-    if kind == "deny" or (kind == "once" and risk is not Risk.MEDIUM):
+    if kind in ("deny", "call") or (kind == "once" and risk is not Risk.MEDIUM):
         return []
     return rules  # medium risk asks once per tool per session: any yes holds for the session
 

@@ -22,8 +22,10 @@ from agentcli.ui.reasons import plain_reasons
 MAX_CODE_LINES = 200  # of a command or code; the prompt says how many more there are
 HEAD_LINES, TAIL_LINES = 10, 6  # of a long file or diff; `v` pages through the rest
 KEY_OF: dict[ChoiceKind, str] = {
-    "once": "y", "session": "s", "project": "p", "deny": "n", "deny_session": "d",
+    "once": "y", "call": "o", "session": "s", "project": "p", "deny": "n", "deny_session": "d",
 }  # fmt: skip
+# What "this call only" is called for the tools that change files (`yes, this edit only`).
+CALL_NOUN = {"edit_file": "edit", "write_file": "write"}
 VIEW_KEY = "v"
 HEADERS = ("+++ ", "--- ", "@@ ", "new file ")  # a preview's own lines, not the file's
 
@@ -90,6 +92,9 @@ def choice_label(kind: ChoiceKind, prompt: Prompt) -> list[str]:
         if kept:  # medium risk: the policy asks once per tool per session
             return [*_words("yes, and don't ask again for"), *kept, *_words("this session")]
         return _words("yes, this call only")
+    if kind == "call":
+        noun = CALL_NOUN.get(prompt.request.tool, "call")
+        return _words(f"yes, this {noun} only (ask again next time)")
     if kind == "session":
         return [*_words("yes, and allow"), *kept, *_words("for this session")]
     if kind == "project":
