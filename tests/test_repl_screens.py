@@ -386,3 +386,54 @@ def test_an_edit_can_be_approved_for_this_edit_only(
     terminal.wait_prompt()
     assert terminal.text().count("● Allow edit_file?") == 2  # the third did not: y holds
     assert (workspace / "notes.txt").read_text() == "first note again\n2nd note\n"
+
+
+# --- tool lines and the toolbar ------------------------------------------------------
+
+TIMING = re.compile(r" \((\d+ ms|\d+\.\ds)\)| \d+\.\ds")
+
+
+def shown_turn(lines: list[str]) -> list[str]:
+    """A turn's lines without its timings (which differ from run to run)."""
+    return [TIMING.sub("", line) for line in lines]
+
+
+def test_tool_lines_look_the_same_however_the_call_was_streamed(
+    term: StartTerminal, server: ScriptedServer
+) -> None:
+    read = [call("r1", "read_file", {"path": "notes.txt"})]
+    terminal = term("chat", "--yes")
+    screens = []
+    for number, (style, fragment) in enumerate([("whole", 8), ("canonical", 1), ("canonical", 5)]):
+        server.enqueue(
+            Reply.tool_calls(
+                read, style=style, fragment=fragment, text_before=["Let ", "me read.\n"]
+            ),
+            Reply.text(["It holds ", "two notes."]),
+        )
+        lines = turn(terminal, f"read {number}")
+        screens.append(shown_turn(lines[1:]))
+    assert screens[0] == screens[1] == screens[2], screens
+    first = screens[0]
+    assert first[0] == "Let me read.", first
+    assert index_of(first, '● read_file path="notes.txt"') < index_of(first, "✓ read_file")
+    assert "It holds two notes." in first
+
+
+@pytest.mark.parametrize("columns", [40, 120])
+def test_the_toolbar_fits_one_line_and_leaves_no_copies_behind(
+    term: StartTerminal, server: ScriptedServer, columns: int
+) -> None:
+    server.enqueue(Reply.text(["One."]), Reply.text(["Two."]))
+    terminal = term("chat", "--model", "openai:scripted-model", columns=columns, cpr=True)
+    terminal.wait_for("approvals: ask")
+    for text, answer in (("first", "One."), ("second", "Two.")):
+        terminal.send(text + "\r")
+        terminal.wait_for(answer)
+    terminal.wait_for(lambda: "approvals: ask" in terminal.lines()[-1] and terminal.at_prompt())
+    lines = terminal.lines()
+    bar = lines[-1]
+    assert len(bar) <= columns and bar.startswith(" approvals: ask"), bar
+    assert "openai:scripted-model" in bar, bar
+    assert ("tokens" in bar) == (columns >= 120), bar  # left out first when narrow
+    assert sum("approvals: ask" in line for line in lines) == 1, lines  # drawn once, at the end
