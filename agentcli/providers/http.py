@@ -316,19 +316,18 @@ async def with_retries(
         yielded = False
         try:
             async with contextlib.aclosing(attempt()) as items:
-                while True:
-                    if yielded:
+                try:
+                    async with asyncio.timeout_at(_loop_time(deadline)):
                         item = await anext(items, None)
-                    else:
-                        try:
-                            async with asyncio.timeout_at(_loop_time(deadline)):
-                                item = await anext(items, None)
-                        except TimeoutError:
-                            raise _gave_up(max_wait, retry_number, None) from None
-                    if item is None:
-                        return
-                    yielded = True
+                except TimeoutError:
+                    raise _gave_up(max_wait, retry_number, None) from None
+                if item is None:
+                    return
+                yielded = True
+                yield item
+                async for item in items:  # the answer has begun: no deadline, no retry
                     yield item
+                return
         except RetryableError as error:
             if yielded or retry_number >= max_retries:
                 if retry_number:
