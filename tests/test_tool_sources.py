@@ -164,7 +164,7 @@ def test_the_approval_prompt_shows_what_the_tool_describes() -> None:
     described = ApprovalRequest(
         "mcp__t__x", {"a": 1}, assessment, description=["server t: tool x", '{"a": 1}']
     )
-    assert '  {"a": 1}' in render_prompt(Prompt(plain, [], ["why"]), color=False)
+    assert "  a: 1\n" in render_prompt(Prompt(plain, [], ["why"]), color=False)  # a field
     shown = render_prompt(Prompt(described, [], ["why"]), color=False)
     assert "  server t: tool x\n" in shown
 
