@@ -1,12 +1,17 @@
-"""Streaming cost: the cost of one chunk must not grow with the length of the answer.
+"""Streaming cost: what one piece of an answer costs, and that it does not grow with the
+length of the answer.
 
-    python bench/streaming.py [--tokens N]
+    python bench/streaming.py [--pieces N] [--rounds N] [--baseline AGENTCLI]
 
-In-process: a synthetic Markdown answer of N tokens (one chunk each) goes through
+In-process: a synthetic Markdown answer of N pieces (one chunk each) goes through
 ChatStreamAccumulator + TurnCollector + one output; each chunk's handling is timed.
 Target: mean cost per chunk of the last tenth <= 1.5x that of the first tenth, per path.
-End to end: the scripted server streams the same answer to a real `agentcli run` (stdout
-a pipe); reports wall time and tokens per second (no target).
+
+End to end, from outside: the scripted server streams the same answer to a real
+`agentcli run -o text` (stdout a pipe, then a pseudo-terminal), and again in one piece.
+CPU per piece (user + system of the child, rusage) = (run - one-piece run) / N.
+Targets: <= 15 us to a pipe, <= 40 us on a terminal, and the CPU per piece between the
+markers at each tenth of the answer flat (last / first <= 1.5x).
 """
 
 from __future__ import annotations
@@ -225,8 +230,10 @@ def _pty_pair(columns: int = 120, rows: int = 40) -> tuple[int, int]:
     return leader, follower
 
 
-def run_cpu(server: ScriptedServer, tokens: list[str], home: str, terminal: bool) -> dict:
-    """One `agentcli run -o text`: its CPU seconds (rusage, every thread and child) and the
+def run_cpu(
+    server: ScriptedServer, tokens: list[str], home: str, terminal: bool, program: str
+) -> dict:
+    """One `PROGRAM run -o text`: its CPU seconds (rusage, every thread and child) and the
     CPU its threads had used as each marker came out."""
     import select
 
@@ -248,7 +255,7 @@ def run_cpu(server: ScriptedServer, tokens: list[str], home: str, terminal: bool
         reader, writer = os.pipe()
         streams = {"stdin": subprocess.DEVNULL, "stdout": writer, "stderr": subprocess.DEVNULL}
     child = subprocess.Popen(
-        [AGENTCLI, "run", "-o", "text", "hi"], env=env, cwd=home, start_new_session=True, **streams
+        [program, "run", "-o", "text", "hi"], env=env, cwd=home, start_new_session=True, **streams
     )
     os.close(writer)
     marks: list[float | None] = []
@@ -274,40 +281,47 @@ def run_cpu(server: ScriptedServer, tokens: list[str], home: str, terminal: bool
     return {"cpu": usage.ru_utime + usage.ru_stime, "marks": marks}
 
 
-def end_to_end(count: int, rounds: int) -> bool:
+def end_to_end(count: int, rounds: int, baseline: str | None = None) -> bool:
     tokens = marked_tokens(count)
     whole = ["".join(tokens)]
+    programs = {"agentcli": AGENTCLI, **({"baseline": baseline} if baseline else {})}
     print(
         f"\nend to end: `agentcli run -o text` against the scripted server, {count:,} pieces "
         f"against the same answer in one piece; CPU of the child (user + system, rusage),\n"
         f"median of {rounds} interleaved rounds; per piece = (run - one-piece run) / pieces"
     )
     print(
-        f"{'stdout':<10}{'one piece':>11}{'all pieces':>12}{'per piece':>11}"
+        f"{'stdout':<10}{'program':<10}{'one piece':>10}{'all pieces':>12}{'per piece':>11}"
         f"{'target':>8}{'last/first tenth':>18}  verdict"
     )
     ok = True
     with tempfile.TemporaryDirectory() as home, ScriptedServer() as server:
         for terminal in (False, True):
             target = TERMINAL_TARGET_US if terminal else PIPE_TARGET_US
-            ones, alls, profiles = [], [], []
-            for _ in range(rounds):
-                ones.append(run_cpu(server, whole, home, terminal)["cpu"])
-                run = run_cpu(server, tokens, home, terminal)
-                alls.append(run["cpu"])
-                profiles.append(_tenths(run["marks"], count))
-            one, every = statistics.median(ones), statistics.median(alls)
-            per_piece = (every - one) / count * 1e6
-            tenths = [statistics.median(p[i] for p in profiles) for i in range(MARKS - 1)]
-            ratio = tenths[-1] / tenths[0] if tenths and tenths[0] else float("nan")
-            verdict = "PASS" if per_piece <= target and ratio <= TARGET_RATIO else "FAIL"
-            name = "terminal" if terminal else "pipe"
-            print(
-                f"{name:<10}{one:>10.3f}s{every:>11.3f}s{per_piece:>9.1f}us{target:>6}us"
-                f"{ratio:>17.2f}x  {verdict}"
-            )
-            print("  us per piece between the marks: " + " ".join(f"{t:.1f}" for t in tenths))
-            ok &= verdict == "PASS"
+            runs: dict[str, dict[str, list]] = {
+                name: {"one": [], "all": [], "tenths": []} for name in programs
+            }
+            for _ in range(rounds):  # interleaved: the load of the moment falls on both
+                for name, program in programs.items():
+                    runs[name]["one"].append(run_cpu(server, whole, home, terminal, program)["cpu"])
+                    run = run_cpu(server, tokens, home, terminal, program)
+                    runs[name]["all"].append(run["cpu"])
+                    runs[name]["tenths"].append(_tenths(run["marks"], count))
+            for name, measured in runs.items():
+                one, every = statistics.median(measured["one"]), statistics.median(measured["all"])
+                per_piece = (every - one) / count * 1e6
+                profiles = measured["tenths"]
+                tenths = [statistics.median(p[i] for p in profiles) for i in range(MARKS - 1)]
+                ratio = tenths[-1] / tenths[0] if tenths and tenths[0] else float("nan")
+                verdict = "PASS" if per_piece <= target and ratio <= TARGET_RATIO else "FAIL"
+                where = "terminal" if terminal else "pipe"
+                print(
+                    f"{where:<10}{name:<10}{one:>9.3f}s{every:>11.3f}s{per_piece:>9.1f}us"
+                    f"{target:>6}us{ratio:>17.2f}x  {verdict}"
+                )
+                print("  us per piece between the marks: " + " ".join(f"{t:.1f}" for t in tenths))
+                if name == "agentcli":
+                    ok &= verdict == "PASS"
     return ok
 
 
@@ -327,12 +341,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="end-to-end rounds")
     parser.add_argument("--skip-e2e", action="store_true", help="in-process part only")
     parser.add_argument("--skip-in-process", action="store_true", help="end to end only")
+    parser.add_argument("--baseline", help="another agentcli executable, timed in the same rounds")
     args = parser.parse_args()
     ok = True
     if not args.skip_in_process:
         ok &= in_process(synthetic_tokens(args.pieces), args.repeats)
     if not args.skip_e2e:
-        ok &= end_to_end(args.pieces, args.rounds)
+        ok &= end_to_end(args.pieces, args.rounds, args.baseline)
     print(f"\nresult: {'PASS' if ok else 'FAIL'}")
     return 0  # a benchmark reports; it does not gate
 
