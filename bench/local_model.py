@@ -1,7 +1,7 @@
 """How often the embedded local model calls the right tool with the right arguments, and
 how much of that the model decides and how much the examples decide.
 
-    python bench/local_model.py [--set all|original|heldout|two-args|frozen|dev]
+    python bench/local_model.py [--set all|original|heldout|two-args|frozen|heldout30|dev]
                                 [--models smollm2-135m] [--formats fewshot-core,...]
                                 [--json FILE] [-v] [--calibrate]
 
@@ -21,7 +21,9 @@ of plain questions answered without a tool, and the mean seconds per step.
 
 Sets: `original`, `heldout` and `two-args` are development sets (the provider was
 developed and tuned on them); `frozen` was written and committed alone before any change
-for issue 18 and is never tuned on: its row is the honest measure. Formats:
+for issue 18, never tuned on, but its misses were read and written down, so for issue 30
+it is a development set too; `heldout30` was written and committed alone before any
+change for issue 30 and is never tuned on: its row is the honest measure. Formats:
 
 - `fewshot-core`    (the default): chat template, scored choice, few-shot examples, the
                     core tools (and any tool that brings examples) offered;
@@ -34,8 +36,8 @@ for issue 18 and is never tuned on: its row is the honest measure. Formats:
 - `chatml-fc`       llama-cpp-python's generic `chatml-function-calling` handler, no grammar
                     of ours (the baseline; `tool_choice="auto"`, not streamed).
 
-Target: >= 80% right (tool and arguments) on the frozen set's simple single-tool
-requests. Always exits 0.
+Target: >= 80% right (tool and arguments) on the held-out set's (`heldout30`) simple
+single-tool requests. Always exits 0.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 TARGET = 0.80
+HELD_OUT = "heldout30"  # the set the target is measured on: never tuned on
 Check = Callable[[dict[str, Any]], bool]
 
 
@@ -345,6 +348,107 @@ FROZEN_TWO_ARGS: list[Case] = [
     ),
 ]
 
+# A fourth set, written and committed alone for issue 30, before the runtime changed and
+# before any tuning for it (the frozen set above had been looked at: its misses are
+# named in docs/local-model.md). Other files, verbs and sentence shapes again; never tuned
+# on. Its files exist in the workspace (HELDOUT_30_WORKSPACE).
+HELDOUT_30: list[Case] = [
+    Case("please show me what notes/ideas.md says", "read_file", _path_is("notes/ideas.md")),
+    Case("i need to look at the contents of app/models.py", "read_file", _path_is("app/models.py")),
+    Case("what's the text of CONTRIBUTING.md", "read_file", _path_is("CONTRIBUTING.md")),
+    Case("output the file config/prod.yaml", "read_file", _path_is("config/prod.yaml")),
+    Case("let me read .env.example", "read_file", _path_is(".env.example")),
+    Case("paste the contents of lib/utils.js here", "read_file", _path_is("lib/utils.js")),
+    Case("show tsconfig.json", "read_file", _path_is("tsconfig.json")),
+    Case("go through main.c and show it to me", "read_file", _path_is("main.c")),
+    Case("open up the readme at docs/README.txt", "read_file", _path_is("docs/README.txt")),
+    Case("what is inside the assets folder?", "list_directory", _path_is("assets", "assets/")),
+    Case("list out the app directory", "list_directory", _path_is("app", "app/")),
+    Case("show me everything in this project folder", "list_directory", _no_path_or()),
+    Case("which files and folders are in config?", "list_directory", _path_is("config", "config/")),
+    Case("what files are sitting in the top level here?", "list_directory", _no_path_or()),
+    Case("what do we have in lib/", "list_directory", _path_is("lib", "lib/")),
+    Case("find every javascript file", "search_files", _contains("pattern", "js")),
+    Case("are there any .toml files?", "search_files", _contains("pattern", "toml")),
+    Case("look for a file named schema.sql", "search_files", _contains("pattern", "schema")),
+    Case("list all the markdown docs in the repo", "search_files", _contains("pattern", "md")),
+    Case("which .c files exist?", "search_files", _contains("pattern", ".c")),
+    Case("search the code for XXX", "search_content", _contains("pattern", "XXX")),
+    Case("where is the function load_users used", "search_content",
+         _contains("pattern", "load_users")),
+    Case("find mentions of localhost in the project", "search_content",
+         _contains("pattern", "localhost")),
+    Case("hunt for TODO comments in the source", "search_content", _contains("pattern", "TODO")),
+    Case("which source files import requests?", "search_content",
+         _contains("pattern", "requests")),
+    Case("look for the string BEGIN PRIVATE in the files", "search_content",
+         _contains("pattern", "BEGIN PRIVATE")),
+    Case("what's 365*24", "calculator", _computes(8760)),
+    Case("quick math: 1000 - 357", "calculator", _computes(643)),
+    Case("evaluate (12 + 8) / 4", "calculator", _computes(5)),
+    Case("how much is 3**4?", "calculator", _computes(81)),
+    Case("work out 250 * 4 for me", "calculator", _computes(1000)),
+    Case("what's 81 divided by 9", "calculator", _computes(9)),
+    Case("run git log --oneline", "run_shell", _contains("command", "git log --oneline")),
+    Case("could you execute python3 --version", "run_shell",
+         _contains("command", "python3 --version")),
+    Case("start the tests with make check", "run_shell", _contains("command", "make check")),
+    Case("in a shell, run df -h", "run_shell", _contains("command", "df -h")),
+    Case("please run cargo build", "run_shell", _contains("command", "cargo build")),
+    Case("execute: uname -a", "run_shell", _contains("command", "uname -a")),
+    Case("what kind of computer is this running on?", "system_info"),
+    Case("how much RAM do i have", "system_info"),
+    Case("which OS and architecture is this host?", "system_info"),
+    Case("fetch the page https://example.com/news", "fetch_url",
+         _equals("url", "https://example.com/news")),
+    Case("read https://example.org/changelog.txt from the web", "fetch_url",
+         _equals("url", "https://example.org/changelog.txt")),
+    Case("what does https://example.net/status say?", "fetch_url",
+         _equals("url", "https://example.net/status")),
+    Case("search online for how to center a div", "web_search", _contains("query", "center")),
+    Case("look up the weather in Paris on the web", "web_search", _contains("query", "Paris")),
+    Case("find me articles on the internet about solar panels", "web_search",
+         _contains("query", "solar")),
+    Case("web search: best python linters", "web_search", _contains("query", "linters")),
+    Case("what is the difference between a list and a tuple?", None),
+    Case("hi!", None),
+    Case("who painted the Mona Lisa?", None),
+    Case("write a limerick about a programmer", None),
+    Case("ok thanks, bye", None),
+    Case("what does CPU stand for?", None),
+    Case("explain what an API is in simple words", None),
+    Case("how do you say thank you in German?", None),
+]  # fmt: skip
+
+# The fourth set's two-argument requests (both arguments must be right).
+HELDOUT_30_TWO_ARGS: list[Case] = [
+    Case(prompt, tool, check, simple=False, two_args=True)
+    for prompt, tool, check in (
+        ("make a file called hello.py with print('hi')", "write_file",
+         _two("path", "hello.py", "content", "print('hi')")),
+        ("write done to status/result.txt", "write_file",
+         _two("path", "status/result.txt", "content", "done")),
+        ("save the text remember the milk in reminder.txt", "write_file",
+         _two("path", "reminder.txt", "content", "remember the milk")),
+        ("create todo.txt containing call mom", "write_file",
+         _two("path", "todo.txt", "content", "call mom")),
+        ("put version 1.2 into VERSION", "write_file",
+         _two("path", "VERSION", "content", "1.2")),
+        ("new file greeting.md that says Hello there", "write_file",
+         _two("path", "greeting.md", "content", "Hello there")),
+        ("write the number 7 to count.txt", "write_file",
+         _two("path", "count.txt", "content", "7")),
+        ("search app/models.py for class", "search_content",
+         _two("path", "app/models.py", "pattern", "class")),
+        ("look for TODO inside lib", "search_content", _two("path", "lib", "pattern", "TODO")),
+        ("find the word error in config/prod.yaml", "search_content",
+         _two("path", "config/prod.yaml", "pattern", "error")),
+        ("find yaml files in config", "search_files", _two("path", "config", "pattern", "yaml")),
+        ("list the png files under assets", "search_files",
+         _two("path", "assets", "pattern", "png")),
+    )
+]  # fmt: skip
+
 # Two-argument requests for development (the improvements for them were tuned here).
 DEV_TWO_ARGS: list[Case] = [
     Case(prompt, tool, check, simple=False, two_args=True)
@@ -380,13 +484,15 @@ SETS = {
     "heldout": HELDOUT,
     "two-args": DEV_TWO_ARGS,
     "frozen": FROZEN + _as_two_args(FROZEN_TWO_ARGS),
+    "heldout30": HELDOUT_30 + HELDOUT_30_TWO_ARGS,
 }
 SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS
 SET_LABELS = {
     "original": "development: first set",
     "heldout": "development: second set (written held out, tuned on since)",
     "two-args": "development: two-argument requests",
-    "frozen": "held out: frozen before issue 18's changes, never tuned on",
+    "frozen": "frozen before issue 18's changes, looked at since (development for issue 30)",
+    "heldout30": "held out: frozen for issue 30 before its changes, never tuned on",
     "dev": "development: all",
 }
 
@@ -447,13 +553,18 @@ FROZEN_WORKSPACE = (
     "server/main.go", "LICENSE.txt", "data/users.csv", "todo.md", "scripts/deploy.sh",
     "package.json", "docs/api.rst", "index.html", "setup.cfg", "settings.json", "Dockerfile",
 )  # fmt: skip
+# The files and folders the fourth set names.
+HELDOUT_30_WORKSPACE = (
+    "notes/ideas.md", "app/models.py", "CONTRIBUTING.md", "config/prod.yaml", ".env.example",
+    "lib/utils.js", "tsconfig.json", "main.c", "docs/README.txt", "assets/logo.png",
+)  # fmt: skip
 
 
 def make_workspace() -> Path:
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
-    for entry in WORKSPACE_ENTRIES + FROZEN_WORKSPACE:
+    for entry in WORKSPACE_ENTRIES + FROZEN_WORKSPACE + HELDOUT_30_WORKSPACE:
         (root / entry).parent.mkdir(parents=True, exist_ok=True)
         (root / entry).write_text("example\n", encoding="utf-8")
     return root
@@ -690,10 +801,10 @@ def print_tables(rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
         for _, _, set_name, s in (r for r in rows if r[:2] == (model, fmt)):
             print(table_row(SET_LABELS[set_name], s))
     for model, fmt, set_name, s in rows:
-        if set_name == "frozen" and s["simple_right"] is not None:
+        if set_name == HELD_OUT and s["simple_right"] is not None:
             verdict = "PASS" if s["simple_right"] >= TARGET else "FAIL"
             print(
-                f"\n{model} {fmt}: {s['simple_right']:.0%} of the frozen set's simple requests "
+                f"\n{model} {fmt}: {s['simple_right']:.0%} of the held-out set's simple requests "
                 f"right, tool and arguments (target {TARGET:.0%}): {verdict}"
             )
 
