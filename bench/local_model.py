@@ -351,7 +351,8 @@ FROZEN_TWO_ARGS: list[Case] = [
 # A fourth set, written and committed alone for issue 30, before the runtime changed and
 # before any tuning for it (the frozen set above had been looked at: its misses are
 # named in docs/local-model.md). Other files, verbs and sentence shapes again; never tuned
-# on. Its files exist in the workspace (HELDOUT_30_WORKSPACE).
+# on. Its files exist in the workspace (HELDOUT_30_WORKSPACE). Five requests that repeated
+# (or nearly) an example of agentcli/tools/examples.py were reworded before any run.
 HELDOUT_30: list[Case] = [
     Case("please show me what notes/ideas.md says", "read_file", _path_is("notes/ideas.md")),
     Case("i need to look at the contents of app/models.py", "read_file", _path_is("app/models.py")),
@@ -379,8 +380,8 @@ HELDOUT_30: list[Case] = [
     Case("find mentions of localhost in the project", "search_content",
          _contains("pattern", "localhost")),
     Case("hunt for TODO comments in the source", "search_content", _contains("pattern", "TODO")),
-    Case("which source files import requests?", "search_content",
-         _contains("pattern", "requests")),
+    Case("in which modules is the sqlalchemy package mentioned?", "search_content",
+         _contains("pattern", "sqlalchemy")),
     Case("look for the string BEGIN PRIVATE in the files", "search_content",
          _contains("pattern", "BEGIN PRIVATE")),
     Case("what's 365*24", "calculator", _computes(8760)),
@@ -389,12 +390,12 @@ HELDOUT_30: list[Case] = [
     Case("how much is 3**4?", "calculator", _computes(81)),
     Case("work out 250 * 4 for me", "calculator", _computes(1000)),
     Case("what's 81 divided by 9", "calculator", _computes(9)),
-    Case("run git log --oneline", "run_shell", _contains("command", "git log --oneline")),
+    Case("show me the output of git branch -a", "run_shell", _contains("command", "git branch -a")),
     Case("could you execute python3 --version", "run_shell",
          _contains("command", "python3 --version")),
     Case("start the tests with make check", "run_shell", _contains("command", "make check")),
     Case("in a shell, run df -h", "run_shell", _contains("command", "df -h")),
-    Case("please run cargo build", "run_shell", _contains("command", "cargo build")),
+    Case("fire up docker compose up -d", "run_shell", _contains("command", "docker compose up -d")),
     Case("execute: uname -a", "run_shell", _contains("command", "uname -a")),
     Case("what kind of computer is this running on?", "system_info"),
     Case("how much RAM do i have", "system_info"),
@@ -406,7 +407,7 @@ HELDOUT_30: list[Case] = [
     Case("what does https://example.net/status say?", "fetch_url",
          _equals("url", "https://example.net/status")),
     Case("search online for how to center a div", "web_search", _contains("query", "center")),
-    Case("look up the weather in Paris on the web", "web_search", _contains("query", "Paris")),
+    Case("google what the population of Canada is", "web_search", _contains("query", "Canada")),
     Case("find me articles on the internet about solar panels", "web_search",
          _contains("query", "solar")),
     Case("web search: best python linters", "web_search", _contains("query", "linters")),
@@ -436,8 +437,8 @@ HELDOUT_30_TWO_ARGS: list[Case] = [
          _two("path", "VERSION", "content", "1.2")),
         ("new file greeting.md that says Hello there", "write_file",
          _two("path", "greeting.md", "content", "Hello there")),
-        ("write the number 7 to count.txt", "write_file",
-         _two("path", "count.txt", "content", "7")),
+        ("store 3 apples in basket.txt", "write_file",
+         _two("path", "basket.txt", "content", "3 apples")),
         ("search app/models.py for class", "search_content",
          _two("path", "app/models.py", "pattern", "class")),
         ("look for TODO inside lib", "search_content", _two("path", "lib", "pattern", "TODO")),
