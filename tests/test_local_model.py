@@ -177,6 +177,9 @@ def test_a_path_is_a_span_that_reads_as_one_or_names_an_entry(tmp_path: Path):
         "../secret",
         "src/app.py",
     ]
+    # a version or a number is not a path, a name with an extension is
+    spans = grammar.request_spans("overwrite version.txt with 2.0.1")
+    assert grammar.path_choices(spans, required=True) == ["version.txt"]
     # a created file need not exist: any one-word span remains possible
     spans = grammar.request_spans("create Makefile")
     assert grammar.path_choices(spans, required=True, workspace=tmp_path) == [

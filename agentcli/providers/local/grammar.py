@@ -115,8 +115,9 @@ def request_spans(request: str, *, max_words: int = 60) -> list[str]:
 
 
 def _path_shaped(span: str) -> bool:
-    """One word that reads as a path: a name with an extension, or with a slash."""
-    return " " not in span and bool(re.search(r"/|\w\.\w|^\.{1,2}$|^~", span))
+    """One word that reads as a path: a name with an extension (one that begins with a
+    letter: 2.0.1 and 3.14 are numbers), or with a slash."""
+    return " " not in span and bool(re.search(r"/|\w\.[A-Za-z_]|^\.{1,2}$|^~", span))
 
 
 def path_choices(
