@@ -614,6 +614,27 @@ def test_cancelling_the_task_stops_the_generation():
 # --- the real model ----------------------------------------------------------------------
 
 
+@pytest.mark.local_model
+@needs_model
+def test_a_process_that_only_loads_the_model_exits():
+    """The server's constructor returns before its task loop runs; dropped at once (a run
+    that ends right after loading), it must still stop, not wait forever."""
+    code = (
+        "from pathlib import Path\n"
+        "from agentcli.providers.local.engine import Engine\n"
+        "from agentcli.providers.local.models import resolve_model_file\n"
+        "path, _ = resolve_model_file('smollm2')\n"
+        "engine = Engine(Path(path), n_ctx=2048, n_threads=1)\n"
+        "print(round(engine.load_seconds, 2))\n"
+    )
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert float(done.stdout.strip()) > 0
+
+
 # Arguments sampled from the real model, hot (temperature 1.5), under each built-in tool's
 # grammar and under the decision's: every one that the model finished must pass the
 # tool's own validator, the executor's. `limit` is pushed towards 0 by an example (the

@@ -98,9 +98,12 @@ class Engine:
             self.server = xllamacpp.Server(params)
         except Exception as exc:  # RuntimeError: "Failed to init server"
             raise ProviderError(f"local: could not load the model {path}: {exc}") from None
-        self.load_seconds = time.monotonic() - started
         self._http: Any = None
-        self._eos: str | None = None
+        # One token through the server's task loop before anything else: the constructor
+        # returns before that loop has started, and a server dropped then (a run that
+        # ends at once) waits forever for a loop that never saw its stop.
+        self._complete({"prompt": "\n", "max_tokens": 1, "temperature": 0})
+        self.load_seconds = time.monotonic() - started
 
     # --- the server's HTTP endpoints (loopback, keyed) -----------------------------------
 
