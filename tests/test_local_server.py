@@ -45,6 +45,7 @@ params.hostnames = ["127.0.0.1"]
 params.n_ctx = 4096
 params.cpuparams.n_threads = params.cpuparams_batch.n_threads = 2
 params.verbosity = 0
+params.n_predict = 64  # every answer bounded: a CPU test, not a story
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *args: stop.set())
 server = xllamacpp.Server(params)
@@ -169,11 +170,11 @@ def test_with_tools_it_streams_text_or_calls_the_tools_accept(
 ) -> None:
     result = run_agentcli(
         ["run", "--base-url", server.base_url, "--model", f"openai:{MODEL}", "--output",
-         "jsonl", "--yes", "--max-steps", "2", "Read the file README.md."],
+         "jsonl", "--yes", "--max-steps", "1", "Read the file README.md."],
         workspace, cli_home, timeout=900,  # the tools make a long prompt: minutes on a busy CPU
     )  # fmt: skip
 
-    # A call in every step (the step limit, 3) is as good an ending as an answer (0).
+    # A call (then the step limit, 3) is as good an ending as an answer (0).
     assert result.returncode in (0, 3), result.stderr + server.log_tail()
     assert NOTICE not in result.stderr  # it streams steps with tools too
     events = [json.loads(line) for line in result.stdout.splitlines()]
