@@ -21,6 +21,10 @@ def main() -> None:
 
         sys.stdout.write(TOP_LEVEL_HELP)
         return
+    from agentcli.decoding import guard_stream
+
+    guard_stream(sys.stdout)  # a lone surrogate that reaches the terminal is shown, not raised
+    guard_stream(sys.stderr)
     from agentcli.cli_options import entry_args
     from agentcli.errors import UsageError
 

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from agentcli import events as ev
 from agentcli.changes import WorkspaceChanges
 from agentcli.compaction import Compactor
+from agentcli.decoding import shown
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.executor import Executor
 from agentcli.instructions import find_instructions, instructions_block
@@ -208,8 +209,8 @@ class Agent:
         conversation = self.session.conversation
         if prelude is None:
             conversation.repair()  # before the new prompt, so results follow their calls
-            if prompt is not None:
-                conversation.add(Message.user(prompt))
+            if prompt is not None:  # typed or piped: no lone surrogate goes further
+                conversation.add(Message.user(shown(prompt)))
         self.emit(ev.RunStarted(thread_id=self.thread_id, run_id=run_id))
         if self.instructions:
             files = [str(i.path) for i in self.instructions]

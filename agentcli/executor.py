@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.decoding import TooDeep, loads, shown
 from agentcli.error_kinds import DENIED, FAILED, INVALID
 from agentcli.messages import Message, ToolCall, new_id
 from agentcli.policy import Policy
@@ -161,6 +162,11 @@ class Executor:
                 self.deferred.append(call.id)
                 return None
         latency_ms = int((time.monotonic() - started[0]) * 1000)
+        # File names in a listing or an error are the OS's: bytes that are not UTF-8 are
+        # shown `\\xHH`, which the file tools read back (agentcli.decoding).
+        output.content = shown(output.content)
+        if output.summary:
+            output.summary = shown(output.summary)
         metadata: dict[str, Any] = {"latencyMs": latency_ms}
         if output.error:
             metadata["error"] = output.summary or output.content
@@ -368,7 +374,7 @@ def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:
         return {}
     depth_hint = f"nested deeper than {MAX_ARGUMENT_DEPTH} levels; the tool did not run"
     try:
-        args = json.loads(raw, parse_constant=_no_constant)
+        args = loads(raw, parse_constant=_no_constant)  # a lone "\\ud800" becomes U+FFFD
     except json.JSONDecodeError as exc:
         raise InvalidCall(
             f"the arguments for {tool.name} are not valid JSON ({exc.msg} at character "
@@ -381,7 +387,7 @@ def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:
             "tool did not run. Send finite numbers.",
             f"{exc} is not a number",
         ) from None
-    except RecursionError:
+    except TooDeep:
         raise InvalidCall(
             f"the arguments for {tool.name} are {depth_hint}", "nested too deeply"
         ) from None

@@ -39,13 +39,19 @@ def read_stdin(*, prompt_expected: bool, stream: BinaryIO | None = None) -> str 
         sys.stderr.write(f"agentcli: stdin stayed silent for {wait:g}s; ignoring it\n")
         return None
     data = stream.read()
-    text = data.decode("utf-8", errors="replace")
+    from agentcli.decoding import contents
+
+    text = contents(data)
     return text if text.strip() else None
 
 
 def build_prompt(argument: str | None, stdin_text: str | None) -> str:
     """The argument is the instruction; piped stdin is the prompt (no argument, or `-`)
-    or context appended below the instruction."""
+    or context appended below the instruction. The argument comes from argv: bytes in it
+    that are not UTF-8 are shown as `\\xHH` (agentcli.decoding)."""
+    from agentcli.decoding import shown
+
+    argument = shown(argument) if argument is not None else None
     if argument is None or argument == "-":
         if stdin_text is None:
             raise UsageError(

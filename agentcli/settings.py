@@ -234,7 +234,7 @@ def resolve_settings(
     elif provider.base_url and agent is None:
         key = f"providers.{provider.name}.base_url"
         check_base_url(provider.base_url, config.source(key), key)
-    api_key = env.get(provider.api_key_env) or None
+    api_key = api_key_of(provider, env)
     from agentcli.providers.spec import provider_spec
 
     kind = provider_spec(provider.type)
@@ -265,9 +265,25 @@ def resolve_settings(
     )
 
 
+def api_key_of(provider: ProviderConfig, env: Mapping[str, str]) -> str | None:
+    """The provider's key from its variable; one that an HTTP header cannot carry (not
+    printable ASCII: a pasted key with a stray byte or letter) is a configuration error."""
+    key = env.get(provider.api_key_env) or None
+    if key is not None and not (key.isascii() and key.isprintable()):
+        raise ConfigError(
+            f"{provider.api_key_env} holds characters an HTTP header cannot carry (a key is "
+            "printable ASCII); check its value"
+        )
+    return key
+
+
 def base_url_problem(url: str) -> str | None:
     """What is wrong with a server's URL, or None: it needs http:// or https:// (a bare
-    `127.0.0.1:9` would be read as a scheme and a path)."""
+    `127.0.0.1:9` would be read as a scheme and a path), and no byte that is not UTF-8."""
+    from agentcli.decoding import shown
+
+    if shown(url) != url:
+        return f"holds bytes that are not UTF-8 ({shown(url)!r})"
     scheme, sep, _ = url.partition("://")
     if sep and scheme.lower() in ("http", "https"):
         return None
@@ -356,4 +372,4 @@ def with_model(
     if provider.name == settings.provider.name:
         provider = settings.provider  # keeps a --base-url given for this provider
     return replace(settings, model=spec, provider=provider,
-                   api_key=env.get(provider.api_key_env) or None)  # fmt: skip
+                   api_key=api_key_of(provider, env))  # fmt: skip

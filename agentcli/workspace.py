@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentcli.decoding import os_path
 from agentcli.records import dataclass
 
 
@@ -31,6 +32,10 @@ class Workspace:
     def resolve(self, requested: str) -> ResolvedPath:
         expanded = os.path.expanduser(requested) if requested.startswith("~") else requested
         joined = os.path.join(self.root, expanded)  # an absolute `expanded` replaces the root
+        if "\\x" in expanded and not os.path.lexists(joined):
+            # A name as agentcli shows it, `\xHH` for each byte that is not UTF-8: the file
+            # it was shown for (agentcli.decoding.os_path).
+            joined = os_path(str(self.root), expanded)
         real = Path(os.path.realpath(joined))
         return ResolvedPath(requested=requested, path=real, inside=self.contains(real))
 

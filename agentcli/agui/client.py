@@ -7,13 +7,13 @@ Needs only httpx (no serve extra)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentcli import events as ev
 from agentcli import records
 from agentcli.agui.wire import message_to_wire
+from agentcli.decoding import loads
 from agentcli.errors import ProviderError
 from agentcli.fold import StreamFold
 from agentcli.messages import new_id
@@ -156,7 +156,7 @@ class AguiProvider(HttpProvider):
         finished = False
         async for message in self._open_stream("", headers=headers, body=self.run_input(request)):
             try:
-                raw = json.loads(message.data)
+                raw = loads(message.data)
             except ValueError:
                 raise ProviderError(f"the agent sent an event that is not JSON: "
                                     f"{message.data[:200]!r}") from None  # fmt: skip

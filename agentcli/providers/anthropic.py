@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentcli import events as ev
+from agentcli.decoding import loads
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message, new_id
 from agentcli.providers.base import ListedModel, ModelRequest
@@ -261,8 +262,8 @@ class AnthropicProvider(HttpProvider):
         async with contextlib.aclosing(messages):
             async for message in messages:
                 try:
-                    data = json.loads(message.data)
-                except (ValueError, RecursionError):
+                    data = loads(message.data)
+                except ValueError:
                     raise ProviderError(
                         f"{self.name}: the server sent a malformed event: {message.data[:200]!r}"
                     ) from None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
 from agentcli import events as ev
+from agentcli.decoding import loads, writable
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.providers.retry import (
     MAX_HONOURED_WAIT,
@@ -151,6 +152,24 @@ def connect_failure(url: str, exc: Exception, base_url_hint: str) -> RetryableEr
     )
 
 
+def json_body(headers: Mapping[str, str], body: dict[str, Any] | None) -> dict[str, Any]:
+    """The request's headers and content for a JSON `body`, encoded as httpx's `json=`
+    would, except that a lone surrogate that slipped past every edge is written as
+    agentcli.decoding shows it instead of failing the request with UnicodeEncodeError."""
+    if body is None:
+        return {"headers": headers}
+
+    def dump(value: Any) -> bytes:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8")
+
+    try:
+        content = dump(body)
+    except UnicodeEncodeError:
+        content = dump(writable(body))
+    return {"headers": {**headers, "content-type": "application/json"}, "content": content}
+
+
 async def open_sse(
     client: httpx.AsyncClient,
     url: str,
@@ -175,7 +194,7 @@ async def open_sse(
     extra: dict[str, Any] = {"auth": httpx.BasicAuth(*auth)} if auth else {}
     started = time.monotonic()
     try:
-        request = client.build_request("POST", url, headers=headers, json=body)
+        request = client.build_request("POST", url, **json_body(headers, body))
         async with asyncio.timeout(first_byte_timeout) as first_byte:
             response = await client.send(request, stream=True, **extra)
         try:
@@ -266,7 +285,7 @@ async def request_json(
 
     try:
         response = await client.request(
-            method, url, headers=headers, json=body, timeout=timeout or client.timeout,
+            method, url, **json_body(headers, body), timeout=timeout or client.timeout,
             auth=httpx.BasicAuth(*auth) if auth else httpx.USE_CLIENT_DEFAULT,
         )  # fmt: skip
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
@@ -278,7 +297,7 @@ async def request_json(
         ) from None
     await _check_status(response, describe_status)
     try:
-        return response.json()
+        return loads(response.content)
     except ValueError:
         raise ProviderError(
             f"{label}: the server's answer is not JSON: {response.text[:200]!r}"

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentcli import events as ev
+from agentcli.decoding import loads
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message
 from agentcli.providers.base import ListedModel, ModelRequest
@@ -266,8 +267,8 @@ def _history_arguments(raw: str) -> str:
 
 def _parse_chunk(data: str, label: str) -> dict[str, Any]:
     try:
-        chunk = json.loads(data)
-    except (ValueError, RecursionError):
+        chunk = loads(data)
+    except ValueError:
         raise ProviderError(
             f"{label}: the server sent a malformed stream event: {data[:200]!r}"
         ) from None

@@ -70,8 +70,7 @@ class SessionWriter:
         self._syncer.start()
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self._write_bytes(line.encode("utf-8"))  # in the kernel: safe from kill -9 from here on
+        self._write_bytes(record_line(record))  # in the kernel: safe from kill -9 from here on
         self._dirty.set()
 
     def _write_bytes(self, data: bytes) -> None:
@@ -101,6 +100,18 @@ class SessionWriter:
         self._syncer.join(timeout=2)
         os.close(self._fd)  # releases the lock
         self._fd = -1
+
+
+def record_line(record: dict[str, Any]) -> bytes:
+    """One record as its line of UTF-8. A lone surrogate that reached it (a name from the
+    OS, say) is written as agentcli.decoding shows it, never raised as an error."""
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        return line.encode("utf-8")
+    except UnicodeEncodeError:
+        from agentcli.decoding import writable
+
+        return record_line(writable(record))
 
 
 def _lock(fd: int, path: Path, wait: float) -> None:

@@ -35,8 +35,11 @@ MAX_CONTEXT = 10
 
 
 def _printable(text: str) -> str:
-    # File names that are not UTF-8 arrive with surrogate escapes; show them lossily.
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    # File names that are not UTF-8 arrive with surrogate escapes: shown `\xHH`, which the
+    # file tools read back as the same bytes (agentcli.decoding).
+    from agentcli.decoding import shown
+
+    return shown(text)
 
 
 def _megabytes(size: int) -> str:
