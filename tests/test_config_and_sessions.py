@@ -16,7 +16,7 @@ from agentcli.errors import ConfigError, UsageError
 from agentcli.instructions import find_instructions
 from agentcli.messages import INTERRUPTED, Conversation, Message, ToolCall
 from agentcli.sessions.session import Session
-from agentcli.sessions.store import read_records
+from agentcli.sessions.shapes import session_entries
 
 
 def write(path: Path, text: str) -> Path:
@@ -159,8 +159,8 @@ def test_session_file_round_trip_and_truncated_line(tmp_path, ws):
     assert messages[1].content.startswith("partial ans") and "interrupted" in messages[1].content
     loaded.open_for_append()  # records the rebuilt partial answer
     loaded.close()
-    records = read_records(loaded.path).records
-    assert [r["m"]["role"] for r in records if r.get("t") == "message"] == ["user", "assistant"]
+    entries = list(session_entries(loaded.path, []))
+    assert [e.value.role for e in entries if e.kind == "message"] == ["user", "assistant"]
 
 
 def test_split_point_keeps_the_latest_turns_and_never_splits_a_call():

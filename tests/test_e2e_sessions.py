@@ -56,7 +56,20 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 
 def stored_messages(path: Path) -> list[dict[str, Any]]:
-    return [r["m"] for r in records(path) if r.get("t") == "message"]
+    """The messages as recorded; a tool result stored once, in its TOOL_CALL_RESULT event
+    (`contentInEvent`), with that content."""
+    results: dict[str, str] = {}
+    found = []
+    for record in records(path):
+        event = record.get("e", {}) if record.get("t") == "event" else {}
+        if event.get("type") == "TOOL_CALL_RESULT":
+            results[event["toolCallId"]] = event["content"]
+        if record.get("t") == "message":
+            message = dict(record["m"])
+            if message.pop("contentInEvent", False):
+                message["content"] = results[message["toolCallId"]]
+            found.append(message)
+    return found
 
 
 def messages(server: ScriptedServer, index: int) -> list[dict[str, Any]]:

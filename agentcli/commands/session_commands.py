@@ -29,7 +29,10 @@ def list_sessions(
     prompt holds `query` (any case), at most `limit` of them."""
     if limit is not None and limit < 1:
         raise UsageError(f"-n must be at least 1, not {limit}")
-    summaries = [s for s in all_summaries() if show_all or s.turns > 0]
+    warnings: list[str] = []
+    summaries = [s for s in all_summaries(warnings) if show_all or s.turns > 0]
+    for warning in warnings:  # damaged lines, unreadable files: the rest is listed
+        sys.stderr.write(f"agentcli: warning: {warning}\n")
     if query:
         summaries = [s for s in summaries if query.casefold() in s.first_prompt.casefold()]
     summaries = summaries[:limit] if limit is not None else summaries

@@ -11,7 +11,8 @@ from typing import Any
 from agentcli.messages import message_to_dict
 from agentcli.records import asdict, dataclass
 from agentcli.sessions.session import Session
-from agentcli.sessions.store import iter_records, sessions_dir
+from agentcli.sessions.shapes import session_entries
+from agentcli.sessions.store import SessionReadError, sessions_dir, unreadable
 
 
 @dataclass(slots=True)
@@ -25,21 +26,26 @@ class SessionSummary:
     tokens: int
 
 
-def summarise(path: Path) -> SessionSummary | None:
-    records = iter_records(path, [])
-    header = next(records, None)
-    if header is None or header.get("t") != "session":
-        return None
-    first, turns, tokens = "", 0, 0
-    for record in records:
-        if record.get("t") == "message" and record["m"].get("role") == "user":
+def summarise(path: Path, warnings: list[str] | None = None) -> SessionSummary | None:
+    """The file's summary (None: nothing in it is a session's); lines that cannot be used
+    are skipped, said in `warnings`. Raises SessionReadError when it cannot be read."""
+    header: dict[str, Any] = {}
+    first, turns, tokens, usable = "", 0, 0, False
+    for entry in session_entries(path, [] if warnings is None else warnings):
+        usable = True
+        if entry.kind == "header":
+            header = entry.value
+        elif entry.kind == "message" and entry.value.role == "user":
             turns += 1
-            first = first or record["m"].get("content", "")
-        elif record.get("t") == "event":
-            event = record.get("e", {})
-            own = "relayedFrom" not in (event.get("metadata") or {})  # a remote's is theirs
-            if event.get("type") == "CUSTOM" and event.get("name") == "usage" and own:
-                tokens += int(event.get("value", {}).get("totalTokens", 0))
+            first = first or entry.value.content
+        elif entry.kind == "event":
+            event = entry.value
+            metadata = event.get("metadata")
+            theirs = isinstance(metadata, dict) and "relayedFrom" in metadata  # a remote's
+            if event["type"] == "CUSTOM" and event.get("name") == "usage" and not theirs:
+                tokens += event["value"].get("totalTokens", 0)
+    if not usable:
+        return None
     return SessionSummary(
         id=header.get("id", path.stem),
         started=header.get("created", ""),
@@ -54,14 +60,24 @@ def summarise(path: Path) -> SessionSummary | None:
 # One line per session file, kept beside them: (size, mtime) → its summary, so that
 # listing hundreds of sessions reads only the files that changed since the last listing.
 SUMMARY_CACHE = "summaries.json"
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: each entry keeps the file's warnings
 
 
-def all_summaries() -> list[SessionSummary]:
+def all_summaries(warnings: list[str] | None = None) -> list[SessionSummary]:
+    """Every session's summary, by id, the latest first. A file that cannot be read, or
+    lines in one that cannot be used, are said in `warnings` (kept in the cache, so they
+    are said every time); a sessions directory that cannot be read is SessionReadError."""
     directory = sessions_dir()
-    if not directory.exists():
+    warnings = [] if warnings is None else warnings
+    try:
+        paths = sorted(
+            (Path(e.path) for e in os.scandir(directory) if e.name.endswith(".jsonl")),
+            reverse=True,
+        )
+    except FileNotFoundError:
         return []
-    paths = sorted(directory.glob("*.jsonl"), reverse=True)
+    except OSError as error:
+        raise unreadable(directory, error) from None
     cache = _read_cache(directory / SUMMARY_CACHE)
     fresh: dict[str, Any] = {}
     summaries = []
@@ -71,13 +87,18 @@ def all_summaries() -> list[SessionSummary]:
         except OSError:
             continue  # removed meanwhile
         key = [stat.st_size, stat.st_mtime_ns]
-        hit, summary = _cached(cache.get(path.name), key)
+        hit, summary, said = _cached(cache.get(path.name), key)
         if not hit:
+            said = []
             try:
-                summary = summarise(path)
-            except OSError:
-                continue  # unreadable: left out rather than failing the whole listing
-        fresh[path.name] = {"key": key, "summary": asdict(summary) if summary else None}
+                summary = summarise(path, said)
+            except SessionReadError as error:  # left out, said, the listing goes on
+                warnings.append(f"{error}; left out of the list")
+                continue
+        warnings.extend(said)
+        fresh[path.name] = {
+            "key": key, "summary": asdict(summary) if summary else None, "warnings": said
+        }  # fmt: skip
         if summary is not None:
             summaries.append(summary)
     if fresh != cache:
@@ -96,20 +117,25 @@ def _read_cache(path: Path) -> dict[str, Any]:
     return entries if isinstance(entries, dict) else {}
 
 
-def _cached(entry: Any, key: list[int]) -> tuple[bool, SessionSummary | None]:
-    """(True, summary) when the cache holds a usable summary of the file as it is now
-    (None: the file is not a session); (False, None) when it must be read."""
+_SUMMARY_TYPES = {"id": str, "started": str, "workspace": str, "model": str,
+                  "first_prompt": str, "turns": int, "tokens": int}  # fmt: skip
+
+
+def _cached(entry: Any, key: list[int]) -> tuple[bool, SessionSummary | None, list[str]]:
+    """(True, summary, warnings) when the cache holds a usable summary of the file as it
+    is now (None: the file is not a session); (False, None, []) when it must be read."""
+    miss: tuple[bool, SessionSummary | None, list[str]] = (False, None, [])
     if not isinstance(entry, dict) or entry.get("key") != key:
-        return False, None
+        return miss
+    said = entry.get("warnings", [])
+    if not isinstance(said, list) or not all(isinstance(w, str) for w in said):
+        return miss
     value = entry.get("summary", False)
     if value is None:
-        return True, None
-    if isinstance(value, dict):
-        try:
-            return True, SessionSummary(**value)
-        except TypeError:
-            pass
-    return False, None
+        return True, None, said
+    if isinstance(value, dict) and {k: type(v) for k, v in value.items()} == _SUMMARY_TYPES:
+        return True, SessionSummary(**value), said
+    return miss
 
 
 def _write_cache(path: Path, entries: dict[str, Any]) -> None:
@@ -187,7 +213,7 @@ def export_json(session: Session) -> str:
         "session": session.header,
         "summary": session.conversation.summary,
         "messages": [message_to_dict(m) for m in session.conversation.messages],
-        "events": [r["e"] for r in iter_records(session.path, []) if r.get("t") == "event"],
+        "events": [e.value for e in session_entries(session.path, []) if e.kind == "event"],
     }
     return json.dumps(document, indent=2, ensure_ascii=False)
 

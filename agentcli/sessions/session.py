@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import os
 import sys
 import time
@@ -14,18 +15,20 @@ from typing import Any
 from agentcli import __version__
 from agentcli import events as ev
 from agentcli.errors import UsageError
-from agentcli.messages import Conversation, Message, message_from_dict, message_to_dict
+from agentcli.messages import Conversation, Message, message_to_dict
 from agentcli.output.base import RunSummary
 from agentcli.records import dataclass, field
 from agentcli.sessions.coalesce import Coalescer
+from agentcli.sessions.shapes import CONTENT_IN_EVENT, Entry, session_entries
 from agentcli.sessions.store import (
     FORMAT_VERSION,
     LOCK_WAIT_SECONDS,
     SessionWriter,
     describe_os_error,
-    iter_records,
+    iter_lines,
     new_session_id,
     sessions_dir,
+    unreadable,
 )
 
 
@@ -46,6 +49,9 @@ class Session:
     unsaved: str | None = None  # why the session file is no longer written, if it is not
     on_problem: Callable[[str], None] = _warn
     _events: Coalescer | None = None  # streamed pieces on their way to the file
+    # The result event just written (call id, content): the tool message that follows it
+    # with the same content refers to it instead of storing the content a second time.
+    _last_result: tuple[str, str] | None = None
 
     # --- creating and loading
 
@@ -88,33 +94,40 @@ class Session:
 
     @classmethod
     def load(cls, path: Path) -> Session:
-        """A session as recorded, to read (no lock, line by line)."""
+        """A session as recorded, to read (no lock, line by line). Lines that cannot be
+        used are skipped, each said in `warnings`; a damaged header leaves the session
+        readable, known by its file name."""
         warnings: list[str] = []
-        records = iter_records(path, warnings)
-        header = next(records, None)
-        if header is None or header.get("t") != "session":
-            raise UsageError(f"{path} is not an agentcli session file")
+        entries = session_entries(path, warnings)
+        first = next(entries, None)
+        if first is None:
+            raise UsageError(f"{path} is not an agentcli session file (no line of one)")
+        header: dict[str, Any] = {"t": "session", "id": path.stem}
+        if first.kind == "header":
+            header = first.value
+        else:
+            entries = itertools.chain([first], entries)
         session = cls(path.stem, path, header, Conversation(), warnings)
-        session._restore(records)
+        session._restore(entries)
         return session
 
-    def _restore(self, records: Iterator[dict[str, Any]]) -> None:
+    def _restore(self, entries: Iterator[Entry]) -> None:
         conversation = self.conversation
         partial = io.StringIO()  # text streamed after the last recorded message (compact)
-        for record in records:
-            kind = record.get("t")
-            if kind == "message":
-                conversation.messages.append(message_from_dict(record["m"]))
+        for entry in entries:
+            if entry.kind == "message":
+                conversation.messages.append(entry.value)
                 partial = io.StringIO()
-            elif kind == "compaction":
-                conversation.summary = record.get("summary")
-                conversation.start = int(record.get("start", 0))
-            elif kind == "event":
-                event = record.get("e", {})
-                if event.get("type") == "TEXT_MESSAGE_CONTENT":
-                    partial.write(event.get("delta", ""))
-                elif event.get("type") == "STEP_STARTED":
+            elif entry.kind == "compaction":
+                conversation.summary = entry.value.summary
+                conversation.start = entry.value.start
+            elif entry.kind == "event":
+                event = entry.value
+                if event["type"] == "TEXT_MESSAGE_CONTENT":
+                    partial.write(event["delta"])
+                elif event["type"] == "STEP_STARTED":
                     partial = io.StringIO()
+        conversation.start = min(conversation.start, len(conversation.messages))
         conversation.order_results()
         if partial.tell():  # the process died while the model was answering: keep what it said
             text = partial.getvalue() + "\n[the answer was interrupted here]"
@@ -166,7 +179,12 @@ class Session:
         self.on_problem(self.unsaved)
 
     def _record_message(self, message: Message) -> None:
-        self._append({"t": "message", "m": message_to_dict(message)})
+        data: dict[str, Any] = message_to_dict(message)
+        last, self._last_result = self._last_result, None
+        if message.role == "tool" and last == (message.tool_call_id, message.content):
+            del data["content"]
+            data[CONTENT_IN_EVENT] = True
+        self._append({"t": "message", "m": data})
 
     def record_compaction(self, summary: str, start: int) -> None:
         self._append({"t": "compaction", "summary": summary, "start": start})
@@ -193,6 +211,8 @@ class Session:
         ):
             return  # the next piece of the message being coalesced
         self._events.add(event.to_wire())
+        if isinstance(event, ev.ToolCallResult) and self.writer is not None:
+            self._last_result = (event.tool_call_id, event.content)
 
     def _flush_pieces(self) -> None:
         if self._events is not None:
@@ -217,27 +237,52 @@ def find_session(reference: str) -> Path:
     raise UsageError(f"{reference!r} matches several sessions ({shown}); give more of the id")
 
 
+def session_files(directory: Path) -> list[tuple[int, Path]]:
+    """(modified, path) of each session file, the latest first. A directory that cannot
+    be read is one clear error; a file removed meanwhile is left out."""
+    try:
+        with os.scandir(directory) as scan:
+            found = [entry for entry in scan if entry.name.endswith(".jsonl")]
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise unreadable(directory, error) from None
+    dated = []
+    for entry in found:
+        try:
+            dated.append((entry.stat().st_mtime_ns, Path(entry.path)))
+        except OSError:
+            continue
+    dated.sort(key=lambda item: (item[0], item[1].name), reverse=True)
+    return dated
+
+
 def latest_for(workspace: Path) -> Path:
-    """The most recently written session of this workspace (for --continue)."""
-    directory = sessions_dir()
-    candidates = sorted(
-        directory.glob("*.jsonl") if directory.exists() else [],
-        key=lambda p: p.stat().st_mtime,
-        reverse=True,
-    )
-    for path in candidates:
-        header = _first_record(path)
-        if header and os.path.realpath(header.get("workspace", "")) == os.path.realpath(workspace):
+    """The most recently written session of this workspace (for --continue). A newer
+    session whose header cannot be read is said, with how to continue it."""
+    here = os.path.realpath(workspace)
+    for _, path in session_files(sessions_dir()):
+        header, problem = _header(path)
+        if header is not None and os.path.realpath(header.get("workspace", "")) == here:
             return path
+        if problem:
+            _warn(f"{problem}; --continue cannot tell its workspace (agentcli --resume "
+                  f"{path.stem} continues it)")  # fmt: skip
     raise UsageError(f"no earlier session in {workspace} to continue; start one without --continue")
 
 
-def _first_record(path: Path) -> dict[str, Any] | None:
-    import json
+def _header(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The file's header, or why it has none (None, None: an empty file)."""
+    from agentcli.errors import AgentCliError
+    from agentcli.sessions.shapes import BadRecord, header_of
 
     try:
-        with open(path, encoding="utf-8") as stream:
-            record = json.loads(stream.readline())
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) and record.get("t") == "session" else None
+        for number, record in iter_lines(path, lambda number, why: None):
+            if number == 1 and record.get("t") == "session":
+                return header_of(record), None
+            return None, f"{path}: its header (line 1) is damaged"
+    except BadRecord as bad:
+        return None, f"{path}: its header (line 1) is damaged ({bad})"
+    except AgentCliError as error:
+        return None, str(error)
+    return None, None

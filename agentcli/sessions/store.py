@@ -17,13 +17,12 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from agentcli.errors import AgentCliError
 from agentcli.paths import data_dir
-from agentcli.records import dataclass, field
 
 FORMAT_VERSION = 1
 LOCK_WAIT_SECONDS = 5.0  # how long a second writer waits for the first to finish
@@ -138,36 +137,46 @@ def _ends_with_newline(path: Path) -> bool:
         return True
 
 
-def iter_records(path: Path, warnings: list[str]) -> Iterator[dict[str, Any]]:
-    """The intact records, one line at a time (memory stays bounded however long the file
-    is). A truncated or corrupt line is skipped, with a warning added to `warnings`."""
-    with open(path, encoding="utf-8", errors="replace") as stream:
-        number, line = 0, stream.readline()
-        while line:
-            number += 1
-            following = stream.readline()
-            if line.strip():
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    where = "its last line" if not following else f"line {number}"
-                    warnings.append(
-                        f"session {path.stem}: skipped {where}, which was cut off or damaged"
-                    )
-                else:
-                    if isinstance(record, dict):
-                        yield record
-            line = following
+class SessionReadError(AgentCliError):
+    """A session file or the sessions directory that cannot be read at all."""
+
+    code = "session_unreadable"
 
 
-@dataclass(slots=True)
-class LoadedFile:
-    records: list[dict[str, Any]]
-    warnings: list[str] = field(default_factory=list)
+def unreadable(path: Path, error: OSError) -> SessionReadError:
+    return SessionReadError(f"cannot read {path}: {describe_os_error(error)}")
 
 
-def read_records(path: Path) -> LoadedFile:
-    """All intact records at once: for small files only (loading and listing stream)."""
-    loaded = LoadedFile([])
-    loaded.records.extend(iter_records(path, loaded.warnings))
-    return loaded
+def iter_lines(
+    path: Path, skip: Callable[[int, str], None]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for each line that is a JSON object, one line at a time
+    (memory stays bounded however long the file is). Bytes are decoded as text from
+    outside is (agentcli.decoding), so an invalid byte costs at most its line. A line
+    that is cut off, damaged or not an object goes to `skip(number, why)`."""
+    from agentcli.decoding import contents, loads
+
+    try:
+        stream = open(path, "rb")  # noqa: SIM115 - closed below, errors said in one line
+    except OSError as error:
+        raise unreadable(path, error) from None
+    with stream:
+        try:
+            number, line = 0, stream.readline()
+            while line:
+                number += 1
+                following = stream.readline()
+                if line.strip():
+                    try:
+                        record = loads(contents(line))
+                    except ValueError:
+                        why = "damaged: not JSON" if following else "the last line, cut off"
+                        skip(number, why)
+                    else:
+                        if isinstance(record, dict):
+                            yield number, record
+                        else:
+                            skip(number, "JSON, but not a record")
+                line = following
+        except OSError as error:
+            raise unreadable(path, error) from None

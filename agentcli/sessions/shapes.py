@@ -1,0 +1,166 @@
+"""The records of a session file, read one line at a time and checked before anything uses
+them. A line of any other shape — cut by a crash, damaged on disk, written by another
+version, edited by hand — is skipped with a warning naming the file and the line, and the
+rest of the session reads as if it were not there."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentcli.messages import Message, message_from_dict
+from agentcli.records import dataclass
+from agentcli.sessions.store import iter_lines
+
+ROLES = ("system", "user", "assistant", "tool")
+HEADER_FIELDS = ("id", "created", "workspace", "model", "agentcli")
+CONTENT_IN_EVENT = "contentInEvent"  # a tool message whose content is its result event's
+SHOWN_WARNINGS = 5  # per file: the rest are counted in one more line
+
+
+class BadRecord(ValueError):
+    """A line that is JSON but not a record agentcli can use; the text says what it is."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    summary: str
+    start: int  # the first message sent verbatim after it
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One usable line: `kind` is header, message, compaction or event."""
+
+    kind: str
+    value: Any  # dict[str, str] | Message | Compaction | dict[str, Any] (the event)
+
+
+def _text(data: dict[str, Any], key: str, what: str, *, optional: bool = True) -> str | None:
+    if key not in data and optional:
+        return None
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise BadRecord(f"{what} whose {key} is not text")
+    return value
+
+
+def header_of(record: dict[str, Any]) -> dict[str, Any]:
+    header: dict[str, Any] = {"t": "session"}
+    for key in HEADER_FIELDS:
+        value = _text(record, key, "a header")
+        if value is not None:
+            header[key] = value
+    if isinstance(record.get("format"), int):
+        header["format"] = record["format"]
+    return header
+
+
+def message_of(data: Any) -> Message:
+    if not isinstance(data, dict):
+        raise BadRecord("a message that is not an object")
+    if data.get("role") not in ROLES:
+        raise BadRecord(f"a message whose role is {data.get('role')!r}")
+    for key in ("content", "id", "toolCallId", "error", "errorKind"):
+        _text(data, key, "a message")
+    calls = data.get("toolCalls", [])
+    if not isinstance(calls, list):
+        raise BadRecord("a message whose toolCalls is not a list")
+    for call in calls:
+        if not isinstance(call, dict):
+            raise BadRecord("a tool call that is not an object")
+        for key in ("id", "name"):
+            _text(call, key, "a tool call", optional=False)
+        _text(call, "arguments", "a tool call")
+    if data.get("extra") is not None and not isinstance(data["extra"], dict):
+        raise BadRecord("a message whose extra is not an object")
+    if data["role"] == "tool" and not data.get("toolCallId"):
+        raise BadRecord("a tool result without the id of its call")
+    return message_from_dict(data)
+
+
+def compaction_of(record: dict[str, Any]) -> Compaction:
+    summary, start = record.get("summary"), record.get("start", 0)
+    if not isinstance(summary, str):
+        raise BadRecord("a compaction whose summary is not text")
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise BadRecord("a compaction whose start is not a message number")
+    return Compaction(summary, start)
+
+
+_EVENT_TEXT = {  # the fields the readers use, by event type
+    "TEXT_MESSAGE_CONTENT": ("delta",),
+    "TOOL_CALL_RESULT": ("toolCallId", "content"),
+}
+
+
+def event_of(record: dict[str, Any]) -> dict[str, Any]:
+    event = record.get("e")
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        raise BadRecord("an event without a type")
+    for key in _EVENT_TEXT.get(event["type"], ()):
+        _text(event, key, f"a {event['type']} event", optional=False)
+    if event["type"] == "CUSTOM" and event.get("name") == "usage":
+        value = event.get("value")
+        tokens = value.get("totalTokens", 0) if isinstance(value, dict) else None
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise BadRecord("a usage event whose totalTokens is not a count")
+    return event
+
+
+class Skipped:
+    """The warnings of one file's read: the first few in full, then a count."""
+
+    def __init__(self, path: Path, warnings: list[str]) -> None:
+        self.path, self.warnings, self.count = path, warnings, 0
+
+    def add(self, number: int, why: str) -> None:
+        self.count += 1
+        if self.count <= SHOWN_WARNINGS:
+            self.warnings.append(f"{self.path}: skipped line {number} ({why})")
+
+    def done(self) -> None:
+        if self.count > SHOWN_WARNINGS:
+            more = self.count - SHOWN_WARNINGS
+            self.warnings.append(f"{self.path}: {more} more damaged lines skipped")
+
+
+def session_entries(path: Path, warnings: list[str]) -> Iterator[Entry]:
+    """The usable lines of a session file, in order, checked; the others are warnings.
+    A tool message stored with CONTENT_IN_EVENT gets its result event's content back.
+    Raises SessionReadError when the file cannot be read at all."""
+    skipped = Skipped(path, warnings)
+    results: dict[str, str] = {}  # result events' contents, until their messages come
+    for number, record in iter_lines(path, skipped.add):
+        kind = record.get("t")
+        try:
+            if kind == "session":
+                if number != 1:
+                    raise BadRecord("a second session header")
+                yield Entry("header", header_of(record))
+            elif kind == "message":
+                data = record.get("m")
+                message = message_of(data)
+                if isinstance(data, dict) and data.get(CONTENT_IN_EVENT):
+                    message.content = _stored_result(results, message)
+                yield Entry("message", message)
+            elif kind == "compaction":
+                yield Entry("compaction", compaction_of(record))
+            elif kind == "event":
+                event = event_of(record)
+                if event["type"] == "TOOL_CALL_RESULT":
+                    results[event["toolCallId"]] = event["content"]
+                yield Entry("event", event)
+            else:
+                raise BadRecord(f"a record of kind {kind!r}")
+        except BadRecord as bad:
+            skipped.add(number, str(bad))
+    skipped.done()
+
+
+def _stored_result(results: dict[str, str], message: Message) -> str:
+    content = results.pop(message.tool_call_id or "", None)
+    if content is None:
+        raise BadRecord("a tool result whose content was in an event that is not there")
+    return content
