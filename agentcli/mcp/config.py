@@ -3,7 +3,8 @@
 stdio: `command`, `args`, `cwd` (relative to the workspace), `env` = names of variables to
 pass from agentcli's environment (their values are never copied into the file).
 Streamable HTTP: `url`, `headers` whose values may name variables as `${NAME}`.
-Both: `trusted` (honour the server's tool annotations), `start_timeout` in seconds, and
+Both: `trusted` (honour the server's tool annotations), `start_timeout` and `tool_timeout`
+(the most one call may take) in seconds, and
 `[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"`.
 stdio servers run in the OS sandbox, as commands do: `sandbox` = "read-only" |
 "workspace-write" | "network" | "none" (unset: the narrowest of the first three that lets
@@ -25,6 +26,8 @@ SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_START_TIMEOUT = 30.0
 MAX_START_TIMEOUT = 600.0
+DEFAULT_TOOL_TIMEOUT = 120.0  # as a shell command's default: a call that hangs ends
+MAX_TOOL_TIMEOUT = 86_400.0
 RISK_LABELS = ("low", "medium", "high")
 # Narrowest first: a server with no profile chosen gets the first it starts in ("none"
 # only when a person chose it).
@@ -42,6 +45,7 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)  # values may hold ${VAR}
     trusted: bool = False
     start_timeout: float = DEFAULT_START_TIMEOUT
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     tool_risks: Mapping[str, str] = field(default_factory=dict)
     # stdio: the sandbox profile it runs in; None: the narrowest that lets it start
     sandbox: str | None = None
@@ -94,6 +98,17 @@ def _strings(name: str, key: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _seconds(name: str, key: str, table: dict[str, Any], default: float, most: float) -> float:
+    value = table.get(key, default)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (math.isfinite(value) and 0 < value <= most)
+    ):
+        raise _fail(name, key, f"must be a number of seconds in (0, {most:g}]")
+    return float(value)
+
+
 def parse_server(name: str, table: Any) -> ServerConfig:
     if not SERVER_NAME.match(name) or "__" in name:
         raise ConfigError(
@@ -124,15 +139,8 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         raise _fail(
             name, "headers", 'must be a table of strings, e.g. {Authorization = "Bearer ${TOKEN}"}'
         )
-    timeout = table.get("start_timeout", DEFAULT_START_TIMEOUT)
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not (math.isfinite(timeout) and 0 < timeout <= MAX_START_TIMEOUT)
-    ):
-        raise _fail(
-            name, "start_timeout", f"must be a number of seconds in (0, {MAX_START_TIMEOUT:g}]"
-        )
+    timeout = _seconds(name, "start_timeout", table, DEFAULT_START_TIMEOUT, MAX_START_TIMEOUT)
+    tool_timeout = _seconds(name, "tool_timeout", table, DEFAULT_TOOL_TIMEOUT, MAX_TOOL_TIMEOUT)
     trusted = table.get("trusted", False)
     if not isinstance(trusted, bool):
         raise _fail(name, "trusted", "must be true or false")
@@ -160,7 +168,8 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         url=url,
         headers=dict(headers),
         trusted=trusted,
-        start_timeout=float(timeout),
+        start_timeout=timeout,
+        tool_timeout=tool_timeout,
         tool_risks=risks,
         sandbox=sandbox,
         dirs=dirs,

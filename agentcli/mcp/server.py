@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from agentcli.tools.dynamic import DynamicToolError
 from agentcli.tools.source import ToolSource
 
 STOP_GRACE = 2.0  # seconds between SIGTERM and SIGKILL at close
+GARBAGE_GRACE = 3.0  # seconds a start waits for the protocol after a line that is not it
 LOG_TAIL = 300  # characters of the server's stderr quoted when it fails
 
 
@@ -85,6 +87,8 @@ class McpServer(ToolSource):
         self._restarted = False
         self._unauthorized = False
         self._reconnect = asyncio.Lock()
+        self._garbage: str | None = None  # the first line on stdout that was not JSON-RPC
+        self._garbled = asyncio.Event()
         self.started_at = self.ready_at = 0  # ms since the epoch, as event timestamps
 
     # --- the source interface
@@ -155,13 +159,22 @@ class McpServer(ToolSource):
 
     async def call(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         session = await self._live_session()
         assert isinstance(tool, McpTool)
+        limit = self.config.tool_timeout
         try:
-            result = await session.call_tool(tool.remote_name, args)
+            # The SDK sends notifications/cancelled when the limit passes, so the server
+            # can stop too.
+            result = await session.call_tool(tool.remote_name, args, read_timeout_seconds=limit)
         except Exception as error:  # a closed connection shows as MCPError or a stream error
+            if isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT:
+                raise ToolFailure(
+                    f"{tool.name}: no answer within {limit:g} s, so the call was cancelled "
+                    f"(raise mcp.servers.{self.config.name}.tool_timeout if it needs longer)",
+                    kind="timeout",
+                ) from None
             closed = isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
             if not closed and self._session is session and self._alive():
                 if isinstance(error, MCPError):
@@ -204,18 +217,38 @@ class McpServer(ToolSource):
     # --- connecting
 
     async def _connect(self) -> None:
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
         self._stop = asyncio.Event()
+        self._garbage, self._garbled = None, asyncio.Event()
         self._task = asyncio.create_task(self._serve(ready), name=self.name)
+        deadline = loop.time() + self.config.start_timeout
+        garbled = asyncio.ensure_future(self._garbled.wait())
         try:
-            async with asyncio.timeout(self.config.start_timeout):
-                await asyncio.shield(ready)
-        except TimeoutError:
+            await asyncio.wait({ready, garbled}, timeout=self.config.start_timeout,
+                               return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            if not ready.done() and garbled.done():
+                # Not JSON-RPC on stdout: a banner printed before the protocol starts is
+                # forgiven if the answer follows soon; a program that is no MCP server
+                # fails now, not at the start timeout.
+                await asyncio.wait({ready}, timeout=min(GARBAGE_GRACE, deadline - loop.time()))
+        finally:
+            garbled.cancel()
+        if not ready.done():
             await self._end_task()
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # retrieved: asyncio would print it with a traceback
+            if self._garbage is not None:
+                raise StartFailed(
+                    f"it wrote something that is not MCP on stdout ({self._garbage}); is "
+                    f"{self.config.command} an MCP server that speaks stdio?"
+                )
             raise StartFailed(
                 f"no answer within {self.config.start_timeout:g} s (raise "
                 f"mcp.servers.{self.config.name}.start_timeout if it needs longer)"
-            ) from None
+            )
+        try:
+            ready.result()
         except Exception as error:
             await self._end_task()
             raise StartFailed(self._explain(_leaf(error))) from None
@@ -257,13 +290,22 @@ class McpServer(ToolSource):
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        self._log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = stack.enter_context(self._log_path.open("a", encoding="utf-8"))
+        try:
+            self._log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = stack.enter_context(self._log_path.open("a", encoding="utf-8"))
+        except OSError:  # a full or read-only data directory: the server runs, unlogged
+            log = stack.enter_context(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
         argv = [config.command or "", *config.args]
         env, cwd = config.environment(), config.working_directory(self.workspace)
         if self.confined and self.profile is not None:
             argv, env = self._in_sandbox(argv, env, cwd)
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
+        params = StdioServerParameters(
+            command=argv[0],
+            args=argv[1:],
+            env=env,
+            cwd=cwd,
+            encoding_error_handler="replace",  # stdout is text: a bad byte is U+FFFD
+        )
         async with self._spawn_lock:
             before = {p.pid for p in psutil.Process().children()}
             streams = await stack.enter_async_context(stdio_client(params, errlog=log))
@@ -343,6 +385,11 @@ class McpServer(ToolSource):
         self._tools = tools
 
     async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):  # a line on stdout that is not JSON-RPC
+            if self._garbage is None:
+                self._garbage = _quoted_line(message)
+                self._garbled.set()
+            return
         method = getattr(message, "method", "")
         if method == "notifications/tools/list_changed":
             self.changed = True  # listed again before the next model step
@@ -438,6 +485,19 @@ class McpServer(ToolSource):
             return ""
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         return lines[-1][-LOG_TAIL:] if lines else ""
+
+
+def _quoted_line(error: Exception) -> str:
+    """The start of the line the SDK could not parse, quoted and safe to show."""
+    from agentcli.decoding import shown
+    from agentcli.output.visible import visible
+
+    errors = getattr(error, "errors", None)
+    found = errors()[0].get("input") if callable(errors) and errors() else None
+    text = visible(shown(found.strip())) if isinstance(found, str) else ""
+    if not text:
+        return f"{type(error).__name__}: {str(error)[:80]}"
+    return repr(text if len(text) <= 80 else text[:79] + "…")
 
 
 def _living(processes: list[psutil.Process]) -> list[psutil.Process]:

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from agentcli.decoding import loads
 from agentcli.mcp.config import ServerConfig
 from agentcli.risk import Assessment
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
@@ -93,10 +94,11 @@ async def _unused(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 
 
 def result_parts(result: Any) -> list[Part]:
-    """A CallToolResult's content and structured content as parts."""
+    """A CallToolResult's content and structured content as parts: the structured content
+    only when the text does not already say it (one copy of each result)."""
     parts = content_parts(result.content or [])
     structured = getattr(result, "structured_content", None)
-    if structured is not None and not _said_in_text(structured, parts):
+    if structured is not None and not said_in_text(structured, parts):
         parts.append(JsonPart(structured))
     return parts or [TextPart("(no content)")]
 
@@ -128,13 +130,29 @@ def content_parts(items: list[Any]) -> list[Part]:
     return parts
 
 
-def _said_in_text(value: Any, parts: list[Part]) -> bool:
-    """Servers usually repeat structured content as JSON text: do not say it twice."""
-    for part in parts:
-        if isinstance(part, TextPart):
-            try:
-                if json.loads(part.text) == value:
-                    return True
-            except ValueError:
-                continue
+def said_in_text(value: Any, parts: list[Part]) -> bool:
+    """Whether the text parts already say the structured content `value`. Servers repeat
+    it as JSON text; FastMCP-style servers wrap a plain return value as `{"result": v}`
+    and send v as the text (a list as one text block per item)."""
+    texts = [part.text for part in parts if isinstance(part, TextPart)]
+    if not texts:
+        return False
+    candidates = [value]
+    if isinstance(value, dict) and list(value) == ["result"]:
+        candidates.append(value["result"])
+    for candidate in candidates:
+        if any(_says(text, candidate) for text in texts):
+            return True
+        listed = isinstance(candidate, list) and len(candidate) == len(texts) > 1
+        if listed and all(_says(t, item) for t, item in zip(texts, candidate, strict=True)):
+            return True
     return False
+
+
+def _says(text: str, value: Any) -> bool:
+    if isinstance(value, str) and text == value:
+        return True
+    try:
+        return bool(loads(text) == value)
+    except ValueError:
+        return False

@@ -1,0 +1,78 @@
+"""An MCP stdio server for fault tests, built on the SDK's MCPServer (FastMCP's successor):
+large structured results, plain values FastMCP-style, a call that never answers.
+
+    python tests/mcp_fault_server.py            # the server
+    python tests/mcp_fault_server.py --banner   # prints a line that is not JSON-RPC first
+    python tests/mcp_fault_server.py --raw      # a hand-written server: `bytes` answers
+                                                # with bytes that are not UTF-8, `described`
+                                                # with text beside other structured content
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+
+def raw_server() -> None:
+    """Just enough JSON-RPC by hand to send what the SDK would not."""
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        if "id" not in request:
+            continue  # a notification
+        method = request["method"]
+        if method == "initialize":
+            result = {"protocolVersion": request["params"]["protocolVersion"],
+                      "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "raw", "version": "1"}}  # fmt: skip
+        elif method == "tools/list":
+            schema = {"type": "object"}
+            result = {"tools": [{"name": "bytes", "inputSchema": schema},
+                                {"name": "described", "inputSchema": schema}]}  # fmt: skip
+        elif method == "tools/call" and request["params"]["name"] == "described":
+            result = {"content": [{"type": "text", "text": "three items"}],
+                      "structuredContent": {"count": 3}}  # fmt: skip
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": "BYTES"}]}
+        else:
+            result = {}
+        out = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+        sys.stdout.buffer.write(out.replace(b"BYTES", b"caf\xe9 \xff\xfe") + b"\n")
+        sys.stdout.buffer.flush()
+
+
+def sdk_server() -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("faults")
+
+    @server.tool()
+    def big(size: int) -> dict[str, str]:
+        """A structured result of `size` characters."""
+        return {"data": "x" * size}
+
+    @server.tool()
+    def plain(n: int) -> int:
+        """A plain value: FastMCP-style servers send it as text and as {"result": n}."""
+        return n
+
+    @server.tool()
+    def several(n: int) -> list[int]:
+        """A list: one text block per item, and {"result": [...]}."""
+        return list(range(n))
+
+    @server.tool()
+    async def nap(seconds: float) -> str:
+        """Answers after `seconds`."""
+        await asyncio.sleep(seconds)
+        return "woke"
+
+    server.run()
+
+
+if __name__ == "__main__":
+    if "--banner" in sys.argv:
+        sys.stdout.write("starting the fault server...\n")
+        sys.stdout.flush()
+    raw_server() if "--raw" in sys.argv else sdk_server()
