@@ -70,6 +70,21 @@ class Rejected(Exception):
         self.status = status
 
 
+class ClientLeft(Exception):
+    """The client hung up before its request was read: nobody to answer."""
+
+
+def log_line(text: str) -> None:
+    """One quiet line on the server's stderr (uvicorn logs only warnings)."""
+    import sys
+
+    from agentcli.decoding import shown
+    from agentcli.output.visible import visible
+
+    sys.stderr.write(f"agentcli serve: {visible(shown(text))}\n")
+    sys.stderr.flush()
+
+
 class Relay:
     """An output of the agent that queues each event, encoded, for the HTTP response. It
     folds the stream, so that a run cut short still closes what it opened before its end."""
@@ -147,19 +162,26 @@ class AgentServer:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise Rejected(413, f"the request is larger than {limit} bytes")
+        from starlette.requests import ClientDisconnect
+
         body = bytearray()
-        async for chunk in request.stream():
-            body.extend(chunk)
-            if len(body) > limit:
-                raise Rejected(413, f"the request is larger than {limit} bytes")
+        try:
+            async for chunk in request.stream():
+                body.extend(chunk)
+                if len(body) > limit:
+                    raise Rejected(413, f"the request is larger than {limit} bytes")
+        except ClientDisconnect:
+            raise ClientLeft from None
         return bytes(body)
 
     def parse_input(self, body: bytes) -> Any:
         from ag_ui.core import RunAgentInput
         from pydantic import ValidationError
 
-        try:
-            data = json.loads(body)
+        from agentcli.decoding import contents, loads
+
+        try:  # text from outside: a bad byte is U+FFFD, no string keeps a lone surrogate
+            data = loads(contents(body))
         except ValueError as error:
             raise Rejected(400, f"the body is not JSON: {error}") from None
         try:
@@ -201,6 +223,9 @@ class AgentServer:
         except AgentCliError as error:
             self.busy.discard(thread_id)
             raise Rejected(409, f"thread {thread_id!r}: {error}") from None
+        except BaseException:
+            self.busy.discard(thread_id)  # the thread stays usable, whatever went wrong
+            raise
         try:
             agent = Agent(settings, session, [relay], provider=self.provider(),
                           processes=self.processes)  # fmt: skip
@@ -346,6 +371,14 @@ def build_app(options: ServeOptions) -> Any:
             relay, task, agent = await server.start_run(run_input)
         except Rejected as rejected:
             return JSONResponse({"error": str(rejected)}, status_code=rejected.status)
+        except ClientLeft:
+            client = f"{request.client.host}:{request.client.port}" if request.client else "?"
+            log_line(f"a client ({client}) hung up before its request was read")
+            return PlainTextResponse("", status_code=400)  # nobody reads it
+        except Exception as bug:  # still one answer and one line, never a traceback
+            log_line(f"internal error on POST /: {type(bug).__name__}: {bug}")
+            error = {"error": f"internal error: {type(bug).__name__}"}
+            return JSONResponse(error, status_code=500)
         return StreamingResponse(
             server.stream(relay, task, agent),
             media_type="text/event-stream",
