@@ -101,13 +101,14 @@ class Agent:
             output_dir=self.output_dir,
             child_env=child_env,
             boundary=self.sandbox.boundary(child_env, self.output_dir),
-            jobs=JobManager(self.output_dir, limit=limit, live=self.processes),
+            jobs=JobManager(self.output_dir, limit=limit, live=self.processes, saving=session),
             processes=self.processes,
             output_limit=limit,
             python=config.get("shell.python"),
             ask=getattr(self.policy.approver, "question", None),  # a person, if one is there
             sandbox=self.sandbox,
             changes=WorkspaceChanges(self.workspace.root),  # for the REPL's /diff
+            saving=session,  # a full or read-only data directory: said once, never lost
         )
         self.executor = Executor(
             self.registry, self.policy, self.context, self.emit,

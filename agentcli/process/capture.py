@@ -1,10 +1,16 @@
 """Bounded capture of a command's output: memory stays constant whatever the command
 prints. Keeps the head and the tail for the model, spills everything (up to a cap) to a
-file the model can page through, and remembers the latest lines for live display."""
+file the model can page through, and remembers the latest lines for live display.
+
+The head and the tail never depend on the spill file: when it cannot be written (a full or
+read-only data directory), spilling stops, `on_spill_error` hears why once, and the model
+still gets what fits in the limit, with a marker that says the rest was not saved."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -18,7 +24,10 @@ class OutputCapture:
         limit: int = DEFAULT_LIMIT_CHARS,
         spill_path: Path | None = None,
         spill_cap: int = DEFAULT_SPILL_CAP,
+        on_spill_error: Callable[[Path, OSError], None] | None = None,
+        unsaved: str | None = None,
     ) -> None:
+        """`unsaved`: why there is no spill file (nothing can be saved), for the marker."""
         self.head_limit = limit // 2
         self.tail_limit = limit - self.head_limit
         self.head = bytearray()
@@ -30,6 +39,8 @@ class OutputCapture:
         self._spill: BinaryIO | None = None
         self._spilled = 0
         self._recent = bytearray()  # the end of the output, for live display
+        self.on_spill_error = on_spill_error
+        self.unsaved = unsaved  # why the output is not saved whole, once it is not
 
     def feed(self, chunk: bytes) -> None:
         self.total += len(chunk)
@@ -54,16 +65,35 @@ class OutputCapture:
     def _write_spill(self, chunk: bytes) -> None:
         if self.spill_path is None or self._spilled >= self.spill_cap:
             return
-        if self._spill is None:
-            self.spill_path.parent.mkdir(parents=True, exist_ok=True)
-            self._spill = open(self.spill_path, "wb")  # noqa: SIM115 - closed in close()
-        part = chunk[: self.spill_cap - self._spilled]
-        self._spill.write(part)
-        self._spilled += len(part)
+        try:
+            if self._spill is None:
+                self.spill_path.parent.mkdir(parents=True, exist_ok=True)
+                self._spill = open(self.spill_path, "wb")  # noqa: SIM115 - closed in close()
+            part = chunk[: self.spill_cap - self._spilled]
+            self._spill.write(part)
+            self._spilled += len(part)
+        except OSError as error:
+            self._stop_spilling(error)
+
+    def _stop_spilling(self, error: OSError) -> None:
+        path, self.spill_path = self.spill_path, None
+        self.unsaved = error.strerror or str(error)
+        spill, self._spill = self._spill, None
+        if spill is not None:
+            with contextlib.suppress(OSError):  # buffered bytes fail again: nothing to keep
+                spill.close()
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    path.unlink()  # a cut copy would claim to be the whole output
+        if self.on_spill_error is not None and path is not None:
+            self.on_spill_error(path, error)
 
     def close(self) -> None:
         if self._spill is not None:
-            self._spill.close()
+            try:
+                self._spill.close()
+            except OSError as error:  # the last buffered bytes did not fit
+                self._stop_spilling(error)
             self._spill = None
 
     @property
@@ -82,7 +112,9 @@ class OutputCapture:
         tail = tail[-self.tail_limit :]
         omitted = self.total - len(self.head) - len(tail)
         where = ""
-        if self.spill_path is not None:
+        if self.unsaved is not None:
+            where = f"; the whole output was not saved ({self.unsaved})"
+        elif self.spill_path is not None:
             whole = (
                 "the full output"
                 if self.total <= self.spill_cap

@@ -52,9 +52,14 @@ class Job:
 
 
 class JobManager:
-    def __init__(self, log_dir: Path | None, limit: int, live: LiveTrees | None = None) -> None:
+    def __init__(
+        self, log_dir: Path | None, limit: int, live: LiveTrees | None = None, saving: Any = None
+    ) -> None:
+        """`saving`: the session, which says whether logs can still be saved and hears
+        once when one cannot (agentcli.tools.base.ToolContext.saving)."""
         self.log_dir = log_dir
         self.limit = limit
+        self.saving = saving
         self.live = live if live is not None else LiveTrees()  # the run's: its end stops them
         self.jobs: dict[str, Job] = {}
 
@@ -74,13 +79,16 @@ class JobManager:
             if confined is not None:
                 confined.finish()  # it never ran: its protected paths' watch ends now
             raise
-        log_path = self.log_dir / f"{job_id}-{tree.pid}.log" if self.log_dir else None
+        saving = self.saving
+        saved = self.log_dir is not None and (saving is None or saving.saves_outputs)
+        log_path = self.log_dir / f"{job_id}-{tree.pid}.log" if saved and self.log_dir else None
+        failed = saving.output_failed if saving is not None else None
         job = Job(
             id=job_id,
             command=command,
             tree=tree,
             started=time.monotonic(),
-            log=OutputCapture(self.limit, spill_path=log_path),
+            log=OutputCapture(self.limit, spill_path=log_path, on_spill_error=failed),
             unread=OutputCapture(self.limit),
             limit=self.limit,
             confined=confined,

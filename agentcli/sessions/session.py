@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import itertools
 import os
@@ -31,6 +32,10 @@ from agentcli.sessions.store import (
     unreadable,
 )
 
+# Errors that mean the whole data directory cannot take more: a full disk or quota, a
+# read-only file system, a file-size limit (what a full disk is tested with).
+DIRECTORY_WIDE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+
 
 def _warn(text: str) -> None:
     sys.stderr.write(f"agentcli: warning: {text}\n")
@@ -47,6 +52,7 @@ class Session:
     writer: SessionWriter | None = None
     pending_partial: Message | None = None  # rebuilt from events; recorded when reopened
     unsaved: str | None = None  # why the session file is no longer written, if it is not
+    saves_outputs: bool = True  # command outputs are still saved beside it
     on_problem: Callable[[str], None] = _warn
     _events: Coalescer | None = None  # streamed pieces on their way to the file
     # The result event just written (call id, content): the tool message that follows it
@@ -166,17 +172,42 @@ class Session:
         except OSError as error:
             self._lose_writer(error)
 
-    def _lose_writer(self, error: OSError) -> None:
-        """One line naming the file and the cause; the run goes on, unsaved."""
+    def _lose_writer(self, error: OSError, path: Path | None = None) -> None:
+        """One line naming the file and the cause; the run goes on, unsaved. When the
+        whole data directory is out (full, read-only), command outputs stop too and the
+        same line says so: a run says once that it is not being saved."""
         writer, self.writer = self.writer, None
         if writer is not None:
             with contextlib.suppress(OSError):
                 writer.close()
-        self.unsaved = (
-            f"cannot write the session file {self.path}: {describe_os_error(error)}; "
-            "this session is not saved from here on"
-        )
+        what = f"the session file {self.path}" if path is None else str(path)
+        if error.errno in DIRECTORY_WIDE:
+            self.saves_outputs = False
+            self.unsaved = (
+                f"cannot write {what}: {describe_os_error(error)}; this session and its "
+                "command outputs are not saved from here on"
+            )
+        else:
+            self.unsaved = (
+                f"cannot write {what}: {describe_os_error(error)}; this session is not "
+                "saved from here on"
+            )
         self.on_problem(self.unsaved)
+
+    def output_failed(self, path: Path, error: OSError) -> None:
+        """A command's output could not be saved to `path` (the model still gets what
+        fits in its limit). Said once; a full or read-only data directory stops the
+        session file as well, in the same line."""
+        if not self.saves_outputs:
+            return
+        self.saves_outputs = False
+        if error.errno in DIRECTORY_WIDE and self.unsaved is None:
+            self._lose_writer(error, path)
+            return
+        self.on_problem(
+            f"cannot write {path}: {describe_os_error(error)}; command outputs are not saved "
+            "from here on (the model still gets what fits in shell.output_limit)"
+        )
 
     def _record_message(self, message: Message) -> None:
         data: dict[str, Any] = message_to_dict(message)

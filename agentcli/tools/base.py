@@ -75,6 +75,10 @@ class ToolContext:
     sandbox: Any = None  # the session's agentcli.sandbox.Sandbox; None: commands run as they are
     profile: str = "none"  # the sandbox profile this call runs in (set per call)
     changes: Any = None  # the session's agentcli.changes.WorkspaceChanges, for /diff
+    # The session (agentcli.sessions.session.Session): whether command outputs are still
+    # saved in output_dir (saving.saves_outputs), and where a failure to is said once
+    # (saving.output_failed). None: outputs are saved when output_dir is set.
+    saving: Any = None
 
     def before_write(self, path: Path) -> None:
         """A file tool is about to write `path`: its content before is kept for /diff."""

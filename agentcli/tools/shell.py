@@ -65,10 +65,17 @@ def resolve_cwd(ctx: ToolContext, requested: str | None) -> str:
     return str(target.path)
 
 
-def _spill_path(ctx: ToolContext, suffix: str) -> Path | None:
+def output_capture(ctx: ToolContext, suffix: str) -> OutputCapture:
+    """A capture for the call's output, spilled to a file in the session's outputs while
+    they can be saved (a full or read-only data directory: in memory only, said once)."""
+    saving = ctx.saving
     if ctx.output_dir is None:
-        return None
-    return ctx.output_dir / f"{ctx.call_id or 'call'}-{suffix}.log"
+        return OutputCapture(ctx.output_limit)
+    if saving is not None and not saving.saves_outputs:
+        return OutputCapture(ctx.output_limit, unsaved="the data directory cannot be written")
+    path = ctx.output_dir / f"{ctx.call_id or 'call'}-{suffix}.log"
+    failed = saving.output_failed if saving is not None else None
+    return OutputCapture(ctx.output_limit, spill_path=path, on_spill_error=failed)
 
 
 def _progress_reporter(ctx: ToolContext) -> Any:
@@ -175,7 +182,7 @@ async def run_foreground(
 ) -> ToolOutput:
     from agentcli.process.run import run_command
 
-    capture = OutputCapture(ctx.output_limit, spill_path=_spill_path(ctx, "output"))
+    capture = output_capture(ctx, "output")
     result = await run_command(
         argv,
         cwd=cwd,
