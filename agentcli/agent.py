@@ -33,6 +33,7 @@ from agentcli.records import dataclass
 from agentcli.sandbox.confine import Sandbox, session_sandbox
 from agentcli.sessions.session import Session
 from agentcli.settings import ModelSpec, RunSettings, context_window
+from agentcli.stream_limits import StreamLimits
 from agentcli.system_prompt import build_system_prompt
 from agentcli.tools.base import ToolContext
 from agentcli.tools.registry import ToolRegistry, session_registry
@@ -157,6 +158,10 @@ class Agent:
             max_steps=settings.max_steps,
             compactor=compactor,
             refresh_tools=self._refresh_tools,
+            limits=StreamLimits(
+                tool_arguments=config.get("limits.tool_arguments"),
+                text_message=config.get("limits.text_message"),
+            ),
         )
 
     async def _refresh_tools(self) -> list[dict]:

@@ -121,20 +121,26 @@ class Executor:
         calls: list[ToolCall],
         decided: dict[str, Decision] | None = None,
         on_result: Callable[[Message], None] | None = None,
+        cut: dict[str, int] | None = None,
     ) -> list[Message]:
         """All calls start together; results come back in the order the model asked. If
         one prompt cancels the turn (Ctrl-C), the other calls are cancelled too. `decided`
         holds decisions made elsewhere (a deferred approval's answer), by call id; a call
         whose approval is deferred has no result. `on_result` gets each result the moment
-        its call finishes (to record it then, so an interruption loses no finished result)."""
+        its call finishes (to record it then, so an interruption loses no finished result).
+        `cut`: calls whose arguments passed limits.tool_arguments (id -> the limit): they
+        do not run; the model is told why, as for any invalid call."""
         import asyncio
 
         try:
             async with asyncio.TaskGroup() as group:
                 tasks = [
-                    group.create_task(self._run_one(call, (decided or {}).get(call.id), on_result))
+                    group.create_task(
+                        self._run_one(call, (decided or {}).get(call.id), on_result,
+                                      (cut or {}).get(call.id))
+                    )
                     for call in calls
-                ]
+                ]  # fmt: skip
         except* TurnCancelled as cancelled:
             raise cancelled.exceptions[0] from None
         return [result for task in tasks if (result := task.result()) is not None]
@@ -144,12 +150,15 @@ class Executor:
         call: ToolCall,
         decided: Decision | None = None,
         on_result: Callable[[Message], None] | None = None,
+        cut: int | None = None,
     ) -> Message | None:
         # The tool's own time: from when it starts running (after its approval, which may
         # have waited on a person, and its turn among concurrent calls) to its result; a
         # call that never runs reports the time it took to refuse.
         started = [time.monotonic()]
         try:
+            if cut is not None:
+                raise _cut_call(call, cut)
             prepared = self.prepare(call)
         except InvalidCall as invalid:
             output = ToolOutput(str(invalid), error=True, summary=invalid.short, error_kind=INVALID)
@@ -344,6 +353,16 @@ class Executor:
                 sandbox=profile,
             )
         )
+
+
+def _cut_call(call: ToolCall, limit: int) -> InvalidCall:
+    return InvalidCall(
+        f"the arguments of {call.name} passed limits.tool_arguments ({limit:,} characters), "
+        "so agentcli stopped reading them and the call did not run. Send less in one call "
+        "(a large file in parts: write_file with the first part, then edit_file to add the "
+        "rest).",
+        "arguments over limits.tool_arguments",
+    )
 
 
 MAX_ARGUMENT_DEPTH = 64  # nesting of objects and arrays in one call's arguments

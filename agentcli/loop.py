@@ -14,6 +14,7 @@ from agentcli.executor import Executor
 from agentcli.messages import Conversation, Message, TurnCollector
 from agentcli.providers.base import ModelRequest, Provider
 from agentcli.records import dataclass, field
+from agentcli.stream_limits import Overflow, StreamLimits, StreamMeter
 from agentcli.waiting import WaitingNotice
 
 Emit = Callable[[ev.Event], None]
@@ -23,6 +24,15 @@ class InvalidCallsError(AgentCliError):
     """A model that keeps sending calls that cannot run (weak or confused models)."""
 
     code = "invalid_calls"
+
+
+class StreamLimitError(AgentCliError):
+    """The model's answer passed limits.text_message: the run ends there."""
+
+    code = "stream_limit"
+
+
+CUT_MARK = "\n\n[agentcli stopped reading here: the answer passed limits.text_message]"
 
 
 LoopStatus = Literal["finished", "max_steps", "pending"]
@@ -60,6 +70,7 @@ class AgentLoop:
         max_steps: int,
         compactor: Compactor | None = None,
         refresh_tools: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None,
+        limits: StreamLimits | None = None,
     ) -> None:
         self.provider = provider
         self.executor = executor
@@ -69,6 +80,8 @@ class AgentLoop:
         self.max_steps = max_steps
         self.compactor = compactor
         self.refresh_tools = refresh_tools  # the registry, read again before every step
+        self.limits = limits or StreamLimits()
+        self._overflow: Overflow | None = None  # the cap the last step passed, if any
         self.state = LoopState()
         self.reported: Reported | None = None  # for the REPL's context meter
         # Tools a client runs (AG-UI frontend tools): offered, never executed here; a call
@@ -88,8 +101,13 @@ class AgentLoop:
                 self.tools = [*await self.refresh_tools(), *self.frontend_specs]
             await self._compact_if_needed(conversation)
             message, end = await self._model_step(conversation)
+            overflow = self._overflow
             if end.extra:
                 message.extra.update(end.extra)
+            if overflow is not None and overflow.kind != "arguments":
+                message.content += CUT_MARK  # the model sees where it was cut
+                conversation.add(message)
+                raise StreamLimitError(overflow.describe())
             conversation.add(message)
             if end.usage is not None and end.usage.total_tokens:
                 tokens = end.usage.input_tokens + end.usage.output_tokens
@@ -107,7 +125,11 @@ class AgentLoop:
                 # ones); then they are put in the order of the calls.
                 local = [c for c in message.tool_calls if c.name not in self.frontend]
                 start = len(conversation.messages)
-                results = await self.executor.run(local, on_result=conversation.add)
+                cut = {}
+                if overflow is not None and overflow.tool_call_id:
+                    self._warn(overflow.describe())
+                    cut[overflow.tool_call_id] = overflow.limit
+                results = await self.executor.run(local, on_result=conversation.add, cut=cut)
                 conversation.messages[start:] = results
                 if self.executor.give_up:
                     raise InvalidCallsError(self.executor.give_up)
@@ -149,6 +171,7 @@ class AgentLoop:
             messages = self.compactor.fit(system, messages, self.tools)
         request = ModelRequest(system=system, messages=messages, tools=self.tools)
         end = ev.StepEnd(finish_reason="stop")
+        meter, self._overflow = StreamMeter(self.limits), None
         # aclosing: if anything stops this step early, the provider's stream (and its HTTP
         # response) is closed here, not later by the garbage collector.
         async with contextlib.aclosing(self.provider.stream(request)) as stream:
@@ -158,8 +181,16 @@ class AgentLoop:
                     if isinstance(item, ev.StepEnd):
                         end = item
                         continue
-                    collector.feed(item)
-                    self.emit(item)
+                    admitted, self._overflow = meter.admit(item)
+                    if admitted is not None:
+                        collector.feed(admitted)
+                        self.emit(admitted)
+                    if self._overflow is not None:
+                        break  # closing the stream closes the response: nothing more is read
+        if self._overflow is not None:
+            for closing in meter.ends():  # what the cut left open, closed for every output
+                collector.feed(closing)
+                self.emit(closing)
         if end.usage is not None:
             self.state.usage.add(end.usage)
         self.state.collector = None
