@@ -7,6 +7,8 @@ passes a cap is cut to what fits, the step ends there, and the loop says why."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentcli import events as ev
 from agentcli.config.schema import SETTINGS
 from agentcli.records import dataclass, field, replace
@@ -55,48 +57,60 @@ class StreamMeter:
     def admit(self, item: ev.Event) -> tuple[ev.Event | None, Overflow | None]:
         """The item as it may pass (a piece cut to what fits; None: nothing fits) and the
         cap it passed, if it passed one."""
-        self._track(item)
-        if isinstance(item, ev.ToolCallArgs):
-            return self._count(item, "arguments", item.tool_call_id, self.limits.tool_arguments)
-        if isinstance(item, ev.TextMessageContent):
-            return self._count(item, "text", item.message_id, self.limits.text_message)
-        if isinstance(item, ev.ReasoningMessageContent):
-            return self._count(item, "reasoning", item.message_id, self.limits.text_message)
-        return item, None
-
-    def _count(
-        self, item: ev.Event, kind: str, key: str, limit: int
-    ) -> tuple[ev.Event | None, Overflow | None]:
-        delta: str = item.delta  # type: ignore[attr-defined]
-        used = self.sizes.get((kind, key), 0)
-        if used + len(delta) <= limit:
-            self.sizes[(kind, key)] = used + len(delta)
+        kind = _COUNTED.get(type(item))
+        if kind is None:
+            self._track(item)
             return item, None
-        room = limit - used
+        key = _key(item)
+        limit = self.limits.tool_arguments if kind == "arguments" else self.limits.text_message
+        delta: str = item.delta  # type: ignore[attr-defined]
+        used = self.sizes.get((kind, key), 0) + len(delta)
+        if used <= limit:
+            self.sizes[(kind, key)] = used
+            return item, None
+        room = limit - (used - len(delta))
         self.sizes[(kind, key)] = limit
         cut = replace(item, delta=delta[:room]) if room > 0 else None
         return cut, Overflow(kind, limit, key if kind == "arguments" else None)
 
     def _track(self, item: ev.Event) -> None:
-        if isinstance(item, ev.TextMessageStart):
-            self.open[("text", item.message_id)] = ev.TextMessageEnd(message_id=item.message_id)
-        elif isinstance(item, ev.ToolCallStart):
-            end = ev.ToolCallEnd(tool_call_id=item.tool_call_id)
-            self.open[("call", item.tool_call_id)] = end
-        elif isinstance(item, ev.ReasoningStart):
-            self.open[("reasoning", item.message_id)] = ev.ReasoningEnd(message_id=item.message_id)
-        elif isinstance(item, ev.ReasoningMessageStart):
-            end = ev.ReasoningMessageEnd(message_id=item.message_id)
-            self.open[("reasoning-message", item.message_id)] = end
-        elif isinstance(item, ev.TextMessageEnd):
-            self.open.pop(("text", item.message_id), None)
-        elif isinstance(item, ev.ToolCallEnd):
-            self.open.pop(("call", item.tool_call_id), None)
-        elif isinstance(item, ev.ReasoningEnd):
-            self.open.pop(("reasoning", item.message_id), None)
-        elif isinstance(item, ev.ReasoningMessageEnd):
-            self.open.pop(("reasoning-message", item.message_id), None)
+        """Starts open a key (with the END that closes it), ends close it."""
+        opened = _OPENS.get(type(item))
+        if opened is not None:
+            what, end = opened
+            self.open[(what, _key(item))] = end(item)
+            return
+        closed = _CLOSES.get(type(item))
+        if closed is not None:
+            self.open.pop((closed, _key(item)), None)
 
     def ends(self) -> list[ev.Event]:
         """The ENDs of what the cut step left open, innermost first."""
         return list(reversed(self.open.values()))
+
+
+def _key(item: Any) -> str:
+    """The call or message an event belongs to."""
+    return getattr(item, "tool_call_id", None) or item.message_id
+
+
+_COUNTED = {
+    ev.ToolCallArgs: "arguments",
+    ev.TextMessageContent: "text",
+    ev.ReasoningMessageContent: "reasoning",
+}
+_OPENS: dict[type, tuple[str, Any]] = {
+    ev.TextMessageStart: ("text", lambda e: ev.TextMessageEnd(message_id=e.message_id)),
+    ev.ToolCallStart: ("call", lambda e: ev.ToolCallEnd(tool_call_id=e.tool_call_id)),
+    ev.ReasoningStart: ("reasoning", lambda e: ev.ReasoningEnd(message_id=e.message_id)),
+    ev.ReasoningMessageStart: (
+        "reasoning-message",
+        lambda e: ev.ReasoningMessageEnd(message_id=e.message_id),
+    ),
+}
+_CLOSES = {
+    ev.TextMessageEnd: "text",
+    ev.ToolCallEnd: "call",
+    ev.ReasoningEnd: "reasoning",
+    ev.ReasoningMessageEnd: "reasoning-message",
+}

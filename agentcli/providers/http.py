@@ -21,7 +21,7 @@ from agentcli.providers.retry import (
     is_retryable_status,
     server_hint,
 )
-from agentcli.providers.sse import SSEDecoder, SSEMessage
+from agentcli.providers.sse import LineTooLong, SSEDecoder, SSEMessage
 
 if TYPE_CHECKING:
     import httpx  # imported by the first request: the REPL's prompt does not wait for it
@@ -222,6 +222,8 @@ async def open_sse(
                 not_events(response, seen, label=label, base_url_hint=base_url_hint)
         finally:
             await response.aclose()
+    except LineTooLong as error:
+        raise ProviderError(f"{label} sent {error}; agentcli stopped reading the stream") from None
     except TimeoutError:
         waited = time.monotonic() - started
         raise RetryableError(

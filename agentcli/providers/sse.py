@@ -6,6 +6,13 @@ import re
 from typing import NamedTuple
 
 _LINE_END = re.compile("\r\n|\r|\n")
+# One line of an event stream: a server that never ends one (no line end, ever) is cut
+# here, not held in memory until --timeout. A whole answer in one event fits many times.
+MAX_LINE_CHARS = 16 * 1024 * 1024
+
+
+class LineTooLong(ValueError):
+    """A line of the stream passed MAX_LINE_CHARS without ending."""
 
 
 class SSEMessage(NamedTuple):
@@ -37,6 +44,8 @@ class SSEDecoder:
         lines = text.split("\n") if "\r" not in text else _LINE_END.split(text)
         lines[0] = self._rest + lines[0]
         self._rest = lines.pop()
+        if len(self._rest) > MAX_LINE_CHARS:
+            raise LineTooLong(f"a line of more than {MAX_LINE_CHARS:,} characters, not ended")
         messages = []
         for line in lines:
             if line.startswith("data:"):  # nearly every line but the blank ones: inline
