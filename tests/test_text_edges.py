@@ -151,8 +151,26 @@ def test_a_guarded_stream_writes_any_string(text: str) -> None:
     assert raw.getvalue().decode("utf-8") == decoding.shown(text)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=40))
+def test_a_model_chunk_holding_any_bytes_is_an_error_or_writable_events(data: bytes) -> None:
+    """Bytes from a model's stream, as the SSE reader decodes them, inside a delta."""
+    from agentcli.errors import ProviderError
+    from agentcli.providers.openai import _parse_chunk
+    from agentcli.providers.openai_stream import ChatStreamAccumulator
+
+    line = b'{"choices": [{"index": 0, "delta": {"content": "' + data + b'"}}]}'
+    try:
+        chunk = _parse_chunk(decoding.contents(line), "the server")
+    except ProviderError:
+        return  # one clear error: the line is not JSON
+    for event in ChatStreamAccumulator("openai", "m").feed(chunk):
+        assert writable_text(json.dumps(event.to_wire(), ensure_ascii=False))
+
+
 # --- end to end: each edge through the installed CLI
 
+NAME_COLUMN = 38  # where list_directory's lines show the name
 NAMES = [b"caf\xe9.txt", b"\xff\xfe", b"half\xed\xa0\x80surrogate", b"wide\xe4\xb8.md"]
 
 
@@ -177,7 +195,7 @@ class ListThenRead(ReplyingServer):
             if self.search:
                 name = tools[0]["content"].splitlines()[1].rsplit(":", 2)[0]
             else:
-                name = "sub/" + tools[0]["content"].splitlines()[-1].split("  ")[-1]
+                name = "sub/" + tools[0]["content"].split("\n")[-1][NAME_COLUMN:]
             read = {"name": "read_file", "arguments": {"path": name}}
             return Reply.tool_calls([{"id": "call_read", **read}])
         return Reply.text(["done"])
@@ -200,6 +218,31 @@ def test_a_name_that_is_not_utf8_is_listed_and_read_back(
     assert shown in listed["content"]
     assert "needle in \ufffd a file" in read["content"], read  # the same file, its text shown
     records(only_session(cli_home))  # every line valid UTF-8 JSON
+
+
+def listed_name(name: bytes) -> bool:
+    """A plain name that a listing shows on one line, not hidden."""
+    return plain_name(name) and not name.startswith(b".") and b"\n" not in name
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.binary(min_size=1, max_size=12).filter(listed_name))
+def test_any_name_is_listed_and_read_back_through_the_cli(
+    run_cli: RunCli, workspace: Path, name: bytes
+) -> None:
+    sub = os.fsencode(workspace / "sub")
+    os.makedirs(sub, exist_ok=True)
+    for old in os.listdir(sub):
+        os.unlink(os.path.join(sub, old))
+    with open(os.path.join(sub, name), "wb") as stream:
+        stream.write(b"needle\n")
+    with ListThenRead() as server:
+        result = run_cli(["run", "--yes", "read it"], server=server)
+        assert result.returncode == 0, result.stderr
+        [_, read] = [m for m in server.requests[-1].json["messages"] if m["role"] == "tool"]
+    assert "     1\tneedle" in read["content"], (name, read)
 
 
 def test_a_prompt_argument_that_is_not_utf8(
