@@ -185,7 +185,7 @@ needs_setpriv = pytest.mark.skipif(not can_drop_capabilities(), reason="needs se
 
 @needs_setpriv
 def test_an_unreadable_session_file_is_one_line_naming_it(
-    run_cli: RunCli, workspace: Path, cli_home: Path
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
 ) -> None:
     path = write_session(cli_home, good_lines(workspace))
     other = path.with_name("20260101-000001-bbbbbb.jsonl")
@@ -202,6 +202,13 @@ def test_an_unreadable_session_file_is_one_line_naming_it(
     assert "20260101-000001-bbbbbb" in listing.stdout and SESSION_ID not in listing.stdout
     [warning] = warning_lines(listing.stderr)
     assert str(path) in warning and "Permission denied" in warning, warning
+
+    os.utime(path)  # the newest: --continue reads it first, says so, takes the other
+    server.enqueue(Reply.text(["on"]))
+    again = run_cli(["run", "--continue", "more"], server=server, executable=prefix)
+    assert again.returncode == 0, again.stderr
+    [warning] = warning_lines(again.stderr)
+    assert str(path) in warning and "--continue leaves it out" in warning, warning
 
 
 @needs_setpriv

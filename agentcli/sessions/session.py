@@ -297,8 +297,7 @@ def latest_for(workspace: Path) -> Path:
         if header is not None and os.path.realpath(header.get("workspace", "")) == here:
             return path
         if problem:
-            _warn(f"{problem}; --continue cannot tell its workspace (agentcli --resume "
-                  f"{path.stem} continues it)")  # fmt: skip
+            _warn(problem)
     raise UsageError(f"no earlier session in {workspace} to continue; start one without --continue")
 
 
@@ -307,13 +306,14 @@ def _header(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     from agentcli.errors import AgentCliError
     from agentcli.sessions.shapes import BadRecord, header_of
 
+    resume = f"--continue cannot tell its workspace (agentcli --resume {path.stem} continues it)"
     try:
         for number, record in iter_lines(path, lambda number, why: None):
             if number == 1 and record.get("t") == "session":
                 return header_of(record), None
-            return None, f"{path}: its header (line 1) is damaged"
+            return None, f"{path}: its header (line 1) is damaged; {resume}"
     except BadRecord as bad:
-        return None, f"{path}: its header (line 1) is damaged ({bad})"
+        return None, f"{path}: its header (line 1) is damaged ({bad}); {resume}"
     except AgentCliError as error:
-        return None, str(error)
+        return None, f"{error}; --continue leaves it out"
     return None, None
