@@ -60,10 +60,10 @@ def message(role: str, content: str, number: int) -> dict[str, Any]:
     return {"t": "message", "m": {"id": f"m{number}", "role": role, "content": content}}
 
 
-def write_session(cli_home: Path, lines: list[bytes]) -> Path:
+def write_session(cli_home: Path, lines: list[bytes], session_id: str = SESSION_ID) -> Path:
     directory = sessions_dir(cli_home)
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{SESSION_ID}.jsonl"
+    path = directory / f"{session_id}.jsonl"
     path.write_bytes(b"".join(line + b"\n" for line in lines))
     return path
 
@@ -82,19 +82,26 @@ def assert_warned(stderr: str, path: Path, line: int) -> None:
     assert any(str(path) in w and f"line {line}" in w for w in lines), stderr
 
 
-@pytest.mark.parametrize("shape", list(BAD_SHAPES), ids=list(BAD_SHAPES))
 def test_a_line_of_any_shape_is_skipped_and_said(
-    run_cli: RunCli, workspace: Path, cli_home: Path, shape: str
+    run_cli: RunCli, workspace: Path, cli_home: Path
 ) -> None:
-    lines = good_lines(workspace)
-    lines.insert(2, encoded(BAD_SHAPES[shape]))  # line 3, between the two messages
-    path = write_session(cli_home, lines)
+    """One session per shape, its bad line between the two good messages: each is listed
+    with its first prompt, each bad line said with its file and number; and shown."""
+    paths = {}
+    for number, shape in enumerate(BAD_SHAPES.values()):
+        session_id = f"20260101-000000-{number:06d}"
+        lines = [encoded(header(workspace, id=session_id)), *good_lines(workspace)[1:]]
+        lines.insert(2, encoded(shape))  # line 3, between the two messages
+        paths[session_id] = write_session(cli_home, lines, session_id)
 
     listing = run_cli(["sessions", "list"])
     assert listing.returncode == 0, listing.stderr
-    assert SESSION_ID in listing.stdout and "hello" in listing.stdout
-    assert_warned(listing.stderr, path, 3)
-    shown = run_cli(["sessions", "show", SESSION_ID])
+    listed = [line for line in listing.stdout.splitlines() if "hello" in line]
+    assert len(listed) == len(BAD_SHAPES), listing.stdout
+    for path in paths.values():
+        assert_warned(listing.stderr, path, 3)
+    session_id, path = next(iter(paths.items()))
+    shown = run_cli(["sessions", "show", session_id])
     assert shown.returncode == 0, shown.stderr
     assert "hello" in shown.stdout and "world" in shown.stdout
     assert_warned(shown.stderr, path, 3)
