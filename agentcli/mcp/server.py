@@ -43,6 +43,10 @@ class StartFailed(Exception):
     """The server could not be started; the message says why, in one line."""
 
 
+class NotMcp(StartFailed):
+    """It ran, but what it wrote on stdout is not MCP: no sandbox profile changes that."""
+
+
 def _leaf(error: BaseException) -> BaseException:
     """The first real error inside the exception groups anyio's task groups raise."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
@@ -130,6 +134,9 @@ class McpServer(ToolSource):
             try:
                 await self._connect()
                 return
+            except NotMcp:
+                self.profile = None
+                raise  # the same in every profile: said once, at once
             except StartFailed as failure:
                 tried.append(f"{profile}: {failure}")
         self.profile = None
@@ -239,7 +246,7 @@ class McpServer(ToolSource):
             if ready.done() and not ready.cancelled():
                 ready.exception()  # retrieved: asyncio would print it with a traceback
             if self._garbage is not None:
-                raise StartFailed(
+                raise NotMcp(
                     f"it wrote something that is not MCP on stdout ({self._garbage}); is "
                     f"{self.config.command} an MCP server that speaks stdio?"
                 )
