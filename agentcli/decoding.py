@@ -82,13 +82,21 @@ class TooDeep(ValueError):
     """JSON nested deeper than Python's parser can go (a RecursionError inside)."""
 
 
+def _json_loads(text: str | bytes, **options: Any) -> Any:
+    """json.loads, imported at the first call (most commands never parse JSON from
+    outside), then called directly: this name is rebound to it."""
+    global _json_loads
+    import json
+
+    _json_loads = json.loads
+    return json.loads(text, **options)
+
+
 def loads(text: str | bytes, **options: Any) -> Any:
     """`json.loads` for JSON from outside: nesting too deep for the parser is a ValueError
     (TooDeep) like any other bad JSON, and its strings hold no lone surrogate (`shown`)."""
-    import json  # here: most commands never parse JSON from outside
-
     try:
-        value = json.loads(text, **options)
+        value = _json_loads(text, **options)
     except RecursionError:
         raise TooDeep("the JSON is nested too deeply") from None
     raw = text if isinstance(text, str) else text.decode("utf-8", "replace")

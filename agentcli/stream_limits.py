@@ -57,21 +57,22 @@ class StreamMeter:
     def admit(self, item: ev.Event) -> tuple[ev.Event | None, Overflow | None]:
         """The item as it may pass (a piece cut to what fits; None: nothing fits) and the
         cap it passed, if it passed one."""
-        kind = _COUNTED.get(type(item))
-        if kind is None:
+        counted = _COUNTED.get(type(item))
+        if counted is None:
             self._track(item)
             return item, None
-        key = _key(item)
+        kind, attribute = counted
+        key = (kind, getattr(item, attribute))
         limit = self.limits.tool_arguments if kind == "arguments" else self.limits.text_message
         delta: str = item.delta  # type: ignore[attr-defined]
-        used = self.sizes.get((kind, key), 0) + len(delta)
+        used = self.sizes.get(key, 0) + len(delta)
         if used <= limit:
-            self.sizes[(kind, key)] = used
+            self.sizes[key] = used
             return item, None
         room = limit - (used - len(delta))
-        self.sizes[(kind, key)] = limit
+        self.sizes[key] = limit
         cut = replace(item, delta=delta[:room]) if room > 0 else None
-        return cut, Overflow(kind, limit, key if kind == "arguments" else None)
+        return cut, Overflow(kind, limit, key[1] if kind == "arguments" else None)
 
     def _track(self, item: ev.Event) -> None:
         """Starts open a key (with the END that closes it), ends close it."""
@@ -94,10 +95,10 @@ def _key(item: Any) -> str:
     return getattr(item, "tool_call_id", None) or item.message_id
 
 
-_COUNTED = {
-    ev.ToolCallArgs: "arguments",
-    ev.TextMessageContent: "text",
-    ev.ReasoningMessageContent: "reasoning",
+_COUNTED = {  # the pieces counted: what they are, and the field naming their call or message
+    ev.ToolCallArgs: ("arguments", "tool_call_id"),
+    ev.TextMessageContent: ("text", "message_id"),
+    ev.ReasoningMessageContent: ("reasoning", "message_id"),
 }
 _OPENS: dict[type, tuple[str, Any]] = {
     ev.TextMessageStart: ("text", lambda e: ev.TextMessageEnd(message_id=e.message_id)),
