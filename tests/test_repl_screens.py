@@ -194,10 +194,19 @@ def test_model_alone_lists_the_servers_models_in_a_picker_and_switches(
 
 
 def test_model_alone_says_why_when_nothing_is_listed(
-    term: StartTerminal, server: ScriptedServer
+    term: StartTerminal, server: ScriptedServer, tmp_path: Path
 ) -> None:
     server.models = []
-    terminal = term("chat", "--model", "openai:scripted-model")
+    # As on a machine without the embedded model (the suite's has it): its runtime absent.
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(
+        "import importlib.util\n"
+        "_find = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: None if name == 'xllamacpp' "
+        "else _find(name, *a)\n"
+    )
+    terminal = term("chat", "--model", "openai:scripted-model", env={"PYTHONPATH": str(hooks)})
     terminal.send("/model\r")
     terminal.wait_for("no provider listed any model")
     terminal.wait_prompt()

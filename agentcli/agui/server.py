@@ -349,6 +349,12 @@ def context_section(run_input: Any, notes: list[str]) -> str:
     return "\n\n# Context from the application (AG-UI client)\n" + text
 
 
+def _serve_extra() -> str:
+    from agentcli.install_source import extra_install_command
+
+    return extra_install_command("serve")
+
+
 def build_app(options: ServeOptions) -> Any:
     try:
         from starlette.applications import Starlette
@@ -358,9 +364,7 @@ def build_app(options: ServeOptions) -> Any:
         from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
         from starlette.routing import Route
     except ImportError:
-        raise UsageError(
-            "agentcli serve needs the serve extra: pip install 'agentcli[serve]'"
-        ) from None
+        raise UsageError("agentcli serve needs the serve extra: " + _serve_extra()) from None
     server = AgentServer(options)
 
     async def run(request: Request) -> Any:
@@ -427,9 +431,7 @@ def serve(options: ServeOptions, host: str, port: int) -> int:
     try:
         import uvicorn
     except ImportError:
-        raise UsageError(
-            "agentcli serve needs the serve extra: pip install 'agentcli[serve]'"
-        ) from None
+        raise UsageError("agentcli serve needs the serve extra: " + _serve_extra()) from None
     import sys
 
     shown = f"[{host}]" if ":" in host else host

@@ -10,8 +10,6 @@ from typing import Any
 
 from agentcli.tools.source import StaticSource, ToolSource
 
-INSTALL_HINT = "pip install 'agentcli[mcp]'"
-
 
 def mcp_sources(config: Any, workspace: Path, sandbox: Any = None) -> list[ToolSource]:
     """One source per configured server; none started yet. `sandbox`: the session's
@@ -22,10 +20,13 @@ def mcp_sources(config: Any, workspace: Path, sandbox: Any = None) -> list[ToolS
     if not servers:
         return []
     if importlib.util.find_spec("mcp") is None:
+        from agentcli.install_source import extra_install_command
+
         missing = StaticSource("mcp", kind="mcp")
         names = ", ".join(s.name for s in servers)
         missing.problems.append(
-            f"MCP servers {names} need the mcp package, which is not installed: {INSTALL_HINT}"
+            f"MCP servers {names} need the mcp package, which is not installed: "
+            + extra_install_command("mcp")
         )
         return [missing]
     from agentcli.mcp.server import McpServer

