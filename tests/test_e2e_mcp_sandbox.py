@@ -113,3 +113,36 @@ def test_mcp_add_records_the_profile_a_person_chose(run_cli: RunCli, cli_home: P
     assert 'sandbox = "workspace-write"' in text
     bad = run_cli(["mcp", "add", "other", "--sandbox", "everything", "--", "srv"])
     assert bad.returncode == 2 and "--sandbox" in bad.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_server_installed_by_npm_starts_through_its_bin_link(
+    backend: str, run_cli: RunCli, cli_home: Path, tmp_path: Path
+) -> None:
+    """`npm install` puts a server at node_modules/.bin/NAME, a link into its package, whose
+    dependencies are the package's siblings: the name it is started by, the package and
+    those siblings must all be readable, wherever the install is (here outside the home and
+    the workspace, as `npm install --prefix "$(mktemp -d)"` puts it)."""
+    modules = tmp_path / "install" / "node_modules"
+    (modules / ".bin").mkdir(parents=True)
+    (modules / "dep").mkdir()
+    (modules / "dep" / "real_server.py").write_text(SERVER.read_text())
+    (modules / "srv" / "dist").mkdir(parents=True)
+    script = modules / "srv" / "dist" / "index.py"
+    script.write_text(
+        f"#!{sys.executable}\nimport runpy, pathlib\n"
+        "here = pathlib.Path(__file__).resolve().parents[2]\n"
+        "runpy.run_path(str(here / 'dep' / 'real_server.py'), run_name='__main__')\n"
+    )
+    script.chmod(0o755)
+    (modules / ".bin" / "srv").symlink_to("../srv/dist/index.py")
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        f'[sandbox]\nbackend = "{backend}"\n\n[mcp.servers.npm]\n'
+        f"command = {json.dumps(str(modules / '.bin' / 'srv'))}\n"
+    )
+    listed = run_cli(["mcp", "list", "--json"], timeout=60)
+    [row] = json.loads(listed.stdout)["servers"]
+    assert row["state"] == "running", row
+    assert row["sandbox"] == "read-only"

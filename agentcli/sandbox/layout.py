@@ -116,9 +116,10 @@ def toolchain_dirs(path_variable: str, home: str, secrets: Sequence[str] = ()) -
 
 
 def interpreter_dirs(executable: str, home: str = "", secrets: Sequence[str] = ()) -> list[str]:
-    """What a Python interpreter needs to start: its installation prefix (found through any
-    symlink) and, for a virtual environment, the environment's own directory (never the
-    home directory, nor a place of secrets)."""
+    """What a program needs to start: an interpreter's installation prefix (found through
+    any symlink), a virtual environment's own directory, the directory of the name it is
+    started by, and a Node package's whole `node_modules` (never the home directory, nor a
+    place of secrets)."""
     dirs = []
     unresolved = Path(executable)
     if (unresolved.parent.parent / "pyvenv.cfg").is_file():
@@ -127,7 +128,18 @@ def interpreter_dirs(executable: str, home: str = "", secrets: Sequence[str] = (
     if len(real.parents) >= 2 and not _is_system(str(real)):
         dirs.append(str(real.parents[1]))
         dirs.append(str(real.parent))  # at least its own directory, when the prefix is not
+    if not _is_system(str(unresolved)):
+        dirs.append(str(unresolved.parent))  # the name it is started by (a symlink in .bin)
+    dirs += [root for path in (unresolved, real) if (root := _node_modules_root(path))]
     return [d for d in dirs if exposable(d, home, secrets)]
+
+
+def _node_modules_root(path: Path) -> str | None:
+    """The outermost `node_modules` a script sits in (`node_modules/.bin/server` links into
+    a package whose dependencies are its siblings, found by walking up every
+    `node_modules`): the whole tree, read-only."""
+    roots = [parent for parent in path.parents if parent.name == "node_modules"]
+    return str(roots[-1]) if roots else None
 
 
 def protected_paths(workspace: str, *, existing_only: bool = True) -> tuple[list[str], list[str]]:
