@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from agentcli import events as ev
+from agentcli.assembly import session_registry
 from agentcli.changes import WorkspaceChanges
 from agentcli.compaction import Compactor
 from agentcli.decoding import shown
@@ -22,7 +23,7 @@ from agentcli.loop import AgentLoop
 from agentcli.messages import Message, new_id
 from agentcli.output.base import FanOut, Output, RunSummary
 from agentcli.paths import data_dir
-from agentcli.policy import Approver, TurnCancelled
+from agentcli.policy.engine import Approver, TurnCancelled
 from agentcli.policy.setup import build_policy
 from agentcli.process.env import child_environment
 from agentcli.process.jobs import JobManager
@@ -36,7 +37,7 @@ from agentcli.settings import ModelSpec, RunSettings, context_window
 from agentcli.stream_limits import StreamLimits
 from agentcli.system_prompt import build_system_prompt
 from agentcli.tools.base import ToolContext
-from agentcli.tools.registry import ToolRegistry, session_registry
+from agentcli.tools.registry import ToolRegistry
 from agentcli.workspace import Workspace
 
 INTERRUPTED_MARK = "\n\n[interrupted by the user]"

@@ -8,7 +8,7 @@ value that needs converting with care) returns None and Typer parses the line in
 behaviour and messages stay Typer's.
 
 Adding an option shared by `run` and `chat` is one `Option(...)` line below, plus its
-keyword in `agentcli.settings.resolve_settings` (where its value is used).
+keyword in `agentcli.assembly.resolve_settings` (where its value is used).
 """
 
 from __future__ import annotations

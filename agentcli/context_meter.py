@@ -44,7 +44,7 @@ def known_window(settings: RunSettings) -> Window:
         return Window(context_window(config, model), f'context.windows."{model}"')
     if config.source("context.window") != "default":
         return Window(config.get("context.window"), "context.window")
-    from agentcli.providers.spec import provider_spec
+    from agentcli.providers.table import provider_spec
 
     spec = provider_spec(settings.provider.type)
     own = spec.context_window(settings) if spec and spec.context_window else None

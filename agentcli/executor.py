@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.decoding import TooDeep, loads, shown
 from agentcli.error_kinds import DENIED, FAILED, INVALID
 from agentcli.messages import Message, ToolCall, new_id
-from agentcli.policy import Policy
-from agentcli.policy.engine import TurnCancelled
+from agentcli.policy.engine import Policy, TurnCancelled
 from agentcli.quick_schema import conforms
 from agentcli.records import dataclass, replace
 from agentcli.refine import refine_arguments

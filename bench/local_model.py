@@ -581,8 +581,8 @@ def make_workspace() -> Path:
 
 
 def registry_tools() -> list[dict[str, Any]]:
+    from agentcli.assembly import build_registry
     from agentcli.config import load_config
-    from agentcli.tools.registry import build_registry
 
     config = load_config(ROOT, flags={}, flag_labels={}, env={})
     return [tool.spec() for tool in build_registry(config, None)]

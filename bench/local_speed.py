@@ -53,7 +53,7 @@ from pathlib import Path
 from agentcli.messages import Message
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import LocalProvider
-from agentcli.tools.registry import builtin_tools
+from agentcli.assembly import builtin_tools
 tools = [t.spec() for t in builtin_tools()]
 provider = LocalProvider(progress=lambda text: None, workspace=Path.cwd())
 async def turn(text):

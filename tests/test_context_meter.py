@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.assembly import resolve_settings
 from agentcli.context_meter import known_window
-from agentcli.settings import resolve_settings
 from agentcli.ui.toolbar import fit
 
 

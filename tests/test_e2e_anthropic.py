@@ -631,7 +631,7 @@ def test_key_alone_picks_anthropic(run_cli: RunCli, anthropic: ScriptedAnthropic
 
 def test_key_alone_picks_anthropic_in_settings(tmp_path: Path) -> None:
     # No base URL anywhere: only the key decides (the request would go to the official URL).
-    from agentcli.settings import resolve_settings
+    from agentcli.assembly import resolve_settings
 
     settings = resolve_settings(
         model=None,

@@ -7,7 +7,8 @@ import io
 from rich.console import Console
 
 from agentcli import events as ev
-from agentcli.output.text import TextOutput, format_arguments
+from agentcli.output.style import format_arguments
+from agentcli.output.text import TextOutput
 from agentcli.ui.markdown_stream import MarkdownStream
 
 

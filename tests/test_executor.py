@@ -12,7 +12,7 @@ import pytest
 from agentcli import events as ev
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
-from agentcli.policy import Policy
+from agentcli.policy.engine import Policy
 from agentcli.refine import refine_arguments
 from agentcli.risk import Assessment, Risk
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput

@@ -10,7 +10,7 @@ from agentcli import events as ev
 from agentcli.error_kinds import DENIED, FAILED, INTERRUPTED, INVALID
 from agentcli.fold import StreamFold
 from agentcli.messages import Conversation, Message, ToolCall, message_from_dict, message_to_dict
-from agentcli.policy import Policy
+from agentcli.policy.engine import Policy
 from tests.test_executor import call, make, run
 
 EVENT = TypeAdapter(Event)

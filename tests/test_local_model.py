@@ -20,6 +20,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from agentcli import events as ev
+from agentcli.assembly import builtin_tools
 from agentcli.errors import ConfigError
 from agentcli.messages import Message, ToolCall
 from agentcli.providers.base import ModelRequest
@@ -41,7 +42,6 @@ from agentcli.providers.local import (
 from agentcli.providers.local.engine import Generation
 from agentcli.providers.local.models import assemble, resolve_model_file
 from agentcli.providers.local.provider import LocalOptions, LocalProvider
-from agentcli.tools.registry import builtin_tools
 
 TOOLS = [tool.spec() for tool in builtin_tools()]
 NAMES = [tool["name"] for tool in TOOLS]
@@ -419,14 +419,14 @@ def test_a_call_becomes_tool_call_events_then_one_step_end():
 
 def deploy_tools(examples: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The built-ins and a command tool from the configuration, through the real path."""
-    from agentcli.tools.dynamic import command_tool_specs, register_dynamic
+    from agentcli.tools.dynamic import command_tool_specs
 
     definition: dict[str, Any] = {"command": "make deploy ENV={env}", "risk": "high"}
     if examples is not None:
         definition["examples"] = examples
     registry = builtin_tools()
     [spec] = command_tool_specs({"deploy": definition}, "config")
-    register_dynamic(registry, spec)
+    registry.add_dynamic(spec)
     return [tool.spec() for tool in registry]
 
 
@@ -643,7 +643,7 @@ SAMPLER = r"""
 import json, sys
 from agentcli.providers.local import LocalProvider, grammar
 from agentcli.providers.local.prompts import Turn
-from agentcli.tools.registry import builtin_tools
+from agentcli.assembly import builtin_tools
 
 tools = [t.spec() for t in builtin_tools()]
 provider = LocalProvider(progress=lambda text: None)
@@ -735,7 +735,7 @@ from agentcli.messages import Message
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import LocalProvider
 from agentcli.providers.local.prompts import Turn
-from agentcli.tools.registry import builtin_tools
+from agentcli.assembly import builtin_tools
 
 tools = [t.spec() for t in builtin_tools()]
 provider = LocalProvider(progress=lambda text: None)
@@ -819,7 +819,7 @@ import asyncio, json, sys
 from agentcli.messages import Message
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import LocalProvider, scoring
-from agentcli.tools.registry import builtin_tools
+from agentcli.assembly import builtin_tools
 
 tools = [t.spec() for t in builtin_tools()]
 provider = LocalProvider(progress=lambda text: None, workspace=__import__("pathlib").Path.cwd())

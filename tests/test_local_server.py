@@ -26,8 +26,8 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
+from agentcli.assembly import builtin_tools
 from agentcli.providers.local.models import install_command, local_available, resolve_model_file
-from agentcli.tools.registry import builtin_tools
 from tests.conftest import AGENTCLI, README_LINES, assert_no_traceback, build_env, error_lines
 
 MODEL = "smollm2"  # the alias it serves the model under

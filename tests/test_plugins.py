@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 import pytest
 
-from agentcli.plugins import ToolRegistrar
-from agentcli.plugins.function_tool import FunctionTool, PluginError
 from agentcli.risk import Risk
 from agentcli.tools.base import ToolContext, ToolFailure
+from agentcli.tools.function_tool import FunctionTool, PluginError
+from agentcli.tools.registry import ToolRegistrar
 from agentcli.workspace import Workspace
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
@@ -233,7 +233,7 @@ def test_entry_points_are_cached_until_a_distribution_is_installed(tmp_path: Pat
     site = tmp_path / "site"
     site.mkdir()
     probe = (
-        "import sys\nfrom agentcli.plugins import plugin_sources\n"
+        "import sys\nfrom agentcli.tools.plugin_source import plugin_sources\n"
         "sources = plugin_sources()\nfor s in sources:\n    s.load()\n"
         "print(sorted((s.entry.name, s.origin, s.state, sorted(t.name for t in s.tools()))"
         " for s in sources), 'importlib.metadata' in sys.modules)"

@@ -15,17 +15,18 @@ from typing import Any
 import pytest
 
 from agentcli import events as ev
+from agentcli.assembly import builtin_tools
 from agentcli.errors import ConfigError
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
-from agentcli.policy import NO_TERMINAL_HINT, Policy, Prompt, TurnCancelled, UserChoice
+from agentcli.policy.engine import NO_TERMINAL_HINT, Policy, Prompt, TurnCancelled, UserChoice
 from agentcli.policy.rules import RuleSet, command_matches, parse_rule, path_matches
 from agentcli.policy.setup import project_rule_writer, rule_set
 from agentcli.policy.shell_parse import parse_command
 from agentcli.risk import ApprovalRequest, Risk
 from agentcli.tools.base import ToolContext
 from agentcli.tools.files import ReadFile, WriteFile
-from agentcli.tools.registry import ToolRegistry, builtin_tools
+from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.shell import RunShell
 from agentcli.workspace import Workspace
 from tests.conftest import RunCli, assert_one_error

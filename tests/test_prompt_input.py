@@ -6,11 +6,12 @@ import os
 
 import pytest
 
+from agentcli.assembly import resolve_settings
 from agentcli.errors import ConfigError, UsageError
 from agentcli.prompt_input import build_prompt, read_stdin
-from agentcli.providers.spec import builtin_specs
-from agentcli.settings import ModelSpec, ProviderConfig, resolve_settings
-from agentcli.settings import parse_model as parse_with
+from agentcli.providers.configured import parse_model as parse_with
+from agentcli.providers.table import builtin_specs
+from agentcli.settings import ModelSpec, ProviderConfig
 
 PROVIDERS = {
     "openai": ProviderConfig("openai", "openai", None, "OPENAI_API_KEY"),

@@ -15,7 +15,8 @@ import agentcli
 from agentcli.config import load_config
 from agentcli.providers.builtin import register_providers
 from agentcli.providers.factory import make_provider
-from agentcli.providers.spec import ProviderRegistrar, ProviderSpec, builtin_specs
+from agentcli.providers.spec import ProviderSpec
+from agentcli.providers.table import ProviderRegistrar, builtin_specs
 from agentcli.settings import ModelSpec, ProviderConfig, RunSettings
 
 PACKAGE = Path(agentcli.__file__).parent
@@ -68,7 +69,7 @@ def test_each_spec_makes_its_modules_provider(
 def test_reading_the_table_imports_no_provider_module(tmp_path: Path) -> None:
     probe = (
         "import sys; from pathlib import Path; from agentcli.config import load_config; "
-        "from agentcli.settings import providers_of; "
+        "from agentcli.providers.configured import providers_of; "
         "print(sorted(providers_of(load_config(Path(sys.argv[1])))), "
         "[m for m in ('agentcli.providers.openai', 'agentcli.providers.anthropic', "
         "'agentcli.agui.client', 'agentcli.providers.local', 'asyncio') if m in sys.modules])"

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from agentcli.assembly import builtin_tools
 from agentcli.quick_schema import conforms
-from agentcli.tools.registry import builtin_tools
 
 TOOLS = list(builtin_tools())
 SCALARS = st.one_of(

@@ -527,7 +527,7 @@ def test_help_lists_every_command_and_completes_names(chat: StartChat) -> None:
 
 
 def test_tools_lists_each_tool_with_its_risk(chat: StartChat) -> None:
-    from agentcli.tools.registry import builtin_tools
+    from agentcli.assembly import builtin_tools
 
     session = chat()
     shown = lines_of(session.command("/tools", "run_shell"))

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
-from agentcli.policy import Policy
+from agentcli.policy.engine import Policy
 from agentcli.risk import Risk
 from agentcli.tools import search_py, search_rg
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput

@@ -5,7 +5,7 @@ and bidi overrides, in `run`'s text output, in the REPL and in the approval prom
 from __future__ import annotations
 
 from agentcli.output.visible import visible
-from agentcli.policy import Prompt
+from agentcli.policy.engine import Prompt
 from agentcli.risk import ApprovalRequest, Assessment, Risk
 from agentcli.ui.approval_block import MAX_CODE_LINES, render_prompt
 from tests.conftest import RunCli

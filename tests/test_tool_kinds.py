@@ -1,5 +1,5 @@
 """The kinds of tools beyond the built-ins: dynamic tools (command tools from the
-configuration, through `register_dynamic`) and Anthropic's provider-defined `bash` and
+configuration, through `ToolRegistry.add_dynamic`) and Anthropic's provider-defined `bash` and
 `text_editor`, which run as run_shell and the file tools under the same policy."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.assembly import builtin_tools
 from agentcli.risk import Risk
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.dynamic import (
@@ -20,9 +21,8 @@ from agentcli.tools.dynamic import (
     DynamicToolError,
     command_argv,
     command_tool_specs,
-    register_dynamic,
 )
-from agentcli.tools.registry import ToolRegistry, builtin_tools
+from agentcli.tools.registry import ToolRegistry
 from agentcli.workspace import Workspace
 from tests.conftest import (
     NOTES_LINES,
@@ -83,10 +83,10 @@ def ctx(root: Path) -> ToolContext:
     "name",
     ["", "has space", "semi;colon", "x" * 65, "dots.in.name", "ünïcode", "slash/name", "a\nb"],
 )
-def test_register_dynamic_rejects_bad_names(name: str) -> None:
+def test_add_dynamic_rejects_bad_names(name: str) -> None:
     registry = ToolRegistry()
     with pytest.raises(DynamicToolError) as caught:
-        register_dynamic(registry, spec(name))
+        registry.add_dynamic(spec(name))
     message = str(caught.value)
     assert repr(name) in message
     assert "letters" in message and "64" in message
@@ -94,20 +94,20 @@ def test_register_dynamic_rejects_bad_names(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["a", "x" * 64, "my-tool_2", "UPPER"])
-def test_register_dynamic_accepts_good_names(name: str) -> None:
+def test_add_dynamic_accepts_good_names(name: str) -> None:
     registry = ToolRegistry()
-    tool = register_dynamic(registry, spec(name))
+    tool = registry.add_dynamic(spec(name))
     assert registry.get(name) is tool
     assert tool.source == "config"
 
 
 @pytest.mark.parametrize("name", ["read_file", "run_shell", "greet"])
-def test_register_dynamic_rejects_duplicate_names(name: str) -> None:
+def test_add_dynamic_rejects_duplicate_names(name: str) -> None:
     registry = builtin_tools()
-    register_dynamic(registry, spec("greet"))
+    registry.add_dynamic(spec("greet"))
     before = len(registry)
     with pytest.raises(DynamicToolError) as caught:
-        register_dynamic(registry, spec(name, source="mcp:other"))
+        registry.add_dynamic(spec(name, source="mcp:other"))
     assert repr(name) in str(caught.value)
     assert "already exists" in str(caught.value)
     assert len(registry) == before
@@ -119,9 +119,9 @@ def test_register_dynamic_rejects_duplicate_names(name: str) -> None:
     [{"type": "array"}, {"type": "string"}, [], "object", None, 5],
     ids=["array", "string", "list", "str", "none", "int"],
 )
-def test_register_dynamic_rejects_non_object_schemas(parameters: Any) -> None:
+def test_add_dynamic_rejects_non_object_schemas(parameters: Any) -> None:
     with pytest.raises(DynamicToolError) as caught:
-        register_dynamic(ToolRegistry(), spec(parameters=parameters))
+        ToolRegistry().add_dynamic(spec(parameters=parameters))
     assert "greet" in str(caught.value)
     assert "object" in str(caught.value)
 
@@ -136,9 +136,9 @@ def test_register_dynamic_rejects_non_object_schemas(parameters: Any) -> None:
     ],
     ids=["unknown-type", "required-not-list", "properties-not-object", "minimum-not-number"],
 )
-def test_register_dynamic_rejects_invalid_json_schemas(parameters: Any, needle: str) -> None:
+def test_add_dynamic_rejects_invalid_json_schemas(parameters: Any, needle: str) -> None:
     with pytest.raises(DynamicToolError) as caught:
-        register_dynamic(ToolRegistry(), spec(parameters=parameters))
+        ToolRegistry().add_dynamic(spec(parameters=parameters))
     message = str(caught.value)
     assert message.startswith("greet: invalid parameters schema"), message
     assert needle in message
@@ -159,7 +159,7 @@ def test_register_dynamic_rejects_invalid_json_schemas(parameters: Any, needle: 
     ],
 )
 def test_unknown_or_missing_risk_is_high(tmp_path: Path, risk: Any, expected: Risk) -> None:
-    tool = register_dynamic(ToolRegistry(), spec(risk=risk))
+    tool = ToolRegistry().add_dynamic(spec(risk=risk))
     assessment = tool.assess({"who": "x"}, ctx(tmp_path))
     assert assessment.risk is expected
     assert tool.risk_summary.startswith(expected.label)
@@ -172,7 +172,7 @@ def test_unknown_or_missing_risk_is_high(tmp_path: Path, risk: Any, expected: Ri
 def test_risk_names_in_another_case_are_treated_consistently(tmp_path: Path, risk: str) -> None:
     # Either a case variant is a rating (and then not called "unrated") or it is not (and
     # then it is high): never low risk and "unrated" at once.
-    tool = register_dynamic(ToolRegistry(), spec(risk=risk))
+    tool = ToolRegistry().add_dynamic(spec(risk=risk))
     assessment = tool.assess({"who": "x"}, ctx(tmp_path))
     unrated = "unrated" in tool.risk_summary or "not rated" in assessment.reason
     if unrated:
@@ -193,7 +193,7 @@ def test_command_tool_specs_default_parameters_from_placeholders() -> None:
 def test_a_placeholder_used_twice_makes_a_valid_tool() -> None:
     # `cp {file} {file}.bak`: one parameter, used twice.
     [made] = command_tool_specs({"backup": {"command": "cp {file} {file}.bak"}}, "config")
-    tool = register_dynamic(builtin_tools(), made)
+    tool = builtin_tools().add_dynamic(made)
     assert tool.parameters["required"] == ["file"]
     assert command_argv("cp {file} {file}.bak", {"file": "a b"}) == ["cp", "a b", "a b.bak"]
 
@@ -408,7 +408,7 @@ def test_config_tool_examples_route_the_local_model_and_are_not_sent_to_others(
                                                            "arguments": {"name": "Bob"}}]}},
         "config",
     )  # fmt: skip
-    assert register_dynamic(builtin_tools(), made).spec()["examples"] == [
+    assert builtin_tools().add_dynamic(made).spec()["examples"] == [
         ["say hi to Bob", {"name": "Bob"}]
     ]
     server.enqueue(Reply.text(["Hi."]))

@@ -11,7 +11,7 @@ from typing import Any
 from agentcli import events as ev
 from agentcli.executor import Executor
 from agentcli.messages import ToolCall
-from agentcli.policy import Policy, Prompt
+from agentcli.policy.engine import Policy, Prompt
 from agentcli.risk import ApprovalRequest, Assessment, Risk
 from agentcli.tools.base import Tool, ToolContext, ToolOutput
 from agentcli.tools.content import ImagePart, JsonPart, ResourceLinkPart, TextPart, render_text

@@ -13,9 +13,9 @@ from agentcli.errors import AgentCliError
 def one_shot(
     prompt: str | None, output: str, continue_: bool, resume: str | None, **flags: Any
 ) -> int:
+    from agentcli.assembly import resolve_settings
     from agentcli.prompt_input import build_prompt, read_stdin
     from agentcli.runner import open_session, print_error, run_in_event_loop
-    from agentcli.settings import resolve_settings
 
     try:
         settings = resolve_settings(output=output, **flags)
@@ -42,8 +42,8 @@ def continued(session: Any) -> str:
 
 
 def interactive(continue_: bool, resume: str | None, **flags: Any) -> int:
+    from agentcli.assembly import resolve_settings
     from agentcli.runner import open_session, print_error, startup_notices
-    from agentcli.settings import resolve_settings
 
     try:
         settings = resolve_settings(output="text", **flags)

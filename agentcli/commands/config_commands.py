@@ -22,8 +22,9 @@ def _shown(value: Any) -> str:
 def effective_model(config: Any) -> tuple[str | None, str]:
     """The model a run here would use (aliases and bare provider names spelt out) and where
     it came from; when there is none, why not."""
+    from agentcli.assembly import model_choice
     from agentcli.errors import AgentCliError
-    from agentcli.settings import model_choice, parse_model, providers_of
+    from agentcli.providers.configured import parse_model, providers_of
 
     try:
         written, source = model_choice(config, os.environ)

@@ -6,7 +6,8 @@ import json
 import sys
 from typing import Any
 
-from agentcli.plugins import plugin_sources, provider_plugins
+from agentcli.providers.table import provider_plugins
+from agentcli.tools.plugin_source import plugin_sources
 
 
 def list_plugins(as_json: bool) -> int:

@@ -10,16 +10,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentcli.assembly import build_registry, provider_tools
 from agentcli.config import load_config
 from agentcli.errors import ExitCode, UsageError
 from agentcli.executor import Executor, InvalidCall
 from agentcli.messages import ToolCall
-from agentcli.plugins import plugin_sources
-from agentcli.policy import Policy
+from agentcli.policy.engine import Policy
 from agentcli.policy.setup import build_policy
 from agentcli.risk import ApprovalRequest
 from agentcli.tools.base import ToolContext
-from agentcli.tools.registry import build_registry, provider_tools
+from agentcli.tools.plugin_source import plugin_sources
 from agentcli.workspace import Workspace
 
 
@@ -200,7 +200,7 @@ def explain_stream(
 
 
 def list_tools(workspace: Path, as_json: bool) -> int:
-    from agentcli.settings import providers_of
+    from agentcli.providers.configured import providers_of
 
     config = load_config(workspace)
     registry = build_registry(config, None)

@@ -20,7 +20,7 @@ def serve_command(
     site can POST to loopback. `--no-token` opts out, on loopback only and never with
     --yes, where one request could run every tool."""
     from agentcli.agui.server import ServeOptions, is_loopback, serve
-    from agentcli.settings import resolve_settings
+    from agentcli.assembly import resolve_settings
 
     if not 0 < port < 65536:
         raise UsageError(f"--port must be between 1 and 65535, not {port}")

@@ -8,7 +8,7 @@ from typing import TextIO
 from agentcli import events as ev
 from agentcli.output.base import RunSummary
 from agentcli.output.visible import visible_event
-from agentcli.policy import NO_TERMINAL_HINT
+from agentcli.policy.engine import NO_TERMINAL_HINT
 from agentcli.waiting import waiting_line
 
 

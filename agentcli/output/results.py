@@ -12,7 +12,7 @@ from agentcli.fold import StreamFold, ToolCallState
 from agentcli.words import plural
 
 if TYPE_CHECKING:
-    from agentcli.output.text import Styler
+    from agentcli.output.style import Styler
 
 PREVIEW_WIDTH = 160
 

@@ -4,7 +4,6 @@ terminal, plain text in a pipe); tool activity and progress on stderr."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any, TextIO
 
 from agentcli import events as ev
@@ -13,61 +12,12 @@ from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.results import ending_lines, preview, preview_line, result_line
-from agentcli.output.visible import visible, visible_event, visible_piece
+from agentcli.output.style import Styler, format_arguments, state_line
+from agentcli.output.visible import visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
 from agentcli.waiting import retry_line, waiting_line
 
-_MAX_ARGS_SHOWN = 160
 RESULT_CHANGED_LINES = 8
-
-
-class Styler:
-    """ANSI styling for stderr lines, or none at all when not on a colour terminal."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-
-    def _wrap(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
-
-    def dim(self, text: str) -> str:
-        return self._wrap("2", text)
-
-    def red(self, text: str) -> str:
-        return self._wrap("31", text)
-
-    def green(self, text: str) -> str:
-        return self._wrap("32", text)
-
-    def yellow(self, text: str) -> str:
-        return self._wrap("33", text)
-
-
-def format_arguments(raw: str) -> str:
-    try:
-        args = json.loads(raw) if raw.strip() else {}
-    except (ValueError, RecursionError):
-        shown = raw
-    else:
-        if isinstance(args, dict):
-            shown = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
-        else:
-            shown = json.dumps(args, ensure_ascii=False)
-    shown = visible(" ".join(shown.split()))
-    if len(shown) > _MAX_ARGS_SHOWN:
-        shown = shown[: _MAX_ARGS_SHOWN - 1] + "…"
-    return shown
-
-
-def state_line(event: ev.StateSnapshot | ev.StateDelta) -> str:
-    """A remote agent's state (AG-UI STATE_SNAPSHOT / STATE_DELTA) as one short line."""
-    if isinstance(event, ev.StateDelta):
-        paths = ", ".join(str(op.get("path")) for op in event.delta if isinstance(op, dict))
-        shown = f"{len(event.delta)} change(s): {paths}"
-    else:
-        shown = json.dumps(event.snapshot, ensure_ascii=False, default=str)
-    shown = " ".join(shown.split())
-    return shown if len(shown) <= _MAX_ARGS_SHOWN else shown[: _MAX_ARGS_SHOWN - 1] + "…"
 
 
 class TextOutput:

@@ -1,24 +1,4 @@
-"""The risk policy: shell command classification, rules, remembered choices, decisions."""
-
-from agentcli.policy.engine import (
-    NO_TERMINAL_HINT,
-    Approver,
-    Policy,
-    Prompt,
-    TurnCancelled,
-    UserChoice,
-    Verdict,
-)
-from agentcli.risk import ApprovalRequest, Decision  # kept here too: the policy's own words
-
-__all__ = [
-    "NO_TERMINAL_HINT",
-    "ApprovalRequest",
-    "Approver",
-    "Decision",
-    "Policy",
-    "Prompt",
-    "TurnCancelled",
-    "UserChoice",
-    "Verdict",
-]
+"""The risk policy: shell command classification (`shell_parse`, `shell_risk`, the read-only
+table), rules (`rules`), remembered choices and decisions (`engine`). Import from the
+module that holds a name: this package imports nothing, so that a module below it (the
+neutral `agentcli.risk`) can name a type of one of its modules without a circle."""

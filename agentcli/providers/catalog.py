@@ -12,15 +12,10 @@ from pathlib import Path
 from agentcli.config import Config
 from agentcli.errors import ConfigError, ProviderError
 from agentcli.providers.base import ListedModel
-from agentcli.providers.spec import provider_spec
+from agentcli.providers.configured import providers_of
+from agentcli.providers.table import provider_spec
 from agentcli.records import dataclass, field, replace
-from agentcli.settings import (
-    ModelSpec,
-    ProviderConfig,
-    RunSettings,
-    check_base_url,
-    providers_of,
-)
+from agentcli.settings import ModelSpec, ProviderConfig, RunSettings, check_base_url
 
 
 @dataclass(slots=True)

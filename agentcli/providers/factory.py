@@ -24,7 +24,7 @@ def _seconds(config, key: str) -> float:  # type: ignore[no-untyped-def]
 
 
 def _make(settings: RunSettings) -> Provider:
-    from agentcli.providers.spec import provider_spec
+    from agentcli.providers.table import provider_spec
 
     spec = provider_spec(settings.provider.type)  # a built-in, or an `agentcli.providers` plug-in
     if spec is None:

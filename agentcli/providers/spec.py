@@ -1,15 +1,13 @@
-"""The one table of provider types. A type is a ProviderSpec: its name, its defaults and how
-it is made from a run's settings. The built-ins are registered through the same
-`register_providers(register)` hook as an `agentcli.providers` plug-in
-(agentcli.providers.builtin); plug-ins are looked up only for a type no built-in has, so
-reading the table imports no provider module and scans no entry points."""
+"""A provider type, as a ProviderSpec: its name, its defaults and how it is made from a
+run's settings (agentcli.providers.table holds the table of them), and what an HTTP
+provider is made with."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentcli.records import dataclass, replace
+from agentcli.records import dataclass
 
 if TYPE_CHECKING:
     from agentcli.providers.base import ListedModel, Provider
@@ -36,46 +34,6 @@ class ProviderSpec:
 
     def model(self) -> str:
         return self.default_model() if callable(self.default_model) else self.default_model
-
-
-class ProviderRegistrar:
-    """The `register` a `register_providers` is given: `register(spec)`, or the short form
-    `register(type, factory, *, default_model="")` with `factory(settings)` -> Provider."""
-
-    def __init__(self, origin: str) -> None:
-        self.origin = origin
-        self.specs: dict[str, ProviderSpec] = {}
-
-    def __call__(self, kind: str | ProviderSpec, factory: Callable[[Any], Any] | None = None,
-                 *, default_model: str = "") -> ProviderSpec:  # fmt: skip
-        if isinstance(kind, ProviderSpec):
-            spec = replace(kind, origin=self.origin)
-        elif factory is None:
-            raise TypeError(f"register({kind!r}) needs a factory(settings) or a ProviderSpec")
-        else:
-            spec = ProviderSpec(kind, factory, default_model=default_model, origin=self.origin)
-        self.specs.setdefault(spec.type, spec)  # the first registration of a type wins
-        return spec
-
-
-def builtin_specs() -> dict[str, ProviderSpec]:
-    from agentcli.providers.builtin import register_providers
-
-    registrar = ProviderRegistrar("builtin")
-    register_providers(registrar)
-    return registrar.specs
-
-
-def provider_spec(kind: Any) -> ProviderSpec | None:
-    """A type's spec: a built-in's, else an `agentcli.providers` plug-in's."""
-    if not isinstance(kind, str):
-        return None
-    spec = builtin_specs().get(kind)
-    if spec is not None:
-        return spec
-    from agentcli.plugins import provider_plugins
-
-    return provider_plugins()[0].get(kind)
 
 
 def connection(settings: RunSettings) -> dict[str, Any]:

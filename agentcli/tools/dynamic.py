@@ -13,7 +13,6 @@ from typing import Any
 from agentcli.records import dataclass
 from agentcli.risk import Assessment, Risk, Subjects
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.registry import ToolRegistry
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 RISKS = {"low": Risk.LOW, "medium": Risk.MEDIUM, "high": Risk.HIGH}
@@ -90,15 +89,6 @@ def check_spec(spec: DynamicSpec) -> None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise DynamicToolError(f"{spec.name}: invalid parameters schema: {exc.message}") from None
-
-
-def register_dynamic(registry: ToolRegistry, spec: DynamicSpec) -> DynamicTool:
-    check_spec(spec)
-    if registry.get(spec.name) is not None:
-        raise DynamicToolError(f"a tool named {spec.name!r} already exists ({spec.source})")
-    tool = DynamicTool(spec)
-    registry.add(tool)
-    return tool
 
 
 # --- command tools from the configuration: [tools.NAME] command = "make deploy ENV={env}"

@@ -137,6 +137,18 @@ class ToolRegistry:
     def source_of(self, name: str) -> ToolSource | None:
         return self._owner.get(name)
 
+    def add_dynamic(self, spec: Any) -> Tool:
+        """A tool made from a spec (agentcli.tools.dynamic.DynamicSpec: the configuration's
+        command tools, MCP's), checked first; a name already taken is refused."""
+        from agentcli.tools.dynamic import DynamicTool, DynamicToolError, check_spec
+
+        check_spec(spec)
+        if self.get(spec.name) is not None:
+            raise DynamicToolError(f"a tool named {spec.name!r} already exists ({spec.source})")
+        tool = DynamicTool(spec)
+        self.add(tool)
+        return tool
+
     def names(self) -> list[str]:
         return sorted(self._tools)
 
@@ -150,77 +162,34 @@ class ToolRegistry:
         return len(self._tools)
 
 
-def builtin_tools() -> ToolRegistry:
-    from agentcli.plugins import ToolRegistrar
-    from agentcli.tools.builtin import register_tools
+class ToolRegistrar:
+    """The `register` a plug-in's `register_tools` is given."""
 
-    register = ToolRegistrar("builtin", check=False)
-    register_tools(register)
-    return ToolRegistry(register.tools)
+    def __init__(self, source: str, *, check: bool = True) -> None:
+        self.source = source
+        self.check = check  # the built-ins' schemas are checked by the tests, not each run
+        self.tools: list[Tool] = []
 
+    def __call__(self, fn: Any, *, name: str | None = None, risk: str = "medium",
+                 examples: list[tuple[str, dict[str, Any]]] | None = None) -> Tool:  # fmt: skip
+        if isinstance(fn, Tool):
+            tool = fn
+        else:
+            from agentcli.tools.function_tool import FunctionTool
 
-def provider_tools(provider: Any) -> list[Tool]:
-    """The provider-defined tools the user enabled for this provider (`client_tools`)."""
-    from agentcli.errors import ConfigError
-    from agentcli.providers.spec import provider_spec
-    from agentcli.tools.provider_defined import PROVIDER_TOOLS
+            tool = FunctionTool(fn, name=name, risk=risk, source=self.source, examples=examples)
+        if self.check:
+            self._check(tool)
+        self.tools.append(tool)
+        return tool
 
-    names = provider.options.get("client_tools", [])
-    spec = provider_spec(provider.type) if names else None
-    offered = spec.client_tools() if spec is not None and spec.client_tools else {}
-    tools = []
-    for name in names:
-        if name not in offered:
-            raise ConfigError(
-                f"providers.{provider.name}.client_tools: {name!r} is not a tool this provider "
-                f"defines (Anthropic: {', '.join(PROVIDER_TOOLS)})"
-            )
-        tools.append(offered[name]())
-    return tools
+    def _check(self, tool: Tool) -> None:
+        from agentcli.tools.dynamic import DynamicSpec, DynamicToolError, check_spec
 
+        try:
+            check_spec(DynamicSpec(tool.name, tool.description, tool.parameters, None,
+                                   self.source, tool.execute))  # fmt: skip
+        except DynamicToolError as error:
+            from agentcli.tools.function_tool import PluginError
 
-def build_registry(config: Any, provider: Any) -> ToolRegistry:
-    """The run's tools: built-ins, the provider-defined tools the user enabled for this
-    provider, and command tools from the configuration (through the dynamic-tool path)."""
-    from agentcli.errors import ConfigError
-    from agentcli.tools.dynamic import DynamicToolError, command_tool_specs, register_dynamic
-    from agentcli.tools.web import WebSearch
-
-    registry = builtin_tools()
-    if provider is None or not provider.options.get("web_search"):
-        # (when the provider runs its own web search, a second tool of that name would clash)
-        registry.add(WebSearch(config.table("web_search")))
-    for tool in provider_tools(provider) if provider is not None else []:
-        registry.add(tool)
-    try:
-        for spec in command_tool_specs(config.table("tools"), "config"):
-            register_dynamic(registry, spec)
-    except DynamicToolError as error:
-        raise ConfigError(str(error)) from None
-    return registry
-
-
-def add_extensions(
-    registry: ToolRegistry, config: Any, workspace: Any, sandbox: Any = None
-) -> None:
-    """Sources that list their tools at run time: plug-ins, then MCP servers (`sandbox`:
-    the session's, which confines stdio servers as it does commands)."""
-    from agentcli.mcp import mcp_sources
-    from agentcli.plugins import plugin_sources
-
-    for plugin in plugin_sources():
-        registry.add_source(plugin)
-
-    for source in mcp_sources(config, workspace.root, sandbox):
-        registry.add_source(source)
-
-
-def session_registry(
-    config: Any, provider: Any, workspace: Any, sandbox: Any = None
-) -> ToolRegistry:
-    """A session's tools: the built registry with plug-ins and MCP servers, started now
-    (in the background: MCP servers take a while)."""
-    registry = build_registry(config, provider)
-    add_extensions(registry, config, workspace, sandbox)
-    registry.start()
-    return registry
+            raise PluginError(str(error)) from None

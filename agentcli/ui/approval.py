@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from agentcli.output import terminal
 from agentcli.output.visible import visible
-from agentcli.policy import Prompt, TurnCancelled, UserChoice
+from agentcli.policy.engine import Prompt, TurnCancelled, UserChoice
 from agentcli.ui.approval_block import (
     HEADERS,
     choice_lines,

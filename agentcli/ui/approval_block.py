@@ -13,8 +13,7 @@ import os
 from typing import Any, TextIO
 
 from agentcli.output.visible import visible
-from agentcli.policy import Prompt
-from agentcli.policy.engine import ChoiceKind, offered, remembered
+from agentcli.policy.engine import ChoiceKind, Prompt, offered, remembered
 from agentcli.records import dataclass
 from agentcli.risk import Risk
 from agentcli.ui.reasons import plain_reasons

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from agentcli.policy import Policy
+from agentcli.policy.engine import Policy
 
 Mode = Literal["ask", "yes", "deny"]
 MODES: tuple[Mode, ...] = ("ask", "yes", "deny")

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from agentcli.output.visible import visible
 
 if TYPE_CHECKING:
-    from agentcli.ui.repl import Repl
+    from agentcli.ui.host import ReplHost
 
 
-async def show_diff(repl: Repl) -> None:
+async def show_diff(repl: ReplHost) -> None:
     from agentcli.changes import git_changes
     from agentcli.policy.git_config import find_repository, repository_problem
 
@@ -45,7 +45,7 @@ async def show_diff(repl: Repl) -> None:
         repl.say("git diff: nothing else changed")
 
 
-def _show(repl: Repl, diff: str) -> None:
+def _show(repl: ReplHost, diff: str) -> None:
     style = repl.renderer.style
     for line in visible(diff).splitlines():
         if line.startswith(("+++", "---", "@@")):

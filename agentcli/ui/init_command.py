@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 from agentcli.output.visible import visible
 
 if TYPE_CHECKING:
-    from agentcli.ui.repl import Repl
+    from agentcli.ui.host import ReplHost
 
 NAME = "AGENTS.md"
 
 
-async def run_init(repl: Repl) -> None:
+async def run_init(repl: ReplHost) -> None:
     from agentcli.agents_file import skeleton
     from agentcli.tools.base import ToolFailure
     from agentcli.tools.fs_write import write_at

@@ -14,7 +14,7 @@ from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.results import changed_lines, ending_lines, preview, preview_line, result_line
-from agentcli.output.text import Styler, format_arguments, state_line
+from agentcli.output.style import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
 from agentcli.waiting import retry_line, waiting_line

@@ -25,6 +25,7 @@ from prompt_toolkit.output.plain_text import PlainTextOutput
 
 from agentcli import __version__, records
 from agentcli.agent import Agent
+from agentcli.assembly import session_registry
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.output import terminal
 from agentcli.output.visible import visible
@@ -33,7 +34,6 @@ from agentcli.sandbox.confine import session_sandbox
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
 from agentcli.signals import ending_signals
-from agentcli.tools.registry import session_registry
 from agentcli.ui.approval import TerminalApprover
 from agentcli.ui.approval_mode import (
     Mode,
@@ -151,6 +151,10 @@ class Repl:
         """For this agent, and the ones /clear, /resume and /model make after it."""
         set_mode(self.agent.policy, mode)
         self.settings = records.replace(self.settings, yes=mode == "yes", deny=mode == "deny")
+
+    async def switch_session(self, session: Session) -> None:
+        await self.agent.aclose()
+        self.agent = self._new_agent(session)
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys, screen=self.screen)
@@ -304,7 +308,7 @@ class Repl:
                 elif text.startswith("!"):
                     await self._user_command(text[1:].strip())
                 else:
-                    await self._turn(text)
+                    await self.turn(text)
             except AgentCliError as error:
                 self.say(f"error: {error}")
         await self.agent.aclose()
@@ -313,7 +317,7 @@ class Repl:
         self._resume_hint()
         return self.exit_code
 
-    async def _turn(self, text: str) -> None:
+    async def turn(self, text: str) -> None:
         message, notes = expand_mentions(text, self.agent.workspace)
         for note in notes:
             self.say(f"  {note}")

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.output.text import format_arguments
+from agentcli.output.style import format_arguments
 from agentcli.output.visible import visible
 from agentcli.words import plural
 
 if TYPE_CHECKING:
     from agentcli.messages import Message
-    from agentcli.output.text import Styler
+    from agentcli.output.style import Styler
 
 TURNS_SHOWN = 10
 ANSWER_LINES = 3

@@ -9,7 +9,7 @@ from agentcli.sessions.session import Session, find_session
 from agentcli.words import plural
 
 if TYPE_CHECKING:
-    from agentcli.ui.repl import Repl
+    from agentcli.ui.host import ReplHost
 
 COMMANDS = {
     "help": "list the commands",
@@ -31,7 +31,7 @@ COMMANDS = {
 
 
 class SlashCommands:
-    def __init__(self, repl: Repl) -> None:
+    def __init__(self, repl: ReplHost) -> None:
         self.repl = repl
 
     async def run(self, text: str) -> None:
@@ -59,7 +59,7 @@ class SlashCommands:
             raise  # the user's arguments: said as they are
         except Exception as error:  # the server's failure, said in one line
             raise UsageError(f"/{name}: {error}") from None
-        await self.repl._turn(text)
+        await self.repl.turn(text)
 
     async def cmd_help(self, argument: str) -> None:
         for name, help_text in COMMANDS.items():
@@ -73,13 +73,11 @@ class SlashCommands:
     async def cmd_exit(self, argument: str) -> None:
         self.repl.done = True
 
-    async def _switch_session(self, session: Session) -> None:
-        await self.repl.agent.aclose()
-        self.repl.agent = self.repl._new_agent(session)
-
     async def cmd_clear(self, argument: str) -> None:
         settings = self.repl.settings
-        await self._switch_session(Session.create(settings.workspace, str(self.repl.agent.model)))
+        await self.repl.switch_session(
+            Session.create(settings.workspace, str(self.repl.agent.model))
+        )
         self.repl.say(f"new conversation (session {self.repl.agent.session.id})")
 
     async def cmd_model(self, argument: str) -> None:
@@ -92,7 +90,7 @@ class SlashCommands:
             if argument == str(self.repl.agent.model):
                 self.repl.say(f"model: {argument} (already in use)")
                 return
-        from agentcli.settings import with_model
+        from agentcli.assembly import with_model
 
         settings = with_model(self.repl.settings, argument)
         await self.repl.agent.switch_model(settings.model, settings)
@@ -156,7 +154,7 @@ class SlashCommands:
         session = Session.open(path, lock_wait=wait)
         for warning in session.warnings:
             self.repl.say(f"warning: {warning}")
-        await self._switch_session(session)
+        await self.repl.switch_session(session)
         self.repl.say(f"resumed session {session.id} ({plural(self.repl.turns(), 'turn')})")
         self.repl.show_conversation()
 
