@@ -24,7 +24,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from agentcli.policy.readonly import READ_ONLY, Program
+from agentcli.policy.readonly_entry import Program
+from agentcli.policy.readonly_table import READ_ONLY
 from agentcli.policy.shell_parse import parse_command
 from agentcli.policy.shell_risk import classify_shell
 from agentcli.risk import Risk
