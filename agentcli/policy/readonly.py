@@ -40,16 +40,6 @@ def _flag_problem(program: Program, name: str, args: list[str]) -> str | None:
     return None
 
 
-def _operands(args: list[str]) -> list[str]:
-    operands, options_done = [], False
-    for arg in args:
-        if arg == "--" and not options_done:
-            options_done = True
-        elif options_done or not arg.startswith("-") or arg == "-":
-            operands.append(arg)
-    return operands
-
-
 def git_globals(args: list[str]) -> tuple[list[tuple[str, str, int]], int] | str:
     """git's global options before the subcommand: the directory options as (name, value,
     index of the value) and the subcommand's index, or why they are not read-only."""
