@@ -50,7 +50,7 @@ class WorkspaceChanges:
 
     def diff(self) -> str:
         """A unified diff of every file written, from before the first write to now."""
-        from agentcli.tools.files import unified_diff
+        from agentcli.tools.file_access import unified_diff
 
         parts = []
         for path, before in list(self.files.items()):

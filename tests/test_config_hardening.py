@@ -227,10 +227,10 @@ def test_timeout_ends_the_run_whatever_a_tool_is_blocked_in(
     os.mkfifo(fifo)
     (hooks / "sitecustomize.py").write_text(
         "import os\n"
-        "import agentcli.tools.files as files\n"
+        "import agentcli.tools.read_file as read_file\n"
         "def blocked(*args, **kwargs):\n"
         "    open(os.environ['BLOCKING_FIFO'], 'rb').read()\n"
-        "files.read_lines = blocked\n"
+        "read_file.read_lines = blocked\n"
     )
     (workspace / "notes.txt").write_text("hello\n")
     read = {"id": "r1", "name": "read_file", "arguments": {"path": "notes.txt"}}

@@ -211,7 +211,8 @@ def test_a_persons_approval_beyond_the_boundary_is_for_that_one_path(tmp_path):
     from pathlib import Path
 
     from agentcli.policy.engine import UserChoice, offered
-    from agentcli.tools.files import ReadFile, walk_base
+    from agentcli.tools.file_access import walk_base
+    from agentcli.tools.read_file import ReadFile
 
     ws, outside = tmp_path / "ws", tmp_path / "elsewhere"
     ws.mkdir()

@@ -18,7 +18,11 @@ from pathlib import Path
 import pytest
 
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.files import CreateDirectory, EditFile, ListDirectory, ReadFile, WriteFile
+from agentcli.tools.create_directory import CreateDirectory
+from agentcli.tools.edit_file import EditFile
+from agentcli.tools.list_directory import ListDirectory
+from agentcli.tools.read_file import ReadFile
+from agentcli.tools.write_file import WriteFile
 from agentcli.workspace import Workspace
 
 SECRET = "SECRET-OUTSIDE"

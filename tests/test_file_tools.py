@@ -11,7 +11,10 @@ import pytest
 
 from agentcli.risk import Risk
 from agentcli.tools.base import Tool, ToolContext, ToolFailure
-from agentcli.tools.files import CreateDirectory, EditFile, ListDirectory, WriteFile
+from agentcli.tools.create_directory import CreateDirectory
+from agentcli.tools.edit_file import EditFile
+from agentcli.tools.list_directory import ListDirectory
+from agentcli.tools.write_file import WriteFile
 from agentcli.workspace import Workspace
 
 
@@ -58,7 +61,7 @@ def test_list_directory_errors_and_cap(ws, monkeypatch):
         run(ListDirectory(), ws, path="nope")
     with pytest.raises(ToolFailure, match="is a file"):
         run(ListDirectory(), ws, path="a.py")
-    monkeypatch.setattr("agentcli.tools.files.MAX_LIST_ENTRIES", 2)
+    monkeypatch.setattr("agentcli.tools.list_directory.MAX_LIST_ENTRIES", 2)
     assert "[… 1 more entries not shown]" in run(ListDirectory(), ws).content
     (ws / "src" / "link").symlink_to("../a.py")
     assert "link -> ../a.py" in run(ListDirectory(), ws, path="src").content
@@ -246,7 +249,7 @@ def test_reading_ssh_keys_is_high_even_inside_the_workspace(tmp_path, monkeypatc
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / ".ssh").mkdir()
     (tmp_path / ".ssh" / "id_rsa").write_text("KEY")
-    from agentcli.tools.files import ReadFile
+    from agentcli.tools.read_file import ReadFile
 
     level, reason = risk(ReadFile(), tmp_path, path=".ssh/id_rsa")
     assert level is Risk.HIGH and ".ssh" in reason

@@ -25,9 +25,10 @@ from agentcli.policy.setup import project_rule_writer, rule_set
 from agentcli.policy.shell_parse import parse_command
 from agentcli.risk import ApprovalRequest, Risk
 from agentcli.tools.base import ToolContext
-from agentcli.tools.files import ReadFile, WriteFile
+from agentcli.tools.read_file import ReadFile
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.shell import RunShell
+from agentcli.tools.write_file import WriteFile
 from agentcli.workspace import Workspace
 from tests.conftest import RunCli, assert_one_error
 

@@ -11,7 +11,7 @@ import pytest
 
 from agentcli.risk import Risk
 from agentcli.tools.base import ToolContext, ToolFailure
-from agentcli.tools.files import MAX_LINE_CHARS, ReadFile
+from agentcli.tools.read_file import MAX_LINE_CHARS, ReadFile
 from agentcli.workspace import Workspace
 
 

@@ -9,16 +9,13 @@ from typing import Any
 
 from agentcli.risk import Assessment, Risk
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.files import (
-    EditFile,
-    ListDirectory,
-    ReadFile,
-    WriteFile,
-    read_existing_text,
-    walk_base,
-)
+from agentcli.tools.edit_file import EditFile
+from agentcli.tools.file_access import read_existing_text, walk_base
 from agentcli.tools.fs_write import write_at
+from agentcli.tools.list_directory import ListDirectory
+from agentcli.tools.read_file import ReadFile
 from agentcli.tools.shell import RunShell
+from agentcli.tools.write_file import WriteFile
 
 
 class AnthropicBash(Tool):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.risk import Assessment
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.files import PathTool, assess_path
+from agentcli.tools.file_access import PathTool, assess_path
 
 if TYPE_CHECKING:
     from agentcli.tools.ignore import SearchGlob

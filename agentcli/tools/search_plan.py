@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.records import dataclass, field, replace
 from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
 from agentcli.tools.base import ToolContext, ToolFailure
-from agentcli.tools.files import walk_base
+from agentcli.tools.file_access import walk_base
 from agentcli.tools.ignore import SearchGlob, Tree
 
 if TYPE_CHECKING:
