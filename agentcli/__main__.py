@@ -6,9 +6,9 @@ import sys
 
 
 def main() -> None:
-    from agentcli.import_path import drop_planted_entries
+    from agentcli.cli.import_path import drop_planted_entries
 
-    drop_planted_entries()  # before anything else is imported (agentcli.import_path)
+    drop_planted_entries()  # before anything else is imported (agentcli.cli.import_path)
     # Answer --version and the top-level help before importing the CLI framework.
     args = sys.argv[1:]
     if args in (["--version"], ["-V"]):
@@ -17,15 +17,15 @@ def main() -> None:
         print(f"agentcli {__version__}")
         return
     if args in (["--help"], ["-h"]):
-        from agentcli._help_text import TOP_LEVEL_HELP
+        from agentcli.cli._help_text import TOP_LEVEL_HELP
 
         sys.stdout.write(TOP_LEVEL_HELP)
         return
-    from agentcli.decoding import guard_stream
+    from agentcli.text.decoding import guard_stream
 
     guard_stream(sys.stdout)  # a lone surrogate that reaches the terminal is shown, not raised
     guard_stream(sys.stderr)
-    from agentcli.cli_options import entry_args
+    from agentcli.cli.options import entry_args
     from agentcli.errors import UsageError
 
     try:
@@ -37,14 +37,14 @@ def main() -> None:
     if command in ("run", "chat", "policy explain"):
         # A plain line of these is parsed without Typer (and pydantic, which it imports), so
         # they start in a fraction of the time. Anything unusual is Typer's, as the rest.
-        from agentcli.cli_options import parse
+        from agentcli.cli.options import parse
 
         values = parse(command, args[len(command.split()) :])
         if values is not None:
             from agentcli.errors import last_net
 
             sys.exit(last_net(lambda: _fast(command, values), args))
-    from agentcli.cli import run_app
+    from agentcli.cli.app import run_app
 
     sys.exit(run_app(args))
 
@@ -58,10 +58,10 @@ def _isatty(stream) -> bool:  # type: ignore[no-untyped-def]
 
 def _fast(command: str, values: dict) -> int:
     if command == "policy explain":
-        from agentcli.commands.policy_commands import explain_main
+        from agentcli.cli.commands.policy_commands import explain_main
 
         return explain_main(values)
-    from agentcli.commands import agent_commands
+    from agentcli.cli.commands import agent_commands
 
     return agent_commands.run(values) if command == "run" else agent_commands.chat(values)
 

@@ -68,7 +68,7 @@ class RunSettings:
 def base_url_problem(url: str) -> str | None:
     """What is wrong with a server's URL, or None: it needs http:// or https:// (a bare
     `127.0.0.1:9` would be read as a scheme and a path), and no byte that is not UTF-8."""
-    from agentcli.decoding import shown
+    from agentcli.text.decoding import shown
 
     if shown(url) != url:
         return f"holds bytes that are not UTF-8 ({shown(url)!r})"

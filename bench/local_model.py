@@ -591,8 +591,8 @@ def registry_tools() -> list[dict[str, Any]]:
 async def run_provider(
     model: str, options: dict[str, Any], tools: list[dict], cases: list[Case]
 ) -> list[Outcome]:
-    from agentcli import events as ev
-    from agentcli.messages import Message
+    from agentcli.conversation import events as ev
+    from agentcli.conversation.messages import Message
     from agentcli.providers.base import ModelRequest
     from agentcli.providers.local import LocalProvider, scoring
     from agentcli.providers.local.decision import ANSWER
@@ -692,7 +692,7 @@ def calibrate(model: str, tools: list[dict]) -> None:
     prior), never over the benchmark's prompts. Prints the best weights."""
     import itertools
 
-    from agentcli.messages import Message
+    from agentcli.conversation.messages import Message
     from agentcli.providers.local import LocalProvider, decision, router, scoring
 
     provider = LocalProvider(model, progress=lambda t: None)

@@ -50,7 +50,7 @@ print(time.monotonic() - started)
 TURNS = """
 import asyncio, sys, time
 from pathlib import Path
-from agentcli.messages import Message
+from agentcli.conversation.messages import Message
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import LocalProvider
 from agentcli.assembly import builtin_tools

@@ -33,7 +33,7 @@ def main() -> None:
     import agentcli
     from agentcli.policy.shell_risk import classify_shell
     from agentcli.risk import Risk
-    from agentcli.workspace import Workspace
+    from agentcli.workspace.root import Workspace
 
     print(f"agentcli from {Path(agentcli.__file__).parent.parent}")
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import pexpect
 
-from agentcli import events as ev
+from agentcli.conversation import events as ev
 from agentcli.output.base import RunSummary
 from agentcli.ui.markdown_stream import MarkdownStream
 from agentcli.ui.render import ReplRenderer

@@ -35,7 +35,7 @@ from typing import Any
 from agentcli.tools.base import ToolContext
 from agentcli.tools.search import SearchContent, SearchFiles
 from agentcli.tools.search_rg import find_ripgrep
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 CONTENT_PATTERN = r"def process_\w+"
 LOOK_AROUND = (r"def process_\w+(?=\(items)", r"def process_\w+\(items")  # and rg's nearest

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agentcli.process.env import child_environment
 from agentcli.tools.base import ToolContext
 from agentcli.tools.shell import RunShell
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 
 def bare(runs: int) -> list[float]:

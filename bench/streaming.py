@@ -33,8 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.scripted_server
 
-from agentcli import events as ev  # noqa: E402
-from agentcli.messages import TurnCollector  # noqa: E402
+from agentcli.conversation import events as ev  # noqa: E402
+from agentcli.conversation.messages import TurnCollector  # noqa: E402
 from agentcli.output.base import RunSummary  # noqa: E402
 from agentcli.output.jsonl import JsonlOutput  # noqa: E402
 from agentcli.output.text import TextOutput  # noqa: E402

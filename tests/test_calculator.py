@@ -22,7 +22,7 @@ from agentcli.risk import Risk
 from agentcli.tools.arithmetic import MAX_RESULT_DIGITS, calculate, describe
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.calculator import Calculator
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 

@@ -1,4 +1,4 @@
-"""The options of `run` and `chat` are declared once (agentcli.cli_options); the fast parser
+"""The options of `run` and `chat` are declared once (agentcli.cli.options); the fast parser
 that lets them start without Typer agrees with Typer on every line it accepts."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentcli import cli_options
-from agentcli.cli import run_app
-from agentcli.commands import agent_commands, policy_commands
+from agentcli.cli import options as cli_options
+from agentcli.cli.app import run_app
+from agentcli.cli.commands import agent_commands, policy_commands
 
 TOKENS = ["hi", "-", "", "--model", "-m", "openai:x", "--max-steps", "3", "-2", "2.5", "x",
           "--timeout", "1.5", "--yes", "-y", "--deny", "--allow", "run_shell(ls *)", "--forbid",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import typer
 
-from agentcli.cli import app
-from agentcli.completion_scripts import SHELLS
+from agentcli.cli.app import app
+from agentcli.cli.completion_scripts import SHELLS
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {"bash": "agentcli.bash", "zsh": "_agentcli", "fish": "agentcli.fish"}

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from agentcli import events as ev
-from agentcli.compaction import Compactor, split_point, transcript
+from agentcli.agent.compaction import Compactor, split_point, transcript
 from agentcli.config import load_config, trust
 from agentcli.config.edit import parse_value, set_value
 from agentcli.config.files import line_of, read_config_file
+from agentcli.context.instructions import find_instructions
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import INTERRUPTED, Conversation, Message, ToolCall
 from agentcli.errors import ConfigError, UsageError
-from agentcli.instructions import find_instructions
-from agentcli.messages import INTERRUPTED, Conversation, Message, ToolCall
 from agentcli.sessions.session import Session
 from agentcli.sessions.shapes import session_entries
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import typer
 
-from agentcli.cli import app
-from agentcli.cli_options import SUBCOMMANDS, entry_args
+from agentcli.cli.app import app
+from agentcli.cli.options import SUBCOMMANDS, entry_args
 from tests.conftest import RunCli, assert_one_error
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_repl import FOOTER, StartChat, chat  # noqa: F401 (chat: the fixture)

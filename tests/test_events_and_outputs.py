@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from agentcli import events as ev
+from agentcli.conversation import events as ev
 from agentcli.output.style import format_arguments
 from agentcli.output.text import TextOutput
 from agentcli.ui.markdown_stream import MarkdownStream

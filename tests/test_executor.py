@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from agentcli import events as ev
-from agentcli.executor import Executor
-from agentcli.messages import ToolCall
+from agentcli.agent.executor import Executor
+from agentcli.agent.refine import refine_arguments
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import ToolCall
 from agentcli.policy.engine import Policy
-from agentcli.refine import refine_arguments
 from agentcli.risk import Assessment, Risk
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 
 class Sleeper(Tool):

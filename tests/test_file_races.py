@@ -23,7 +23,7 @@ from agentcli.tools.edit_file import EditFile
 from agentcli.tools.list_directory import ListDirectory
 from agentcli.tools.read_file import ReadFile
 from agentcli.tools.write_file import WriteFile
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 SECRET = "SECRET-OUTSIDE"
 

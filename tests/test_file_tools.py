@@ -15,7 +15,7 @@ from agentcli.tools.create_directory import CreateDirectory
 from agentcli.tools.edit_file import EditFile
 from agentcli.tools.list_directory import ListDirectory
 from agentcli.tools.write_file import WriteFile
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 
 @pytest.fixture
@@ -228,7 +228,7 @@ def test_every_place_git_reads_code_or_configuration_from_is_sensitive(ws, path)
 
 
 def test_sensitive_names_fold_case_only_where_the_file_system_does(ws, monkeypatch):
-    import agentcli.sensitive as sensitive
+    import agentcli.workspace.sensitive as sensitive
 
     (ws / ".git").mkdir()
     # This file system tells `.GIT` from `.git`: git never reads `.GIT/config` here.

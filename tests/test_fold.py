@@ -6,10 +6,16 @@ import pytest
 from ag_ui.core import CustomEvent, Event
 from pydantic import TypeAdapter
 
-from agentcli import events as ev
-from agentcli.error_kinds import DENIED, FAILED, INTERRUPTED, INVALID
-from agentcli.fold import StreamFold
-from agentcli.messages import Conversation, Message, ToolCall, message_from_dict, message_to_dict
+from agentcli.conversation import events as ev
+from agentcli.conversation.error_kinds import DENIED, FAILED, INTERRUPTED, INVALID
+from agentcli.conversation.fold import StreamFold
+from agentcli.conversation.messages import (
+    Conversation,
+    Message,
+    ToolCall,
+    message_from_dict,
+    message_to_dict,
+)
 from agentcli.policy.engine import Policy
 from tests.test_executor import call, make, run
 

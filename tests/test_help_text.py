@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import typer
 
-from agentcli.cli import app
-from agentcli.cli_help import EXAMPLES, SUMMARIES
+from agentcli.cli.app import app
+from agentcli.cli.help import EXAMPLES, SUMMARIES
 from tests.conftest import RunCli, assert_one_error
 
 PYTHON_TYPE = re.compile(r"<(?:str|int|float|bool|list\[|path|text)", re.IGNORECASE)

@@ -121,7 +121,7 @@ def test_the_graph_sees_deferred_imports() -> None:
     imports is one."""
     graph = import_graph()
     assert "agentcli.policy.setup" in graph["agentcli.assembly"]  # inside resolve_settings
-    assert "agentcli.agent" in graph["agentcli.ui.host"]  # under TYPE_CHECKING
+    assert "agentcli.agent.session" in graph["agentcli.ui.host"]  # under TYPE_CHECKING
     assert "agentcli.policy" in graph["agentcli.risk"]  # the package of policy.shell_parse
     made = {name: set(deps) for name, deps in graph.items()}
     made["agentcli.settings"].add("agentcli.assembly")  # as a deferred import would add

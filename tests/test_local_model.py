@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from agentcli import events as ev
 from agentcli.assembly import builtin_tools
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Message, ToolCall
 from agentcli.errors import ConfigError
-from agentcli.messages import Message, ToolCall
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import (
     DEFAULT_MODEL,
@@ -507,7 +507,7 @@ def test_the_template_says_what_was_done_and_shows_the_real_result(
     tmp_path: Path, name: str, arguments: dict[str, Any], first_line: str, kept: str
 ):
     from agentcli.tools.base import ToolContext
-    from agentcli.workspace import Workspace
+    from agentcli.workspace.root import Workspace
 
     (tmp_path / "README.md").write_text("# Demo\nThis project greets people.\n")
     (tmp_path / "docs").mkdir()
@@ -730,8 +730,8 @@ def test_without_the_grammar_the_model_writes_what_the_tool_refuses(sampled):
 # The real model runs in a subprocess here: one process, one model, nothing shared.
 PROBE = r"""
 import asyncio, json, sys
-from agentcli import events as ev
-from agentcli.messages import Message
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Message
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import LocalProvider
 from agentcli.providers.local.prompts import Turn
@@ -816,7 +816,7 @@ MODEL_DECIDES = {
 
 CHOOSER = r"""
 import asyncio, json, sys
-from agentcli.messages import Message
+from agentcli.conversation.messages import Message
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local import LocalProvider, scoring
 from agentcli.assembly import builtin_tools

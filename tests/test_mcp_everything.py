@@ -143,7 +143,7 @@ def test_an_error_result_from_the_server_is_an_error(tmp_path: Path) -> None:
     from agentcli.mcp.config import parse_server
     from agentcli.mcp.server import McpServer
     from agentcli.tools.base import ToolContext
-    from agentcli.workspace import Workspace
+    from agentcli.workspace.root import Workspace
 
     async def scenario() -> Any:
         source = McpServer(

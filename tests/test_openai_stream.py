@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agentcli import events as ev
-from agentcli.messages import TurnCollector
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import TurnCollector
 from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
 
 

@@ -19,7 +19,7 @@ from agentcli.risk import Risk
 from agentcli.tools.base import ToolContext, ToolFailure
 from agentcli.tools.function_tool import FunctionTool, PluginError
 from agentcli.tools.registry import ToolRegistrar
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 

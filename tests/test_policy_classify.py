@@ -31,7 +31,7 @@ from agentcli.policy.readonly_table import READ_ONLY
 from agentcli.policy.shell_parse import parse_command
 from agentcli.policy.shell_risk import classify_shell
 from agentcli.risk import Risk
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 # --- fixtures -------------------------------------------------------------------------
 

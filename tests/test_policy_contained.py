@@ -16,7 +16,7 @@ from agentcli.policy.shell_risk import classify_shell
 from agentcli.risk import Risk
 from agentcli.tools.base import ToolContext
 from agentcli.tools.shell import RunShell
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 from tests.test_policy_classify import HIGH, bash_argvs, build_ws
 
 _EMPTY: dict[str, Path] = {}

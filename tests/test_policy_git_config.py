@@ -15,7 +15,7 @@ import pytest
 from agentcli.policy.git_config import find_git_dir, program_key_in, repository_problem
 from agentcli.policy.shell_risk import classify_shell
 from agentcli.risk import Risk
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 

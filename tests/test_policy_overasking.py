@@ -10,7 +10,7 @@ import pytest
 
 from agentcli.policy.shell_risk import classify_shell
 from agentcli.risk import Risk
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 from tests.peer_corpus import build_workspace, load_corpus
 
 CASES = load_corpus()

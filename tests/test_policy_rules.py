@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from agentcli import events as ev
+from agentcli.agent.executor import Executor
 from agentcli.assembly import builtin_tools
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import ToolCall
 from agentcli.errors import ConfigError
-from agentcli.executor import Executor
-from agentcli.messages import ToolCall
 from agentcli.policy.engine import NO_TERMINAL_HINT, Policy, Prompt, TurnCancelled, UserChoice
 from agentcli.policy.rules import RuleSet, command_matches, parse_rule, path_matches
 from agentcli.policy.setup import project_rule_writer, rule_set
@@ -29,7 +29,7 @@ from agentcli.tools.read_file import ReadFile
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.shell import RunShell
 from agentcli.tools.write_file import WriteFile
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 from tests.conftest import RunCli, assert_one_error
 
 # --- helpers --------------------------------------------------------------------------

@@ -144,7 +144,7 @@ def test_a_deny_rule_holds_through_what_it_cannot_see(command: str, tmp_path: Pa
     from agentcli.policy.rules import RuleSet, parse_rule
     from agentcli.policy.shell_parse import parse_command
     from agentcli.risk import ApprovalRequest, Assessment, Risk, Subjects
-    from agentcli.workspace import Workspace
+    from agentcli.workspace.root import Workspace
 
     ws = Workspace(tmp_path)
     parsed = parse_command(command)
@@ -171,7 +171,7 @@ def test_a_shell_deny_rule_holds_for_run_python(tmp_path: Path) -> None:
     from agentcli.policy.engine import Policy
     from agentcli.policy.rules import RuleSet, parse_rule
     from agentcli.risk import ApprovalRequest, Assessment, Risk
-    from agentcli.workspace import Workspace
+    from agentcli.workspace.root import Workspace
 
     request = ApprovalRequest("run_python", {"code": "import os; os.system('rm -rf x')"},
                               Assessment(Risk.HIGH, "runs Python"))  # fmt: skip

@@ -18,7 +18,7 @@ from agentcli.process.jobs import JobManager
 from agentcli.process.run import LiveTrees
 from agentcli.tools.base import ToolContext, ToolFailure
 from agentcli.tools.shell import JobKill, JobOutput, RunPython, RunShell
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from agentcli.assembly import resolve_settings
+from agentcli.cli.prompt_input import build_prompt, read_stdin
 from agentcli.errors import ConfigError, UsageError
-from agentcli.prompt_input import build_prompt, read_stdin
 from agentcli.providers.configured import parse_model as parse_with
 from agentcli.providers.table import builtin_specs
 from agentcli.settings import ModelSpec, ProviderConfig
@@ -55,7 +55,7 @@ def test_read_stdin_from_a_pipe_and_an_empty_one():
 
 
 def test_read_stdin_gives_up_on_a_silent_pipe(monkeypatch, capsys):
-    monkeypatch.setattr("agentcli.prompt_input.CONTEXT_WAIT_SECONDS", 0.1)
+    monkeypatch.setattr("agentcli.cli.prompt_input.CONTEXT_WAIT_SECONDS", 0.1)
     read_end, write_end = os.pipe()  # the writer never writes nor closes
     try:
         with os.fdopen(read_end, "rb") as stream:

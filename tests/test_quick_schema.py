@@ -1,4 +1,4 @@
-"""agentcli.quick_schema agrees with jsonschema whenever it answers, on every built-in
+"""agentcli.agent.quick_schema agrees with jsonschema whenever it answers, on every built-in
 tool's schema and on arguments made to sit near each schema's edges."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from agentcli.agent.quick_schema import conforms
 from agentcli.assembly import builtin_tools
-from agentcli.quick_schema import conforms
 
 TOOLS = list(builtin_tools())
 SCALARS = st.one_of(

@@ -12,7 +12,7 @@ import pytest
 from agentcli.risk import Risk
 from agentcli.tools.base import ToolContext, ToolFailure
 from agentcli.tools.read_file import MAX_LINE_CHARS, ReadFile
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.cli_options import options_of
+from agentcli.cli.options import options_of
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

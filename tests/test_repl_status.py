@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.compaction import text_tokens
+from agentcli.agent.compaction import text_tokens
 from tests import test_repl
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_repl import FOOTER, StartChat, lines_of, messages, write_call

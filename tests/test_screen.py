@@ -9,7 +9,7 @@ import weakref
 
 import pytest
 
-from agentcli import events as ev
+from agentcli.conversation import events as ev
 from agentcli.output.text import TextOutput
 from agentcli.ui.render import ReplRenderer
 from agentcli.ui.screen import TerminalGate

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from agentcli.executor import Executor
-from agentcli.messages import ToolCall
+from agentcli.agent.executor import Executor
+from agentcli.conversation.messages import ToolCall
 from agentcli.policy.engine import Policy
 from agentcli.risk import Risk
 from agentcli.tools import search_py, search_rg
@@ -25,7 +25,7 @@ from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.search import MAX_FILES, SearchContent, SearchFiles
 from agentcli.tools.search_rg import BACKEND_ENV, find_ripgrep
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 RG = find_ripgrep()
 BACKENDS = [

@@ -20,7 +20,7 @@ from agentcli.risk import Risk
 from agentcli.tools.ask_user import AskUser
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.system_info import SystemInfo
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 

@@ -112,7 +112,7 @@ def test_a_mention_reads_only_a_regular_file_inside(tmp_path):
     import os
 
     from agentcli.ui.mentions import expand_mentions
-    from agentcli.workspace import Workspace
+    from agentcli.workspace.root import Workspace
 
     ws = tmp_path / "ws"
     ws.mkdir()

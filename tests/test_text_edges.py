@@ -1,4 +1,4 @@
-"""Text at every edge (agentcli.decoding): bytes that are not UTF-8 and lone surrogates,
+"""Text at every edge (agentcli.text.decoding): bytes that are not UTF-8 and lone surrogates,
 fed through file names, file contents, argv, the environment, the model's stream and the
 session file, never become an internal error; names come back to the same file.
 
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from agentcli import decoding
 from agentcli.sessions.store import record_line
-from agentcli.workspace import Workspace
+from agentcli.text import decoding
+from agentcli.workspace.root import Workspace
 from tests.conftest import RunCli, assert_no_traceback
 from tests.replying_server import ReplyingServer
 from tests.scripted_server import RecordedRequest, Reply, ScriptedServer

@@ -23,7 +23,7 @@ from agentcli.tools.dynamic import (
     command_tool_specs,
 )
 from agentcli.tools.registry import ToolRegistry
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 from tests.conftest import (
     NOTES_LINES,
     OUTSIDE_LINES,

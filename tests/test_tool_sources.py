@@ -8,9 +8,9 @@ import asyncio
 import json
 from typing import Any
 
-from agentcli import events as ev
-from agentcli.executor import Executor
-from agentcli.messages import ToolCall
+from agentcli.agent.executor import Executor
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import ToolCall
 from agentcli.policy.engine import Policy, Prompt
 from agentcli.risk import ApprovalRequest, Assessment, Risk
 from agentcli.tools.base import Tool, ToolContext, ToolOutput
@@ -18,7 +18,7 @@ from agentcli.tools.content import ImagePart, JsonPart, ResourceLinkPart, TextPa
 from agentcli.tools.registry import ToolRegistry
 from agentcli.tools.source import ToolSource
 from agentcli.ui.approval_block import render_prompt
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 
 class Echo(Tool):

@@ -25,7 +25,7 @@ from agentcli.risk import Risk
 from agentcli.tools import web
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.web import FetchUrl, WebSearch
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from agentcli import events as ev
 from agentcli import records
 from agentcli.agui.wire import message_to_wire
-from agentcli.decoding import loads
+from agentcli.conversation import events as ev
+from agentcli.conversation.fold import StreamFold
+from agentcli.conversation.messages import new_id
 from agentcli.errors import ProviderError
-from agentcli.fold import StreamFold
-from agentcli.messages import new_id
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.http import HttpProvider
+from agentcli.text.decoding import loads
 
 if TYPE_CHECKING:
     from agentcli.settings import RunSettings

@@ -14,13 +14,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agentcli import events as ev
-from agentcli.agent import Agent
+from agentcli.agent.session import Agent
 from agentcli.agui import wire
 from agentcli.agui.threads import Plan, open_thread, plan_run
+from agentcli.conversation import events as ev
+from agentcli.conversation.fold import StreamFold
+from agentcli.conversation.messages import ToolCall
 from agentcli.errors import AgentCliError, UsageError
-from agentcli.fold import StreamFold
-from agentcli.messages import ToolCall
 from agentcli.output.base import RunSummary
 from agentcli.process.run import LiveTrees
 from agentcli.records import dataclass, field
@@ -78,8 +78,8 @@ def log_line(text: str) -> None:
     """One quiet line on the server's stderr (uvicorn logs only warnings)."""
     import sys
 
-    from agentcli.decoding import shown
     from agentcli.output.visible import visible
+    from agentcli.text.decoding import shown
 
     sys.stderr.write(f"agentcli serve: {visible(shown(text))}\n")
     sys.stderr.flush()
@@ -178,7 +178,7 @@ class AgentServer:
         from ag_ui.core import RunAgentInput
         from pydantic import ValidationError
 
-        from agentcli.decoding import contents, loads
+        from agentcli.text.decoding import contents, loads
 
         try:  # text from outside: a bad byte is U+FFFD, no string keeps a lone surrogate
             data = loads(contents(body))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.agui.wire import CONFIRM_PREFIX, message_from_sdk, text_of
-from agentcli.messages import Conversation, Message, ToolCall
+from agentcli.conversation.messages import Conversation, Message, ToolCall
 from agentcli.records import dataclass, field
 from agentcli.risk import Decision
 from agentcli.sessions.session import Session

@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from agentcli import events as ev
-from agentcli.messages import Message, ToolCall
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Message, ToolCall
 
 CONFIRM_TOOL = "confirm_tool_call"  # the frontend tool that answers approvals (serve)
 CONFIRM_PREFIX = "confirm-"  # its call id: this prefix and the id of the call it approves

@@ -19,7 +19,7 @@ from typing import Any
 
 import psutil
 
-from agentcli.events import now_ms
+from agentcli.conversation.events import now_ms
 from agentcli.mcp.config import ServerConfig
 from agentcli.mcp.tools import McpTool, content_parts, make_tool, result_parts
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
@@ -496,8 +496,8 @@ class McpServer(ToolSource):
 
 def _quoted_line(error: Exception) -> str:
     """The start of the line the SDK could not parse, quoted and safe to show."""
-    from agentcli.decoding import shown
     from agentcli.output.visible import visible
+    from agentcli.text.decoding import shown
 
     errors = getattr(error, "errors", None)
     found = errors()[0].get("input") if callable(errors) and errors() else None

@@ -12,9 +12,9 @@ import json
 import re
 from typing import Any
 
-from agentcli.decoding import loads
 from agentcli.mcp.config import ServerConfig
 from agentcli.risk import Assessment
+from agentcli.text.decoding import loads
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import ImagePart, JsonPart, Part, ResourceLinkPart, TextPart
 from agentcli.tools.dynamic import DynamicSpec, DynamicTool, check_spec

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from agentcli import events as ev
+from agentcli.conversation import events as ev
 from agentcli.records import dataclass
 
 

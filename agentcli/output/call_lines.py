@@ -4,7 +4,7 @@ a "waiting for approval" line; any other call's line is drawn before its next ne
 
 from __future__ import annotations
 
-from agentcli import events as ev
+from agentcli.conversation import events as ev
 
 
 class HeldCallLines:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from agentcli import events as ev
-from agentcli.fold import StreamFold, ToolCallState
+from agentcli.conversation import events as ev
+from agentcli.conversation.fold import StreamFold, ToolCallState
 from agentcli.output.base import RunSummary
 
 

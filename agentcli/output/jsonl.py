@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from agentcli import events as ev
+from agentcli.conversation import events as ev
 from agentcli.output.base import RunSummary
 
 

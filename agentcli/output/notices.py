@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from agentcli import events as ev
+from agentcli.agent.waiting import waiting_line
+from agentcli.conversation import events as ev
 from agentcli.output.base import RunSummary
 from agentcli.output.visible import visible_event
 from agentcli.policy.engine import NO_TERMINAL_HINT
-from agentcli.waiting import waiting_line
 
 
 class Notices:

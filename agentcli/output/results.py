@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli import events as ev
-from agentcli.error_kinds import DENIED, INVALID
-from agentcli.fold import StreamFold, ToolCallState
-from agentcli.words import plural
+from agentcli.conversation import events as ev
+from agentcli.conversation.error_kinds import DENIED, INVALID
+from agentcli.conversation.fold import StreamFold, ToolCallState
+from agentcli.text.words import plural
 
 if TYPE_CHECKING:
     from agentcli.output.style import Styler

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from agentcli import events as ev
+from agentcli.conversation import events as ev
 from agentcli.output.visible import visible
 
 _MAX_ARGS_SHOWN = 160

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any, TextIO
 
-from agentcli import events as ev
-from agentcli.fold import StreamFold
+from agentcli.agent.waiting import retry_line, waiting_line
+from agentcli.conversation import events as ev
+from agentcli.conversation.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
@@ -15,7 +16,6 @@ from agentcli.output.results import ending_lines, preview, preview_line, result_
 from agentcli.output.style import Styler, format_arguments, state_line
 from agentcli.output.visible import visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
-from agentcli.waiting import retry_line, waiting_line
 
 RESULT_CHANGED_LINES = 8
 

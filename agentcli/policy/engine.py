@@ -22,7 +22,7 @@ from agentcli.policy.rules import (
 )
 from agentcli.records import dataclass, field
 from agentcli.risk import ApprovalRequest, DecidedBy, Decision, DecisionKind, Risk
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 if TYPE_CHECKING:
     import asyncio

@@ -1,6 +1,6 @@
 """Commands that would read secrets inside the workspace — `.env` files, key and credential
 files, a `.git/config` that holds a token — are never low risk: what a command prints goes
-to the model's provider. Named files are checked by agentcli.sensitive; here, what reads
+to the model's provider. Named files are checked by agentcli.workspace.sensitive; here, what reads
 them without naming them: a recursive search over a tree that holds one, and git printing
 a configuration that holds a credential."""
 
@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from agentcli.policy.shell_parse import SimpleCommand
-from agentcli.sensitive import sensitive_reason
+from agentcli.workspace.sensitive import sensitive_reason
 
 MAX_ENTRIES = 20_000  # a tree larger than this is not searched for them: it may hold one
 # Whether a program reads a directory's files recursively: always, or given these options.

@@ -10,7 +10,7 @@ from agentcli.config.files import project_config_path
 from agentcli.config.trust import is_trusted
 from agentcli.policy.engine import Approver, Policy
 from agentcli.policy.rules import Rule, RuleSet, parse_rule
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 
 def rule_set(config: Config, allow: list[str], forbid: list[str]) -> RuleSet:

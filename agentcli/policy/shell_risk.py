@@ -22,8 +22,8 @@ from agentcli.policy.readonly import git_subcommand, path_operands, read_only_pr
 from agentcli.policy.secrets import git_config_problem, recursive_problem
 from agentcli.policy.shell_parse import PROCESS_FILE, UNKNOWN, SimpleCommand, parse_command
 from agentcli.risk import Assessment, Risk
-from agentcli.sensitive import read_secret_reason
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
+from agentcli.workspace.sensitive import read_secret_reason
 
 
 def operand_problem(command: SimpleCommand, workspace: Workspace, cwd: Path) -> str | None:

@@ -13,13 +13,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from agentcli import events as ev
-from agentcli.decoding import loads
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Message, new_id
 from agentcli.errors import ProviderError, StreamCutError
-from agentcli.messages import Message, new_id
 from agentcli.providers.base import ListedModel, ModelRequest
 from agentcli.providers.builtin import ANTHROPIC
 from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError
+from agentcli.text.decoding import loads
 
 if TYPE_CHECKING:
     from agentcli.settings import RunSettings

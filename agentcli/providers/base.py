@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from agentcli.events import Event, StepEnd
-from agentcli.messages import Message
+from agentcli.conversation.events import Event, StepEnd
+from agentcli.conversation.messages import Message
 from agentcli.records import dataclass, field
 
 

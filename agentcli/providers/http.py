@@ -12,8 +12,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
-from agentcli import events as ev
-from agentcli.decoding import loads, writable
+from agentcli.conversation import events as ev
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.providers.retry import (
     MAX_HONOURED_WAIT,
@@ -22,6 +21,7 @@ from agentcli.providers.retry import (
     server_hint,
 )
 from agentcli.providers.sse import LineTooLong, SSEDecoder, SSEMessage
+from agentcli.text.decoding import loads, writable
 
 if TYPE_CHECKING:
     import httpx  # imported by the first request: the REPL's prompt does not wait for it
@@ -155,7 +155,7 @@ def connect_failure(url: str, exc: Exception, base_url_hint: str) -> RetryableEr
 def json_body(headers: Mapping[str, str], body: dict[str, Any] | None) -> dict[str, Any]:
     """The request's headers and content for a JSON `body`, encoded as httpx's `json=`
     would, except that a lone surrogate that slipped past every edge is written as
-    agentcli.decoding shows it instead of failing the request with UnicodeEncodeError."""
+    agentcli.text.decoding shows it instead of failing the request with UnicodeEncodeError."""
     if body is None:
         return {"headers": headers}
 

@@ -9,14 +9,14 @@ import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from agentcli import events as ev
-from agentcli.decoding import loads
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Message
 from agentcli.errors import ProviderError, StreamCutError
-from agentcli.messages import Message
 from agentcli.providers.base import ListedModel, ModelRequest
 from agentcli.providers.builtin import OPENAI
 from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError, with_retries
 from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
+from agentcli.text.decoding import loads
 
 if TYPE_CHECKING:
     from agentcli.settings import RunSettings

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentcli import events as ev
-from agentcli.messages import new_id
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import new_id
 from agentcli.records import dataclass, field
 
 

@@ -2,7 +2,7 @@
 
 Commands get it from the OS sandbox (the layout of their profile); the tools that run
 inside agentcli — files, search, a provider's editor — ask it here before they open
-anything, and open what it allowed through descriptors (agentcli.safe_open). The sets are
+anything, and open what it allowed through descriptors (agentcli.workspace.safe_open). The sets are
 the workspace-write profile's: the workspace, the system directories commands see, the
 sandbox's private temp directory, this session's saved command outputs (to read), and the
 places a person added (`--add-dir DIR`, read-write, or `DIR:ro`). No flag widens it: a
@@ -88,7 +88,7 @@ def _protected_part(path: str, root: str) -> str | None:
     parts = rest.split("/") if rest else []
     if not any(part.casefold() in PROTECTED_NAMES for part in parts):
         return None
-    from agentcli.sensitive import folds_case_at
+    from agentcli.workspace.sensitive import folds_case_at
 
     fold = folds_case_at(Path(path))
     return next((p for p in parts if (p.casefold() if fold else p) in PROTECTED_NAMES), None)
@@ -168,7 +168,7 @@ class Boundary:
                 return Outside(real, self._outside_why(real, writing=True))
             part = _protected_part(real, root)
             if part is not None:
-                from agentcli.sensitive import sensitive_reason
+                from agentcli.workspace.sensitive import sensitive_reason
 
                 what = sensitive_reason(Path(real), writing=True) or (
                     f"{part} holds what git or agentcli follow (hooks, configuration, "

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentcli.messages import message_to_dict
+from agentcli.conversation.messages import message_to_dict
 from agentcli.records import asdict, dataclass
 from agentcli.sessions.session import Session
 from agentcli.sessions.shapes import session_entries

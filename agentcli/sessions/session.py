@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from agentcli import __version__
-from agentcli import events as ev
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Conversation, Message, message_to_dict
 from agentcli.errors import UsageError
-from agentcli.messages import Conversation, Message, message_to_dict
 from agentcli.output.base import RunSummary
 from agentcli.records import dataclass, field
 from agentcli.sessions.coalesce import Coalescer

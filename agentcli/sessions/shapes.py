@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentcli.messages import Message, message_from_dict
+from agentcli.conversation.messages import Message, message_from_dict
 from agentcli.records import dataclass
 from agentcli.sessions.store import iter_lines
 

@@ -103,12 +103,12 @@ class SessionWriter:
 
 def record_line(record: dict[str, Any]) -> bytes:
     """One record as its line of UTF-8. A lone surrogate that reached it (a name from the
-    OS, say) is written as agentcli.decoding shows it, never raised as an error."""
+    OS, say) is written as agentcli.text.decoding shows it, never raised as an error."""
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
     try:
         return line.encode("utf-8")
     except UnicodeEncodeError:
-        from agentcli.decoding import writable
+        from agentcli.text.decoding import writable
 
         return record_line(writable(record))
 
@@ -152,9 +152,9 @@ def iter_lines(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) for each line that is a JSON object, one line at a time
     (memory stays bounded however long the file is). Bytes are decoded as text from
-    outside is (agentcli.decoding), so an invalid byte costs at most its line. A line
+    outside is (agentcli.text.decoding), so an invalid byte costs at most its line. A line
     that is cut off, damaged or not an object goes to `skip(number, why)`."""
-    from agentcli.decoding import contents, loads
+    from agentcli.text.decoding import contents, loads
 
     try:
         stream = open(path, "rb")  # noqa: SIM115 - closed below, errors said in one line

@@ -11,7 +11,7 @@ from typing import Any
 from agentcli.records import dataclass, field
 from agentcli.risk import Assessment, Risk, Subjects
 from agentcli.tools.content import Part, render_text
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 
 @dataclass(slots=True)
@@ -23,7 +23,9 @@ class ToolOutput:
     content: str
     error: bool = False
     summary: str | None = None  # one line for the terminal, e.g. "42 lines"
-    error_kind: str | None = None  # agentcli.error_kinds.ERROR_KINDS; "failed" when unset
+    error_kind: str | None = (
+        None  # agentcli.conversation.error_kinds.ERROR_KINDS; "failed" when unset
+    )
     parts: list[Part] = field(default_factory=list)
 
     @classmethod
@@ -74,7 +76,7 @@ class ToolContext:
     confine: bool = True
     sandbox: Any = None  # the session's agentcli.sandbox.Sandbox; None: commands run as they are
     profile: str = "none"  # the sandbox profile this call runs in (set per call)
-    changes: Any = None  # the session's agentcli.changes.WorkspaceChanges, for /diff
+    changes: Any = None  # the session's agentcli.workspace.changes.WorkspaceChanges, for /diff
     # The session (agentcli.sessions.session.Session): whether command outputs are still
     # saved in output_dir (saving.saves_outputs), and where a failure to is said once
     # (saving.output_failed). None: outputs are saved when output_dir is set.

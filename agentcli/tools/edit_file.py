@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.risk import Assessment
+from agentcli.text.words import plural
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.file_access import (
     PREVIEW_LINES,
@@ -18,7 +19,6 @@ from agentcli.tools.file_access import (
 )
 from agentcli.tools.fs_write import write_at
 from agentcli.tools.text_codec import DecodedText
-from agentcli.words import plural
 
 
 def _line_numbers(text: str, needle: str, limit: int = 5) -> list[int]:

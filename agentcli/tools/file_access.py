@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.risk import Assessment, Risk, Subjects
-from agentcli.safe_open import UnsafePath, open_parent, open_regular
-from agentcli.sensitive import sensitive_reason
 from agentcli.tools.base import Tool, ToolContext, ToolFailure
 from agentcli.tools.text_codec import DecodedText, decode_text
-from agentcli.workspace import ResolvedPath
+from agentcli.workspace.root import ResolvedPath
+from agentcli.workspace.safe_open import UnsafePath, open_parent, open_regular
+from agentcli.workspace.sensitive import sensitive_reason
 
 
 def assess_path(
@@ -37,8 +37,8 @@ def assess_path(
 
 
 def walk_base(ctx: ToolContext, target: ResolvedPath, shown: str, *, writing: bool) -> Path:
-    """Where the walk that opens `target` starts (agentcli.safe_open): the allowed directory
-    that holds it, or the root for the one path beyond the boundary a person approved for
+    """Where the walk that opens `target` starts (agentcli.workspace.safe_open): the allowed
+    directory that holds it, or the root for the one path beyond the boundary a person approved for
     this call. A call approved as an ordinary one (inside the workspace, nothing sensitive)
     may reach nothing else, whatever the path resolves to by the time it runs."""
     path = target.path
@@ -67,7 +67,7 @@ def walk_base(ctx: ToolContext, target: ResolvedPath, shown: str, *, writing: bo
 
 
 def open_for_reading(path: Path, base: Path, shown: str) -> int:
-    """An fd of the regular file `path` reached from `base` (see agentcli.safe_open)."""
+    """An fd of the regular file `path` reached from `base` (see agentcli.workspace.safe_open)."""
     if path == base:
         raise IsADirectoryError(shown)
     dir_fd = open_parent(path, base)

@@ -1,6 +1,6 @@
 """Writing files safely: atomically (temporary file in the same directory, then rename),
 keeping the mode of a replaced file, and through a directory opened without following
-symlinks (agentcli.safe_open), so a swapped symlink cannot redirect the write."""
+symlinks (agentcli.workspace.safe_open), so a swapped symlink cannot redirect the write."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import os
 import stat
 from pathlib import Path
 
-from agentcli.safe_open import UnsafePath, open_parent
 from agentcli.tools.base import ToolFailure
+from agentcli.workspace.safe_open import UnsafePath, open_parent
 
 
 def open_parent_for(path: Path, base: Path, shown: str, *, create: bool) -> int:

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.risk import Assessment
-from agentcli.safe_open import UnsafePath, open_directory
+from agentcli.text.words import plural
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.file_access import PathTool, assess_path, walk_base
-from agentcli.words import plural
+from agentcli.workspace.safe_open import UnsafePath, open_directory
 
 
 def _kind(entry: os.DirEntry[str]) -> str:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentcli.risk import Assessment, Risk
-from agentcli.safe_open import UnsafePath
+from agentcli.text.words import plural
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.file_access import PathTool, assess_path, open_for_reading, walk_base
-from agentcli.words import plural
+from agentcli.workspace.safe_open import UnsafePath
 
 DEFAULT_LINE_LIMIT = 2000
 MAX_LINE_CHARS = 2000

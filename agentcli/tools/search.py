@@ -36,8 +36,8 @@ MAX_CONTEXT = 10
 
 def _printable(text: str) -> str:
     # File names that are not UTF-8 arrive with surrogate escapes: shown `\xHH`, which the
-    # file tools read back as the same bytes (agentcli.decoding).
-    from agentcli.decoding import shown
+    # file tools read back as the same bytes (agentcli.text.decoding).
+    from agentcli.text.decoding import shown
 
     return shown(text)
 
@@ -251,12 +251,12 @@ def _content_output(
 def _without_secrets(files: list[FileHits], target: Target) -> tuple[list[FileHits], list[str]]:
     """A search over a directory does not show the lines of files that may hold secrets
     (`.env`, keys, credentials): they would go to the model's provider unasked. Searching
-    one such file by name is its own call, and asks (agentcli.sensitive)."""
+    one such file by name is its own call, and asks (agentcli.workspace.sensitive)."""
     if target.is_file:
         return files, []
     from pathlib import Path
 
-    from agentcli.sensitive import read_secret_reason
+    from agentcli.workspace.sensitive import read_secret_reason
 
     kept, withheld = [], []
     for hits in files:

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentcli.records import dataclass, field, replace
-from agentcli.safe_open import UnsafePath, open_directory, open_parent, open_regular
 from agentcli.tools.base import ToolContext, ToolFailure
 from agentcli.tools.file_access import walk_base
 from agentcli.tools.ignore import SearchGlob, Tree
+from agentcli.workspace.safe_open import UnsafePath, open_directory, open_parent, open_regular
 
 if TYPE_CHECKING:
     import asyncio

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.process.capture import OutputCapture
 from agentcli.risk import Assessment, Risk, Subjects
+from agentcli.text.words import plural
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.words import plural
 
 if TYPE_CHECKING:  # the process machinery is imported by the first command run
     from agentcli.process.run import CommandResult

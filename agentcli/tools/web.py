@@ -12,8 +12,8 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from agentcli.risk import Assessment, Risk, Subjects
+from agentcli.text.words import plural
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.words import plural
 
 MAX_REDIRECTS = 5
 MAX_BODY_BYTES = 5 * 1024 * 1024

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.risk import Assessment
+from agentcli.text.words import plural
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.file_access import (
     PREVIEW_LINES,
@@ -17,7 +18,6 @@ from agentcli.tools.file_access import (
     walk_base,
 )
 from agentcli.tools.fs_write import write_at
-from agentcli.words import plural
 
 
 def new_file_preview(content: str, shown: str) -> str:

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 
 async def show_diff(repl: ReplHost) -> None:
-    from agentcli.changes import git_changes
     from agentcli.policy.git_config import find_repository, repository_problem
+    from agentcli.workspace.changes import git_changes
 
     agent = repl.agent
     changes = agent.context.changes

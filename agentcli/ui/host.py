@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:
-    from agentcli.agent import Agent
+    from agentcli.agent.session import Agent
     from agentcli.sessions.session import Session
     from agentcli.settings import RunSettings
 

@@ -17,7 +17,7 @@ NAME = "AGENTS.md"
 
 
 async def run_init(repl: ReplHost) -> None:
-    from agentcli.agents_file import skeleton
+    from agentcli.context.agents_file import skeleton
     from agentcli.tools.base import ToolFailure
     from agentcli.tools.fs_write import write_at
 

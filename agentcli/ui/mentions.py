@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agentcli.safe_open import read_regular
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
+from agentcli.workspace.safe_open import read_regular
 
 MENTION = re.compile(r"(?<![\w@])@([^\s@]+)")
 MAX_BYTES = 100_000

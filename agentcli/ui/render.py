@@ -7,9 +7,10 @@ from __future__ import annotations
 import time
 from typing import Any, TextIO
 
-from agentcli import events as ev
-from agentcli.error_kinds import DENIED, INVALID
-from agentcli.fold import StreamFold
+from agentcli.agent.waiting import retry_line, waiting_line
+from agentcli.conversation import events as ev
+from agentcli.conversation.error_kinds import DENIED, INVALID
+from agentcli.conversation.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
@@ -17,7 +18,6 @@ from agentcli.output.results import changed_lines, ending_lines, preview, previe
 from agentcli.output.style import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
-from agentcli.waiting import retry_line, waiting_line
 
 RESULT_PREVIEW_LINES = 4
 

@@ -24,7 +24,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.output.plain_text import PlainTextOutput
 
 from agentcli import __version__, records
-from agentcli.agent import Agent
+from agentcli.agent.session import Agent
 from agentcli.assembly import session_registry
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.output import terminal
@@ -34,6 +34,7 @@ from agentcli.sandbox.confine import session_sandbox
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
 from agentcli.signals import ending_signals
+from agentcli.text.words import plural
 from agentcli.ui.approval import TerminalApprover
 from agentcli.ui.approval_mode import (
     Mode,
@@ -47,8 +48,7 @@ from agentcli.ui.mentions import expand_mentions, path_completions
 from agentcli.ui.render import ReplRenderer
 from agentcli.ui.screen import TerminalGate
 from agentcli.ui.slash import COMMANDS, SlashCommands
-from agentcli.words import plural
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 EXIT_WINDOW_SECONDS = 2.0
 
@@ -186,7 +186,7 @@ class Repl:
     def _context_segment(self) -> str:
         """`ctx 12%`: measured again only when the conversation or the report changed (the
         toolbar is drawn at every key)."""
-        from agentcli.context_meter import measure, meter
+        from agentcli.agent.context_meter import measure, meter
 
         conversation, loop = self.agent.session.conversation, self.agent.loop
         key = (id(self.agent), id(loop), len(conversation.messages), conversation.start,

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from agentcli.output.style import format_arguments
 from agentcli.output.visible import visible
-from agentcli.words import plural
+from agentcli.text.words import plural
 
 if TYPE_CHECKING:
-    from agentcli.messages import Message
+    from agentcli.conversation.messages import Message
     from agentcli.output.style import Styler
 
 TURNS_SHOWN = 10

@@ -60,7 +60,7 @@ class TerminalGate:
 
 def progress_key(event: Any) -> Hashable | None:
     """Events that only redraw a live line coalesce per tool call while held."""
-    from agentcli import events as ev
+    from agentcli.conversation import events as ev
 
     if isinstance(event, ev.Custom) and event.name == "progress":
         value = event.value if isinstance(event.value, dict) else {}

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from agentcli.errors import UsageError
 from agentcli.sessions.session import Session, find_session
-from agentcli.words import plural
+from agentcli.text.words import plural
 
 if TYPE_CHECKING:
     from agentcli.ui.host import ReplHost
@@ -159,7 +159,7 @@ class SlashCommands:
         self.repl.show_conversation()
 
     async def cmd_context(self, argument: str) -> None:
-        from agentcli.context_meter import details, measure
+        from agentcli.agent.context_meter import details, measure
 
         for line in details(measure(self.repl.agent)):
             self._say_wrapped(f"  {line}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from agentcli.output.visible import visible
 
 if TYPE_CHECKING:
-    from agentcli.agent import Agent
+    from agentcli.agent.session import Agent
 
 
 def approval_mode(agent: Agent) -> str:
@@ -35,7 +35,7 @@ def sandbox_line(agent: Agent) -> str:
 
 
 def status_lines(agent: Agent) -> list[str]:
-    from agentcli.context_meter import measure
+    from agentcli.agent.context_meter import measure
 
     settings, session = agent.settings, agent.session
     provider = settings.provider

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from agentcli.messages import Message
+from agentcli.conversation.messages import Message
 
 
 def last_user_request(messages: Sequence[Message]) -> str:

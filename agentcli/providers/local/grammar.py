@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentcli.agent.quick_schema import conforms
 from agentcli.providers.local.decision import ANSWER
-from agentcli.quick_schema import conforms
 
 # String fields that hold free text (file contents, code): no length cap in the grammar.
 _LONG_FIELDS = {"content", "code", "new_text", "old_text", "command", "question", "text"}

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentcli.messages import Message
+from agentcli.conversation.messages import Message
 from agentcli.providers.local.conversation import last_user_request
 from agentcli.providers.local.decision import ANSWER, render_decision
 from agentcli.providers.local.results import call_text, tool_result_text

@@ -17,9 +17,9 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from agentcli import events as ev
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Message, new_id
 from agentcli.errors import ProviderError
-from agentcli.messages import Message, new_id
 from agentcli.providers.base import ModelRequest
 from agentcli.providers.local.conversation import (
     calls_since_user,

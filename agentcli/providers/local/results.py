@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentcli.messages import Message
+from agentcli.conversation.messages import Message
 
 
 def clip(text: str, limit: int) -> str:

@@ -13,9 +13,9 @@ from agentcli.errors import AgentCliError
 def one_shot(
     prompt: str | None, output: str, continue_: bool, resume: str | None, **flags: Any
 ) -> int:
+    from agentcli.agent.runner import open_session, print_error, run_in_event_loop
     from agentcli.assembly import resolve_settings
-    from agentcli.prompt_input import build_prompt, read_stdin
-    from agentcli.runner import open_session, print_error, run_in_event_loop
+    from agentcli.cli.prompt_input import build_prompt, read_stdin
 
     try:
         settings = resolve_settings(output=output, **flags)
@@ -42,8 +42,8 @@ def continued(session: Any) -> str:
 
 
 def interactive(continue_: bool, resume: str | None, **flags: Any) -> int:
+    from agentcli.agent.runner import open_session, print_error, startup_notices
     from agentcli.assembly import resolve_settings
-    from agentcli.runner import open_session, print_error, startup_notices
 
     try:
         settings = resolve_settings(output="text", **flags)
@@ -63,8 +63,8 @@ def interactive(continue_: bool, resume: str | None, **flags: Any) -> int:
 
 
 def run(values: dict[str, Any]) -> int:
-    """`agentcli run` with its parsed values (agentcli.cli_options names them)."""
-    from agentcli.cli_options import split_settings
+    """`agentcli run` with its parsed values (agentcli.cli.options names them)."""
+    from agentcli.cli.options import split_settings
 
     flags, own = split_settings(values)
     return one_shot(own["prompt"], own["output"], own["continue_"], own["resume"], **flags)
@@ -72,7 +72,7 @@ def run(values: dict[str, Any]) -> int:
 
 def chat(values: dict[str, Any]) -> int:
     """`agentcli chat`: the REPL on a terminal, else stdin as one prompt."""
-    from agentcli.cli_options import split_settings
+    from agentcli.cli.options import split_settings
 
     flags, own = split_settings(values)
     if sys.stdin is not None and sys.stdin.isatty():

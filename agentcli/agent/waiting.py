@@ -10,7 +10,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from agentcli import events as ev
+from agentcli.conversation import events as ev
 
 FIRST_NOTICE_SECONDS = 5.0
 NOTICE_EVERY_SECONDS = 10.0

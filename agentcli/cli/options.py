@@ -1,6 +1,6 @@
 """The options of the agent commands (`run`, `chat`), declared once, without the CLI framework.
 
-agentcli.cli turns this table into Typer parameters (so `--help`, completion and every usage
+agentcli.cli.app turns this table into Typer parameters (so `--help`, completion and every usage
 error come from Typer), and `parse` reads a plain, well-formed command line with it, so that
 `run` and `chat` can start without importing Typer (and through it pydantic). `parse` only
 answers when it is sure: anything unusual (`--help`, an unknown or malformed option, a
@@ -73,7 +73,7 @@ OPTIONS: tuple[Option, ...] = (
 
 BY_NAME = {option.name: option for option in OPTIONS}
 
-# `policy explain`: what the policy would decide (agentcli.commands.policy_commands).
+# `policy explain`: what the policy would decide (agentcli.cli.commands.policy_commands).
 EXPLAIN_OPTIONS: tuple[Option, ...] = (
     Option("as_json", ("--json",), bool, "Print JSON.", default=False),
     Option("stdin", ("--stdin",), bool,
@@ -84,7 +84,7 @@ EXPLAIN_OPTIONS: tuple[Option, ...] = (
 )  # fmt: skip
 
 # `serve`: the agent's own options (but a remote agent or a session to continue) and where
-# to listen (agentcli.commands.serve_command).
+# to listen (agentcli.cli.commands.serve_command).
 SERVE_OPTIONS: tuple[Option, ...] = (
     Option("host", ("--host",), str, "Address to listen on.", commands=("serve",),
            default="127.0.0.1", to_settings=False, metavar="HOST"),

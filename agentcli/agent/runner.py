@@ -11,7 +11,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from agentcli.agent import Agent
+from agentcli.agent.session import Agent
 from agentcli.config import trust
 from agentcli.errors import AgentCliError, ExitCode, UsageError, print_error
 from agentcli.output.base import Output

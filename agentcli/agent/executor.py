@@ -15,14 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.decoding import TooDeep, loads, shown
-from agentcli.error_kinds import DENIED, FAILED, INVALID
-from agentcli.messages import Message, ToolCall, new_id
+from agentcli.agent.quick_schema import conforms
+from agentcli.agent.refine import refine_arguments
+from agentcli.conversation.error_kinds import DENIED, FAILED, INVALID
+from agentcli.conversation.messages import Message, ToolCall, new_id
 from agentcli.policy.engine import Policy, TurnCancelled
-from agentcli.quick_schema import conforms
 from agentcli.records import dataclass, replace
-from agentcli.refine import refine_arguments
 from agentcli.risk import ApprovalRequest, Decision
+from agentcli.text.decoding import TooDeep, loads, shown
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import part_metadata
 from agentcli.tools.registry import ToolRegistry
@@ -30,7 +30,7 @@ from agentcli.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     import asyncio
 
-    from agentcli import events as ev
+    from agentcli.conversation import events as ev
 
 Emit = Callable[["ev.Event"], None]
 
@@ -171,7 +171,7 @@ class Executor:
                 return None
         latency_ms = int((time.monotonic() - started[0]) * 1000)
         # File names in a listing or an error are the OS's: bytes that are not UTF-8 are
-        # shown `\\xHH`, which the file tools read back (agentcli.decoding).
+        # shown `\\xHH`, which the file tools read back (agentcli.text.decoding).
         output.content = shown(output.content)
         if output.summary:
             output.summary = shown(output.summary)
@@ -183,7 +183,7 @@ class Executor:
             metadata["summary"] = output.summary
         if output.parts:
             metadata["parts"] = [part_metadata(part) for part in output.parts]
-        from agentcli import events as ev
+        from agentcli.conversation import events as ev
 
         self.emit(
             ev.ToolCallResult(
@@ -249,7 +249,7 @@ class Executor:
         self, call: ToolCall, profile: str, assessment: Any, decision: Decision
     ) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
-            from agentcli import events as ev
+            from agentcli.conversation import events as ev
 
             self.emit(ev.custom_event("progress", {"toolCallId": call.id, **value}))
 
@@ -331,14 +331,14 @@ class Executor:
                 return ToolOutput.failure(f"{tool.name} failed: {type(exc).__name__}: {exc}")
 
     def _emit_state(self, call: ToolCall, state: str) -> None:
-        from agentcli import events as ev
+        from agentcli.conversation import events as ev
 
         self.emit(ev.ToolState(tool_call_id=call.id, state=state))
 
     def _emit_approval(
         self, call: ToolCall, tool: Tool, risk: str, decision: Decision, profile: str | None
     ) -> None:
-        from agentcli import events as ev
+        from agentcli.conversation import events as ev
 
         self.emit(
             ev.Approval(

@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from agentcli import events as ev
+from agentcli.agent.compaction import Compactor
+from agentcli.agent.executor import Executor
+from agentcli.agent.loop import AgentLoop
+from agentcli.agent.stream_limits import StreamLimits
 from agentcli.assembly import session_registry
-from agentcli.changes import WorkspaceChanges
-from agentcli.compaction import Compactor
-from agentcli.decoding import shown
+from agentcli.context.instructions import find_instructions, instructions_block
+from agentcli.context.system_prompt import build_system_prompt
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Message, new_id
 from agentcli.errors import AgentCliError, ExitCode
-from agentcli.executor import Executor
-from agentcli.instructions import find_instructions, instructions_block
-from agentcli.loop import AgentLoop
-from agentcli.messages import Message, new_id
 from agentcli.output.base import FanOut, Output, RunSummary
 from agentcli.paths import data_dir
 from agentcli.policy.engine import Approver, TurnCancelled
@@ -34,11 +34,11 @@ from agentcli.records import dataclass
 from agentcli.sandbox.confine import Sandbox, session_sandbox
 from agentcli.sessions.session import Session
 from agentcli.settings import ModelSpec, RunSettings, context_window
-from agentcli.stream_limits import StreamLimits
-from agentcli.system_prompt import build_system_prompt
+from agentcli.text.decoding import shown
 from agentcli.tools.base import ToolContext
 from agentcli.tools.registry import ToolRegistry
-from agentcli.workspace import Workspace
+from agentcli.workspace.changes import WorkspaceChanges
+from agentcli.workspace.root import Workspace
 
 INTERRUPTED_MARK = "\n\n[interrupted by the user]"
 

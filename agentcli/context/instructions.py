@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from agentcli.records import dataclass
-from agentcli.safe_open import read_regular
+from agentcli.workspace.safe_open import read_regular
 
 MAX_BYTES = 64 * 1024  # per file; more is cut with a note
 

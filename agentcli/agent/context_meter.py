@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentcli.compaction import messages_tokens, text_tokens, tools_tokens
+from agentcli.agent.compaction import messages_tokens, text_tokens, tools_tokens
 from agentcli.records import dataclass
 
 if TYPE_CHECKING:
-    from agentcli.agent import Agent
+    from agentcli.agent.session import Agent
     from agentcli.settings import RunSettings
 
 # Context windows of well-known hosted models, by the start of their names (longest first

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from agentcli import __version__
-from agentcli.cli_help import SUMMARIES, examples
-from agentcli.cli_options import Option, options_of
+from agentcli.cli.help import SUMMARIES, examples
+from agentcli.cli.options import Option, options_of
 
 TOP_HELP = """A command-line agent shell: a model answers, calling tools under a risk policy.
 
@@ -47,7 +47,7 @@ app = typer.Typer(
 
 
 def _typer_option(option: Option) -> Any:
-    """The Typer annotation of an option declared in agentcli.cli_options."""
+    """The Typer annotation of an option declared in agentcli.cli.options."""
     kind = {list: list[str] | None, bool: bool}.get(option.kind, option.kind | None)
     text = f"{option.help} (repeatable)" if option.kind is list else option.help
     info = typer.Option(
@@ -73,7 +73,7 @@ def _command_info(name: str, help: str | None = None) -> dict[str, Any]:
 
 
 def _command(name: str, action: Callable[[dict[str, Any]], int], arguments: list) -> Any:
-    """A Typer command taking `arguments` and the options agentcli.cli_options declares
+    """A Typer command taking `arguments` and the options agentcli.cli.options declares
     for `name`; it hands them all to `action` as one dict."""
 
     def command(**values: Any) -> None:
@@ -112,13 +112,13 @@ def _root(
 
 
 def _run(values: dict[str, Any]) -> int:
-    from agentcli.commands import agent_commands
+    from agentcli.cli.commands import agent_commands
 
     return agent_commands.run(values)
 
 
 def _chat(values: dict[str, Any]) -> int:
-    from agentcli.commands import agent_commands
+    from agentcli.cli.commands import agent_commands
 
     return agent_commands.chat(values)
 
@@ -139,8 +139,8 @@ app.command(
 
 
 def _serve(values: dict[str, Any]) -> int:  # _guarded exits with the code
-    from agentcli.cli_options import options_of
-    from agentcli.commands.serve_command import serve_command
+    from agentcli.cli.commands.serve_command import serve_command
+    from agentcli.cli.options import options_of
 
     flags = {o.name: values[o.name] for o in options_of("serve") if o.to_settings}
     _guarded(
@@ -171,8 +171,8 @@ Workspace = Annotated[
 
 def _guarded(action) -> None:  # type: ignore[no-untyped-def]
     """Runs a command's action; a user-facing error is one line and its exit code."""
+    from agentcli.agent.runner import print_error
     from agentcli.errors import AgentCliError
-    from agentcli.runner import print_error
 
     try:
         code = action()
@@ -183,7 +183,7 @@ def _guarded(action) -> None:  # type: ignore[no-untyped-def]
 
 
 def _workspace(cwd: str | None):  # type: ignore[no-untyped-def]
-    from agentcli.commands import workspace_dir
+    from agentcli.cli.commands import workspace_dir
 
     return workspace_dir(cwd)
 
@@ -194,7 +194,7 @@ def config_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The effective settings, each with where it came from."""
-    from agentcli.commands import config_commands
+    from agentcli.cli.commands import config_commands
 
     _guarded(lambda: config_commands.show(_workspace(cwd), as_json))
 
@@ -202,7 +202,7 @@ def config_show(
 @config_app.command("path", **_command_info("config path"))
 def config_path(cwd: Workspace = None) -> None:
     """Where the user and project configuration files are."""
-    from agentcli.commands import config_commands
+    from agentcli.cli.commands import config_commands
 
     _guarded(lambda: config_commands.paths(_workspace(cwd)))
 
@@ -221,7 +221,7 @@ def config_set(
     cwd: Workspace = None,
 ) -> None:
     """Set one key in the user configuration file (or the project's, with --project)."""
-    from agentcli.commands import config_commands
+    from agentcli.cli.commands import config_commands
 
     _guarded(lambda: config_commands.set_key(_workspace(cwd), key, value, project))
 
@@ -253,7 +253,7 @@ def sessions_list(
 ) -> None:
     """The sessions, latest first: id, start time, turns, tokens, model, workspace and
     first prompt. Sessions without a message are left out unless --all."""
-    from agentcli.commands import session_commands
+    from agentcli.cli.commands import session_commands
 
     _guarded(
         lambda: session_commands.list_sessions(as_json, limit=limit, query=query, show_all=show_all)
@@ -263,7 +263,7 @@ def sessions_list(
 @sessions_app.command("show", **_command_info("sessions show"))
 def sessions_show(session_id: SessionId) -> None:
     """A session's transcript, readable."""
-    from agentcli.commands import session_commands
+    from agentcli.cli.commands import session_commands
 
     _guarded(lambda: session_commands.show(session_id))
 
@@ -276,7 +276,7 @@ def sessions_export(
     ] = "json",
 ) -> None:
     """A session as JSON (header, messages, events) or Markdown."""
-    from agentcli.commands import session_commands
+    from agentcli.cli.commands import session_commands
 
     _guarded(lambda: session_commands.export(session_id, fmt))
 
@@ -284,7 +284,7 @@ def sessions_export(
 @sessions_app.command("rm", **_command_info("sessions rm"))
 def sessions_rm(session_id: SessionId) -> None:
     """Remove a session file."""
-    from agentcli.commands import session_commands
+    from agentcli.cli.commands import session_commands
 
     _guarded(lambda: session_commands.remove(session_id))
 
@@ -312,7 +312,7 @@ def tools_alone(
 
 
 def _explain(values: dict[str, Any]) -> int:
-    from agentcli.commands import policy_commands
+    from agentcli.cli.commands import policy_commands
 
     return policy_commands.explain_main(values)
 
@@ -348,7 +348,7 @@ def doctor(
 ) -> None:
     """What protects the commands the model runs: the sandbox in force, its profiles, and
     what every tool may reach."""
-    from agentcli.commands import doctor as doctor_command
+    from agentcli.cli.commands import doctor as doctor_command
 
     _guarded(lambda: doctor_command.run(_workspace(cwd), as_json=as_json, add_dirs=add_dir or []))
 
@@ -359,7 +359,7 @@ def tools_list(
     cwd: Workspace = None,
 ) -> None:
     """Every tool with its risk and where it comes from."""
-    from agentcli.commands import policy_commands
+    from agentcli.cli.commands import policy_commands
 
     _guarded(lambda: policy_commands.list_tools(_workspace(cwd), as_json))
 
@@ -424,7 +424,7 @@ def mcp_add(
     cwd: Workspace = None,
 ) -> None:
     """Add an MCP server: agentcli mcp add NAME -- COMMAND ARGS... or --url URL."""
-    from agentcli.commands import mcp_commands
+    from agentcli.cli.commands import mcp_commands
 
     _guarded(
         lambda: mcp_commands.add(
@@ -449,7 +449,7 @@ def mcp_remove(
     cwd: Workspace = None,
 ) -> None:
     """Remove an MCP server from the configuration."""
-    from agentcli.commands import mcp_commands
+    from agentcli.cli.commands import mcp_commands
 
     _guarded(lambda: mcp_commands.remove(_workspace(cwd), name, project))
 
@@ -460,7 +460,7 @@ def mcp_list(
     cwd: Workspace = None,
 ) -> None:
     """Start each server and show its state, tools, resources, prompts and errors."""
-    from agentcli.commands import mcp_commands
+    from agentcli.cli.commands import mcp_commands
 
     _guarded(lambda: mcp_commands.list_servers(_workspace(cwd), as_json))
 
@@ -470,7 +470,7 @@ def plugins(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The installed plug-ins (Python entry points) and the tools they register."""
-    from agentcli.commands import plugin_commands
+    from agentcli.cli.commands import plugin_commands
 
     _guarded(lambda: plugin_commands.list_plugins(as_json))
 
@@ -486,7 +486,7 @@ def models(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The models the configured providers offer."""
-    from agentcli.commands import models_command
+    from agentcli.cli.commands import models_command
 
     _guarded(lambda: models_command.list_models(_workspace(None), base_url, as_json))
 
@@ -501,7 +501,7 @@ def trust(
     listing: Annotated[bool, typer.Option("--list", help="List trusted workspaces.")] = False,
 ) -> None:
     """Trust a workspace: its .agentcli/config.toml may then loosen the policy."""
-    from agentcli.commands import config_commands
+    from agentcli.cli.commands import config_commands
 
     _guarded(lambda: config_commands.trust_workspace(_workspace(directory), revoke, listing))
 
@@ -513,10 +513,10 @@ def completions(
     ],
 ) -> None:
     """Print the shell completion script (also shipped in the repository's completions/)."""
-    from agentcli.completion_scripts import SHELLS, render
+    from agentcli.cli.completion_scripts import SHELLS, render
 
     if shell not in SHELLS:
-        from agentcli.runner import print_error
+        from agentcli.agent.runner import print_error
 
         print_error(f"no completion script for {shell!r}; choose one of: {', '.join(SHELLS)}")
         raise typer.Exit(2)
@@ -599,14 +599,14 @@ def _formatted_literal(line: str) -> str:
 
 
 def write_help_cache() -> None:
-    """Regenerates agentcli/_help_text.py (a test fails when it is stale)."""
+    """Regenerates agentcli/cli/_help_text.py (a test fails when it is stale)."""
     from pathlib import Path
 
     target = Path(__file__).with_name("_help_text.py")
     text = render_top_help().splitlines(keepends=True)
     lines = "".join(f"    {_formatted_literal(line)}\n" for line in text)
     target.write_text(
-        '"""Generated by agentcli.cli.write_help_cache(): the top-level help, printed without '
+        '"""Generated by agentcli.cli.app.write_help_cache(): the top-level help, printed without '
         'importing\nthe CLI framework so that `agentcli --help` starts fast. Do not edit."""\n\n'
         f"TOP_LEVEL_HELP = (\n{lines})\n"
     )

@@ -39,7 +39,7 @@ def read_stdin(*, prompt_expected: bool, stream: BinaryIO | None = None) -> str 
         sys.stderr.write(f"agentcli: stdin stayed silent for {wait:g}s; ignoring it\n")
         return None
     data = stream.read()
-    from agentcli.decoding import contents
+    from agentcli.text.decoding import contents
 
     text = contents(data)
     return text if text.strip() else None
@@ -48,8 +48,8 @@ def read_stdin(*, prompt_expected: bool, stream: BinaryIO | None = None) -> str 
 def build_prompt(argument: str | None, stdin_text: str | None) -> str:
     """The argument is the instruction; piped stdin is the prompt (no argument, or `-`)
     or context appended below the instruction. The argument comes from argv: bytes in it
-    that are not UTF-8 are shown as `\\xHH` (agentcli.decoding)."""
-    from agentcli.decoding import shown
+    that are not UTF-8 are shown as `\\xHH` (agentcli.text.decoding)."""
+    from agentcli.text.decoding import shown
 
     argument = shown(argument) if argument is not None else None
     if argument is None or argument == "-":

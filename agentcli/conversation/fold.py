@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentcli import events as ev
-from agentcli.error_kinds import DENIED, FAILED, INTERRUPTED
+from agentcli.conversation import events as ev
+from agentcli.conversation.error_kinds import DENIED, FAILED, INTERRUPTED
 from agentcli.records import dataclass, field
 
 

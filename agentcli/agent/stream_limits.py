@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli import events as ev
 from agentcli.config.schema import SETTINGS
+from agentcli.conversation import events as ev
 from agentcli.records import dataclass, field, replace
 
 # Characters; the defaults are beyond any model's output limit today.

@@ -10,11 +10,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from agentcli import events as ev
-from agentcli.messages import Conversation, Message
+from agentcli.agent.waiting import WaitingNotice
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Conversation, Message
 from agentcli.providers.base import ModelRequest, Provider
 from agentcli.records import dataclass, replace
-from agentcli.waiting import WaitingNotice
 
 RESULT_CHARS_IN_TRANSCRIPT = 2_000
 # A summary request must fit the window: the transcript goes in pieces of at most this

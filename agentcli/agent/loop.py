@@ -7,15 +7,15 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from agentcli import events as ev
-from agentcli.compaction import Compactor, summary_section
+from agentcli.agent.compaction import Compactor, summary_section
+from agentcli.agent.executor import Executor
+from agentcli.agent.stream_limits import Overflow, StreamLimits, StreamMeter
+from agentcli.agent.waiting import WaitingNotice
+from agentcli.conversation import events as ev
+from agentcli.conversation.messages import Conversation, Message, TurnCollector
 from agentcli.errors import AgentCliError, ProviderError
-from agentcli.executor import Executor
-from agentcli.messages import Conversation, Message, TurnCollector
 from agentcli.providers.base import ModelRequest, Provider
 from agentcli.records import dataclass, field
-from agentcli.stream_limits import Overflow, StreamLimits, StreamMeter
-from agentcli.waiting import WaitingNotice
 
 Emit = Callable[[ev.Event], None]
 

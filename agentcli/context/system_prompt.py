@@ -24,6 +24,6 @@ def build_system_prompt(workspace: Path, extra: str | None, project: str = "") -
         prompt += "\n\n" + project
     if extra:
         prompt += "\n\n" + extra.strip()
-    from agentcli.decoding import shown
+    from agentcli.text.decoding import shown
 
     return shown(prompt)  # the workspace's path and --system are names from the OS

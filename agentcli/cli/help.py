@@ -1,6 +1,6 @@
 """The help text of the commands that is more than a line: each command's one-line summary
 (short enough that a command list never cuts it) and its Examples block. Kept apart from
-agentcli.cli so that the wording is in one place, and a test can walk every command."""
+agentcli.cli.app so that the wording is in one place, and a test can walk every command."""
 
 from __future__ import annotations
 

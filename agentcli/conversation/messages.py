@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentcli.records import dataclass, field
 
 if TYPE_CHECKING:
-    from agentcli import events as ev
+    from agentcli.conversation import events as ev
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -34,7 +34,9 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None  # on tool messages: the call this answers
     error: str | None = None  # on tool messages: why the call failed or was refused
-    error_kind: str | None = None  # on failed tool messages: agentcli.error_kinds.ERROR_KINDS
+    error_kind: str | None = (
+        None  # on failed tool messages: agentcli.conversation.error_kinds.ERROR_KINDS
+    )
     id: str = field(default_factory=lambda: new_id("msg"))
     extra: dict[str, Any] = field(default_factory=dict)  # provider-specific parts
 
@@ -65,7 +67,9 @@ class TurnCollector:
         if event.type == "TEXT_MESSAGE_CONTENT":  # nearly every event: no import to look up
             self._text.append(event.delta)  # type: ignore[attr-defined]
             return
-        from agentcli import events as ev  # not at import: `policy explain` needs no events
+        from agentcli.conversation import (
+            events as ev,  # not at import: `policy explain` needs no events
+        )
 
         if isinstance(event, ev.TextMessageStart):
             self.message_id = self.message_id or event.message_id

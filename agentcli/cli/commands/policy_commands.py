@@ -10,17 +10,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentcli.agent.executor import Executor, InvalidCall
 from agentcli.assembly import build_registry, provider_tools
 from agentcli.config import load_config
+from agentcli.conversation.messages import ToolCall
 from agentcli.errors import ExitCode, UsageError
-from agentcli.executor import Executor, InvalidCall
-from agentcli.messages import ToolCall
 from agentcli.policy.engine import Policy
 from agentcli.policy.setup import build_policy
 from agentcli.risk import ApprovalRequest
 from agentcli.tools.base import ToolContext
 from agentcli.tools.plugin_source import plugin_sources
-from agentcli.workspace import Workspace
+from agentcli.workspace.root import Workspace
 
 
 def _arguments(tool: str, text: str | None) -> str:
@@ -124,8 +124,8 @@ def explain(
 
 
 def explain_main(values: dict[str, Any]) -> int:
-    """`agentcli policy explain` with its parsed values (agentcli.cli_options names them)."""
-    from agentcli.commands import workspace_dir
+    """`agentcli policy explain` with its parsed values (agentcli.cli.options names them)."""
+    from agentcli.cli.commands import workspace_dir
     from agentcli.errors import AgentCliError, print_error
 
     flags = {name: values[name] for name in ("yes", "deny")}

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentcli.decoding import os_path
 from agentcli.records import dataclass
+from agentcli.text.decoding import os_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class Workspace:
         joined = os.path.join(self.root, expanded)  # an absolute `expanded` replaces the root
         if "\\x" in expanded and not os.path.lexists(joined):
             # A name as agentcli shows it, `\xHH` for each byte that is not UTF-8: the file
-            # it was shown for (agentcli.decoding.os_path).
+            # it was shown for (agentcli.text.decoding.os_path).
             joined = os_path(str(self.root), expanded)
         real = Path(os.path.realpath(joined))
         return ResolvedPath(requested=requested, path=real, inside=self.contains(real))

@@ -1,0 +1,1 @@
+"""What the model is told: the system prompt, the project's instructions, AGENTS.md."""

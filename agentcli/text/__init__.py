@@ -1,0 +1,1 @@
+"""Text at agentcli's edges: decoding and counted words."""
