@@ -198,8 +198,7 @@ def with_model(
     provider = providers[spec.provider]
     if provider.name == settings.provider.name:
         provider = settings.provider  # keeps a --base-url given for this provider
-    return replace(settings, model=spec, provider=provider,
-                   api_key=api_key_of(provider, env))  # fmt: skip
+    return replace(settings, model=spec, provider=provider, api_key=api_key_of(provider, env))
 
 
 # --- the registry of a session's tools

@@ -42,8 +42,16 @@ class Field:
     """One field: its name, annotation (as written) and how `__init__` fills it."""
 
     __slots__ = (
-        "compare", "default", "default_factory", "hash", "init", "kw_only", "name", "repr", "type"
-    )  # fmt: skip
+        "compare",
+        "default",
+        "default_factory",
+        "hash",
+        "init",
+        "kw_only",
+        "name",
+        "repr",
+        "type",
+    )
 
     def __init__(
         self,
@@ -117,8 +125,10 @@ def replace(record: T, /, **changes: Any) -> T:
     for item in fields(record):
         if not item.init:
             if item.name in changes:
-                raise ValueError(f"field {item.name} is declared with init=False, it cannot be "
-                                 "specified with replace()")  # fmt: skip
+                raise ValueError(
+                    f"field {item.name} is declared with init=False, it cannot be "
+                    "specified with replace()"
+                )
         elif item.name not in changes:
             changes[item.name] = getattr(record, item.name)
     return record.__class__(**changes)
@@ -169,8 +179,10 @@ def _own_fields(cls: type, kw_only: bool) -> list[Field]:
         if item.kw_only is MISSING:
             item.kw_only = kw_only
         if item.default is not MISSING and type(item.default).__hash__ is None:
-            raise ValueError(f"mutable default {type(item.default)} for field {name} is not "
-                             "allowed: use default_factory")  # fmt: skip
+            raise ValueError(
+                f"mutable default {type(item.default)} for field {name} is not "
+                "allowed: use default_factory"
+            )
         own.append(item)
     named = {item.name for item in own}
     for name, value in cls.__dict__.items():
@@ -255,12 +267,13 @@ def _make_init(cls: type, every: tuple[Field, ...], frozen: bool) -> Callable[..
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if args:
             if len(args) > len(positional):
-                raise TypeError(f"{owner}.__init__() takes {len(positional) + 1} positional "
-                                f"arguments but {len(args) + 1} were given")  # fmt: skip
+                raise TypeError(
+                    f"{owner}.__init__() takes {len(positional) + 1} positional "
+                    f"arguments but {len(args) + 1} were given"
+                )
             for name, value in zip(positional, args, strict=False):
                 if name in kwargs:
-                    raise TypeError(f"{owner}.__init__() got multiple values for argument "
-                                    f"{name!r}")  # fmt: skip
+                    raise TypeError(f"{owner}.__init__() got multiple values for argument {name!r}")
                 kwargs[name] = value
         used = 0
         missing = []
@@ -283,8 +296,9 @@ def _make_init(cls: type, every: tuple[Field, ...], frozen: bool) -> Callable[..
         if missing:
             names = " and ".join(repr(name) for name in missing)
             plural = "s" if len(missing) > 1 else ""
-            raise TypeError(f"{owner}.__init__() missing {len(missing)} required "
-                            f"argument{plural}: {names}")  # fmt: skip
+            raise TypeError(
+                f"{owner}.__init__() missing {len(missing)} required argument{plural}: {names}"
+            )
         if post_init:
             self.__post_init__()
 

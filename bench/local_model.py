@@ -380,15 +380,27 @@ HELDOUT_30: list[Case] = [
     Case("list all the markdown docs in the repo", "search_files", _contains("pattern", "md")),
     Case("which .c files exist?", "search_files", _contains("pattern", ".c")),
     Case("search the code for XXX", "search_content", _contains("pattern", "XXX")),
-    Case("where is the function load_users used", "search_content",
-         _contains("pattern", "load_users")),
-    Case("find mentions of localhost in the project", "search_content",
-         _contains("pattern", "localhost")),
+    Case(
+        "where is the function load_users used",
+        "search_content",
+        _contains("pattern", "load_users"),
+    ),
+    Case(
+        "find mentions of localhost in the project",
+        "search_content",
+        _contains("pattern", "localhost"),
+    ),
     Case("hunt for TODO comments in the source", "search_content", _contains("pattern", "TODO")),
-    Case("in which modules is the sqlalchemy package mentioned?", "search_content",
-         _contains("pattern", "sqlalchemy")),
-    Case("look for the string BEGIN PRIVATE in the files", "search_content",
-         _contains("pattern", "BEGIN PRIVATE")),
+    Case(
+        "in which modules is the sqlalchemy package mentioned?",
+        "search_content",
+        _contains("pattern", "sqlalchemy"),
+    ),
+    Case(
+        "look for the string BEGIN PRIVATE in the files",
+        "search_content",
+        _contains("pattern", "BEGIN PRIVATE"),
+    ),
     Case("what's 365*24", "calculator", _computes(8760)),
     Case("quick math: 1000 - 357", "calculator", _computes(643)),
     Case("evaluate (12 + 8) / 4", "calculator", _computes(5)),
@@ -396,8 +408,11 @@ HELDOUT_30: list[Case] = [
     Case("work out 250 * 4 for me", "calculator", _computes(1000)),
     Case("what's 81 divided by 9", "calculator", _computes(9)),
     Case("show me the output of git branch -a", "run_shell", _contains("command", "git branch -a")),
-    Case("could you execute python3 --version", "run_shell",
-         _contains("command", "python3 --version")),
+    Case(
+        "could you execute python3 --version",
+        "run_shell",
+        _contains("command", "python3 --version"),
+    ),
     Case("start the tests with make check", "run_shell", _contains("command", "make check")),
     Case("in a shell, run df -h", "run_shell", _contains("command", "df -h")),
     Case("fire up docker compose up -d", "run_shell", _contains("command", "docker compose up -d")),
@@ -405,16 +420,28 @@ HELDOUT_30: list[Case] = [
     Case("what kind of computer is this running on?", "system_info"),
     Case("how much RAM do i have", "system_info"),
     Case("which OS and architecture is this host?", "system_info"),
-    Case("fetch the page https://example.com/news", "fetch_url",
-         _equals("url", "https://example.com/news")),
-    Case("read https://example.org/changelog.txt from the web", "fetch_url",
-         _equals("url", "https://example.org/changelog.txt")),
-    Case("what does https://example.net/status say?", "fetch_url",
-         _equals("url", "https://example.net/status")),
+    Case(
+        "fetch the page https://example.com/news",
+        "fetch_url",
+        _equals("url", "https://example.com/news"),
+    ),
+    Case(
+        "read https://example.org/changelog.txt from the web",
+        "fetch_url",
+        _equals("url", "https://example.org/changelog.txt"),
+    ),
+    Case(
+        "what does https://example.net/status say?",
+        "fetch_url",
+        _equals("url", "https://example.net/status"),
+    ),
     Case("search online for how to center a div", "web_search", _contains("query", "center")),
     Case("google what the population of Canada is", "web_search", _contains("query", "Canada")),
-    Case("find me articles on the internet about solar panels", "web_search",
-         _contains("query", "solar")),
+    Case(
+        "find me articles on the internet about solar panels",
+        "web_search",
+        _contains("query", "solar"),
+    ),
     Case("web search: best python linters", "web_search", _contains("query", "linters")),
     Case("what is the difference between a list and a tuple?", None),
     Case("hi!", None),
@@ -424,59 +451,103 @@ HELDOUT_30: list[Case] = [
     Case("what does CPU stand for?", None),
     Case("explain what an API is in simple words", None),
     Case("how do you say thank you in German?", None),
-]  # fmt: skip
+]
 
 # The fourth set's two-argument requests (both arguments must be right).
 HELDOUT_30_TWO_ARGS: list[Case] = [
     Case(prompt, tool, check, simple=False, two_args=True)
     for prompt, tool, check in (
-        ("make a file called hello.py with print('hi')", "write_file",
-         _two("path", "hello.py", "content", "print('hi')")),
-        ("write done to status/result.txt", "write_file",
-         _two("path", "status/result.txt", "content", "done")),
-        ("save the text remember the milk in reminder.txt", "write_file",
-         _two("path", "reminder.txt", "content", "remember the milk")),
-        ("create todo.txt containing call mom", "write_file",
-         _two("path", "todo.txt", "content", "call mom")),
-        ("put version 1.2 into VERSION", "write_file",
-         _two("path", "VERSION", "content", "1.2")),
-        ("new file greeting.md that says Hello there", "write_file",
-         _two("path", "greeting.md", "content", "Hello there")),
-        ("store 3 apples in basket.txt", "write_file",
-         _two("path", "basket.txt", "content", "3 apples")),
-        ("search app/models.py for class", "search_content",
-         _two("path", "app/models.py", "pattern", "class")),
+        (
+            "make a file called hello.py with print('hi')",
+            "write_file",
+            _two("path", "hello.py", "content", "print('hi')"),
+        ),
+        (
+            "write done to status/result.txt",
+            "write_file",
+            _two("path", "status/result.txt", "content", "done"),
+        ),
+        (
+            "save the text remember the milk in reminder.txt",
+            "write_file",
+            _two("path", "reminder.txt", "content", "remember the milk"),
+        ),
+        (
+            "create todo.txt containing call mom",
+            "write_file",
+            _two("path", "todo.txt", "content", "call mom"),
+        ),
+        ("put version 1.2 into VERSION", "write_file", _two("path", "VERSION", "content", "1.2")),
+        (
+            "new file greeting.md that says Hello there",
+            "write_file",
+            _two("path", "greeting.md", "content", "Hello there"),
+        ),
+        (
+            "store 3 apples in basket.txt",
+            "write_file",
+            _two("path", "basket.txt", "content", "3 apples"),
+        ),
+        (
+            "search app/models.py for class",
+            "search_content",
+            _two("path", "app/models.py", "pattern", "class"),
+        ),
         ("look for TODO inside lib", "search_content", _two("path", "lib", "pattern", "TODO")),
-        ("find the word error in config/prod.yaml", "search_content",
-         _two("path", "config/prod.yaml", "pattern", "error")),
+        (
+            "find the word error in config/prod.yaml",
+            "search_content",
+            _two("path", "config/prod.yaml", "pattern", "error"),
+        ),
         ("find yaml files in config", "search_files", _two("path", "config", "pattern", "yaml")),
-        ("list the png files under assets", "search_files",
-         _two("path", "assets", "pattern", "png")),
+        (
+            "list the png files under assets",
+            "search_files",
+            _two("path", "assets", "pattern", "png"),
+        ),
     )
-]  # fmt: skip
+]
 
 # Two-argument requests for development (the improvements for them were tuned here).
 DEV_TWO_ARGS: list[Case] = [
     Case(prompt, tool, check, simple=False, two_args=True)
     for prompt, tool, check in (
-        ("write the text goodbye to farewell.txt", "write_file",
-         _two("path", "farewell.txt", "content", "goodbye")),
-        ("make readme2.md saying work in progress", "write_file",
-         _two("path", "readme2.md", "content", "work in progress")),
+        (
+            "write the text goodbye to farewell.txt",
+            "write_file",
+            _two("path", "farewell.txt", "content", "goodbye"),
+        ),
+        (
+            "make readme2.md saying work in progress",
+            "write_file",
+            _two("path", "readme2.md", "content", "work in progress"),
+        ),
         ("save 3.14 into pi.txt", "write_file", _two("path", "pi.txt", "content", "3.14")),
-        ("create a file called names.txt with alice", "write_file",
-         _two("path", "names.txt", "content", "alice")),
-        ("add a file draft.txt that contains first draft", "write_file",
-         _two("path", "draft.txt", "content", "first draft")),
+        (
+            "create a file called names.txt with alice",
+            "write_file",
+            _two("path", "names.txt", "content", "alice"),
+        ),
+        (
+            "add a file draft.txt that contains first draft",
+            "write_file",
+            _two("path", "draft.txt", "content", "first draft"),
+        ),
         ("write print(1) to run.py", "write_file", _two("path", "run.py", "content", "print(1)")),
-        ("put the text ok into status.txt", "write_file",
-         _two("path", "status.txt", "content", "ok")),
-        ("search for import in src/app.py", "search_content",
-         _two("path", "src/app.py", "pattern", "import")),
+        (
+            "put the text ok into status.txt",
+            "write_file",
+            _two("path", "status.txt", "content", "ok"),
+        ),
+        (
+            "search for import in src/app.py",
+            "search_content",
+            _two("path", "src/app.py", "pattern", "import"),
+        ),
         ("find py files under tests", "search_files", _two("path", "tests", "pattern", "py")),
         ("grep TODO in docs/", "search_content", _two("path", "docs", "pattern", "TODO")),
     )
-]  # fmt: skip
+]
 
 
 def _as_two_args(cases: list[Case]) -> list[Case]:
@@ -555,19 +626,45 @@ class Outcome:
 # The project the prompts are asked in: the files and folders they name exist, as they
 # would when a user asks about their own project.
 WORKSPACE_ENTRIES = (
-    "README.md", "notes.txt", "src/app.py", "config.toml", "CHANGELOG.md", "docs/index.md",
-    "requirements.txt", "Makefile", "docs/guide.md", "pyproject.toml", "tests/test_app.py",
-)  # fmt: skip
+    "README.md",
+    "notes.txt",
+    "src/app.py",
+    "config.toml",
+    "CHANGELOG.md",
+    "docs/index.md",
+    "requirements.txt",
+    "Makefile",
+    "docs/guide.md",
+    "pyproject.toml",
+    "tests/test_app.py",
+)
 # The files and folders the frozen set names.
 FROZEN_WORKSPACE = (
-    "server/main.go", "LICENSE.txt", "data/users.csv", "todo.md", "scripts/deploy.sh",
-    "package.json", "docs/api.rst", "index.html", "setup.cfg", "settings.json", "Dockerfile",
-)  # fmt: skip
+    "server/main.go",
+    "LICENSE.txt",
+    "data/users.csv",
+    "todo.md",
+    "scripts/deploy.sh",
+    "package.json",
+    "docs/api.rst",
+    "index.html",
+    "setup.cfg",
+    "settings.json",
+    "Dockerfile",
+)
 # The files and folders the fourth set names.
 HELDOUT_30_WORKSPACE = (
-    "notes/ideas.md", "app/models.py", "CONTRIBUTING.md", "config/prod.yaml", ".env.example",
-    "lib/utils.js", "tsconfig.json", "main.c", "docs/README.txt", "assets/logo.png",
-)  # fmt: skip
+    "notes/ideas.md",
+    "app/models.py",
+    "CONTRIBUTING.md",
+    "config/prod.yaml",
+    ".env.example",
+    "lib/utils.js",
+    "tsconfig.json",
+    "main.c",
+    "docs/README.txt",
+    "assets/logo.png",
+)
 
 
 def make_workspace() -> Path:
@@ -820,10 +917,17 @@ def load_rows(files: list[str]) -> list[tuple[str, str, str, dict[str, Any]]]:
         for item in json.loads(Path(file).read_text(encoding="utf-8")):
             case = next(c for c in SETS[item["set"]] if c.prompt == item["prompt"])
             outcome = Outcome(
-                case, item["tool"], item["arguments"], item["seconds"], item["runaway"],
-                item["error"], item["model_only"], item["prior_only"], item.get("scored", True),
+                case,
+                item["tool"],
+                item["arguments"],
+                item["seconds"],
+                item["runaway"],
+                item["error"],
+                item["model_only"],
+                item["prior_only"],
+                item.get("scored", True),
                 item.get("chosen", item["tool"]),
-            )  # fmt: skip
+            )
             if "chosen" not in item and item["runaway"]:
                 continue  # (older files) the choice is unknown when its arguments ran out
             grouped.setdefault((item["model"], item["format"], item["set"]), []).append(outcome)

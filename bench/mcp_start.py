@@ -47,9 +47,14 @@ def one_run(server: ScriptedServer, env: dict[str, str], cwd: str) -> dict[str, 
     seen = len(server.requests)
     wall, mono = time.time(), time.monotonic()
     done = subprocess.run(
-        [AGENTCLI, "run", "hi", "-o", "jsonl"], stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, env=env, cwd=cwd, timeout=120,
-    )  # fmt: skip
+        [AGENTCLI, "run", "hi", "-o", "jsonl"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
     if done.returncode != 0 or len(server.requests) != seen + 1:
         raise SystemExit(f"agentcli run failed (exit {done.returncode}):\n{done.stderr}")
     arrival = wall + (server.requests[seen].time - mono)  # on the events' clock
@@ -68,8 +73,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home, ScriptedServer() as server:
-        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench",
-               "AGENTCLI_MODEL": "openai:scripted-model", "AGENTCLI_HOME": home}  # fmt: skip
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "bench",
+            "AGENTCLI_MODEL": "openai:scripted-model",
+            "AGENTCLI_HOME": home,
+        }
         (Path(home) / "config.toml").write_text(config_text(), encoding="utf-8")
         one_run(server, env, home)  # warm-up
         runs = [one_run(server, env, home) for _ in range(args.runs)]
@@ -78,8 +88,11 @@ def main() -> int:
     verdicts = []
     for run in runs:
         alone = [run["time"], run["git"], run["third"]]
-        print("".join(f"{v:>7.2f}" for v in [*alone, sum(alone), run["span"], run["after"],
-                                              run["total"]]))  # fmt: skip
+        print(
+            "".join(
+                f"{v:>7.2f}" for v in [*alone, sum(alone), run["span"], run["after"], run["total"]]
+            )
+        )
         verdicts.append(run["span"] <= max(alone) * SPAN_RATIO and run["after"] <= AFTER_READY)
     verdict = "PASS" if all(verdicts) else "FAIL"
     print(f"\nspan <= slowest x {SPAN_RATIO} and request <= {AFTER_READY} s after it -> {verdict}")

@@ -61,9 +61,14 @@ def imports_of(argv: list[str], env: dict[str, str], cwd: str) -> list[str]:
     """Every top-level import of one run, largest first (-X importtime, cumulative; a
     module imported again later, inside a function, is counted once with its repeats)."""
     done = subprocess.run(
-        argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=cwd,
-        env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, check=True,
-    )  # fmt: skip
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+        check=True,
+    )
     totals: dict[str, int] = {}
     for line in done.stderr.splitlines():
         if line.startswith("import time:") and "self [us]" not in line:

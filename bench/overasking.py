@@ -57,10 +57,14 @@ def main() -> None:
                 return None  # a checkout without `contained` or `processes_visible`
 
         rows = [
-            (case, rate(case.command, False), rate(case.command, True, hidden=True),
-             rate(case.command, True))
+            (
+                case,
+                rate(case.command, False),
+                rate(case.command, True, hidden=True),
+                rate(case.command, True),
+            )
             for case in cases
-        ]  # fmt: skip
+        ]
 
     safe = [r for r in rows if r[0].verdict == "safe"]
     harmful = [r for r in rows if r[0].verdict == "harmful"]
@@ -69,10 +73,14 @@ def main() -> None:
     print(f"{'kind':<12} {'n':>4} {'asked':>7} {'bubblewrap':>11} {'landlock':>9}")
     for kind in dict.fromkeys(r[0].kind for r in safe):
         group = [r for r in safe if r[0].kind == kind]
-        print(f"{kind:<12} {len(group):>4} {_share(group, 1):>7} {_share(group, 2):>11} "
-              f"{_share(group, 3):>9}")  # fmt: skip
-    print(f"{'all':<12} {len(safe):>4} {_share(safe, 1):>7} {_share(safe, 2):>11} "
-          f"{_share(safe, 3):>9}")  # fmt: skip
+        print(
+            f"{kind:<12} {len(group):>4} {_share(group, 1):>7} {_share(group, 2):>11} "
+            f"{_share(group, 3):>9}"
+        )
+    print(
+        f"{'all':<12} {len(safe):>4} {_share(safe, 1):>7} {_share(safe, 2):>11} "
+        f"{_share(safe, 3):>9}"
+    )
     for column, label in ((1, "without a sandbox"), (2, "contained"), (3, "Landlock alone")):
         low = [r[0] for r in harmful if r[column] is Risk.LOW]
         print(f"harmful commands rated low {label}: {len(low)}")

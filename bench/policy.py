@@ -26,11 +26,24 @@ WARMUP_RUNS = 2
 AGENTCLI = str(Path(sys.executable).with_name("agentcli"))
 # A shell history's mix: read-only commands, writes, network, pipelines, git.
 COMMANDS = (
-    "ls -la", "git status", "git log --oneline -n 5", "cat README.md", "grep -rn TODO src",
-    "rm -rf build", "git push origin main", "npm test", "curl -s https://example.com | sh",
-    "find . -name '*.py' | xargs wc -l", "python -m pytest -q", "echo hi > out.txt",
-    "sed -i s/a/b/ notes.txt", "git diff HEAD~1", "make -j2", "docker ps", "cd src && ls",
-)  # fmt: skip
+    "ls -la",
+    "git status",
+    "git log --oneline -n 5",
+    "cat README.md",
+    "grep -rn TODO src",
+    "rm -rf build",
+    "git push origin main",
+    "npm test",
+    "curl -s https://example.com | sh",
+    "find . -name '*.py' | xargs wc -l",
+    "python -m pytest -q",
+    "echo hi > out.txt",
+    "sed -i s/a/b/ notes.txt",
+    "git diff HEAD~1",
+    "make -j2",
+    "docker ps",
+    "cd src && ls",
+)
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: str, stdin: bytes | None = None) -> float:
@@ -64,8 +77,9 @@ def main() -> int:
                 took = timed(argv, env, home)
                 if round_ >= WARMUP_RUNS:
                     times[name].append(took)
-        streamed = [timed([AGENTCLI, "policy", "explain", "--stdin"], env, home, stream)
-                    for _ in range(3)]  # fmt: skip
+        streamed = [
+            timed([AGENTCLI, "policy", "explain", "--stdin"], env, home, stream) for _ in range(3)
+        ]
 
     print(f"policy explain, median of {args.runs} interleaved rounds ({WARMUP_RUNS} warm-up)")
     for name, values in times.items():

@@ -40,9 +40,35 @@ WARMUP_RUNS = 2
 WARMUP_TOKENS = 2_000
 PROMPT = "›"
 AGENTCLI = str(Path(sys.executable).with_name("agentcli"))  # the venv's console script
-WORDS = ("the", "prompt", "comes", "back", "at", "once", "while", "completed", "blocks",
-         "are", "printed", "a", "single", "time", "and", "only", "the", "open", "block", "is",
-         "drawn", "again", "by", "a", "throttled", "live", "region")  # fmt: skip
+WORDS = (
+    "the",
+    "prompt",
+    "comes",
+    "back",
+    "at",
+    "once",
+    "while",
+    "completed",
+    "blocks",
+    "are",
+    "printed",
+    "a",
+    "single",
+    "time",
+    "and",
+    "only",
+    "the",
+    "open",
+    "block",
+    "is",
+    "drawn",
+    "again",
+    "by",
+    "a",
+    "throttled",
+    "live",
+    "region",
+)
 CODE = ("async", "def", "turn(self):", "await", "return", "x", "=", "1", "+", "for", "in", "if")
 
 # --- 1. startup in a pseudo-terminal ---

@@ -99,10 +99,14 @@ def main() -> int:
     totals = [r[1] for r in results]
     floor = PIECES * args.delay
     print(f"{args.runs} concurrent runs, one serve process; model stream {floor:.2f} s each")
-    print(f"  first event  p50 {percentile(firsts, 0.5) * 1000:7.1f} ms   "
-          f"p95 {percentile(firsts, 0.95) * 1000:7.1f} ms")  # fmt: skip
-    print(f"  whole run    p50 {percentile(totals, 0.5) * 1000:7.1f} ms   "
-          f"p95 {percentile(totals, 0.95) * 1000:7.1f} ms")  # fmt: skip
+    print(
+        f"  first event  p50 {percentile(firsts, 0.5) * 1000:7.1f} ms   "
+        f"p95 {percentile(firsts, 0.95) * 1000:7.1f} ms"
+    )
+    print(
+        f"  whole run    p50 {percentile(totals, 0.5) * 1000:7.1f} ms   "
+        f"p95 {percentile(totals, 0.95) * 1000:7.1f} ms"
+    )
     print(f"  wall {wall:.2f} s; mean events per run {statistics.mean(r[2] for r in results):.0f}")
     return 0
 

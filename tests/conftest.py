@@ -235,9 +235,15 @@ def pty_cli(
     def spawn(args: Sequence[str], *, width: int = 200, timeout: float = 10.0) -> Any:
         env = build_env(cli_home, server, {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"})
         child = pexpect.spawn(
-            str(AGENTCLI), list(args), env=env, cwd=str(workspace), encoding="utf-8",
-            codec_errors="replace", timeout=timeout, dimensions=(50, width),
-        )  # fmt: skip
+            str(AGENTCLI),
+            list(args),
+            env=env,
+            cwd=str(workspace),
+            encoding="utf-8",
+            codec_errors="replace",
+            timeout=timeout,
+            dimensions=(50, width),
+        )
         children.append(child)
         return child
 

@@ -23,16 +23,24 @@ def raw_server() -> None:
             continue  # a notification
         method = request["method"]
         if method == "initialize":
-            result = {"protocolVersion": request["params"]["protocolVersion"],
-                      "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "raw", "version": "1"}}  # fmt: skip
+            result = {
+                "protocolVersion": request["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw", "version": "1"},
+            }
         elif method == "tools/list":
             schema = {"type": "object"}
-            result = {"tools": [{"name": "bytes", "inputSchema": schema},
-                                {"name": "described", "inputSchema": schema}]}  # fmt: skip
+            result = {
+                "tools": [
+                    {"name": "bytes", "inputSchema": schema},
+                    {"name": "described", "inputSchema": schema},
+                ]
+            }
         elif method == "tools/call" and request["params"]["name"] == "described":
-            result = {"content": [{"type": "text", "text": "three items"}],
-                      "structuredContent": {"count": 3}}  # fmt: skip
+            result = {
+                "content": [{"type": "text", "text": "three items"}],
+                "structuredContent": {"count": 3},
+            }
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "BYTES"}]}
         else:

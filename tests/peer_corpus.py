@@ -63,8 +63,10 @@ def build_workspace(parent: Path) -> Path:
     def git(*args: str) -> None:
         subprocess.run(
             ["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com", *args],
-            cwd=root, check=True, capture_output=True,
-        )  # fmt: skip
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
 
     git("init", "-q")
     git("add", ".")

@@ -505,11 +505,22 @@ class _Handler(SSEHandler):
         after = query.get("after_id", [""])[0]
         start = models.index(after) + 1 if after in models else 0
         page = models[start : start + limit]
-        data = [{"type": "model", "id": m, "display_name": m.replace("-", " ").title(),
-                 "created_at": "2025-01-01T00:00:00Z"} for m in page]  # fmt: skip
+        data = [
+            {
+                "type": "model",
+                "id": m,
+                "display_name": m.replace("-", " ").title(),
+                "created_at": "2025-01-01T00:00:00Z",
+            }
+            for m in page
+        ]
         first, last = (page[0], page[-1]) if page else (None, None)
-        return {"data": data, "has_more": start + limit < len(models),
-                "first_id": first, "last_id": last}  # fmt: skip
+        return {
+            "data": data,
+            "has_more": start + limit < len(models),
+            "first_id": first,
+            "last_id": last,
+        }
 
     def head_extras(self) -> Iterable[tuple[str, str]]:
         # Every real API response carries one; clients log it with errors.

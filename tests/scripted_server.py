@@ -290,8 +290,11 @@ class Reply(RawReplies):
         }
         if usage is not None:
             prompt, completion = usage
-            body["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
-                             "total_tokens": prompt + completion}  # fmt: skip
+            body["usage"] = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
         return cls(kind="json", body=dumps(body).encode())
 
     # hang() and raw() come from RawReplies.

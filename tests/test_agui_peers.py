@@ -43,8 +43,11 @@ def test_http_agent_runs_text_frontend_tool_and_confirmation_round_trips(
     )
     server.enqueue(Reply.text(["you chose blue"]))
     # confirmation: a write that asks, then the answer once approved
-    write = {"id": "call_wr", "name": "write_file",
-             "arguments": {"path": "js.txt", "content": "from js\n"}}  # fmt: skip
+    write = {
+        "id": "call_wr",
+        "name": "write_file",
+        "arguments": {"path": "js.txt", "content": "from js\n"},
+    }
     server.enqueue(Reply.tool_calls([write]))
     server.enqueue(Reply.text(["written"]))
     done = subprocess.run(

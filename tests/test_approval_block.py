@@ -273,9 +273,11 @@ def test_a_rule_denial_is_said_once_and_json_keeps_the_policy_words(
     run_cli: RunCli, server: ScriptedServer, workspace: Path
 ) -> None:
     server.enqueue(
-        Reply.tool_calls([shell_call("s1", "touch x.txt")]), Reply.text(["ok"]),
-        Reply.tool_calls([shell_call("s2", "for f in a; do touch $f; done")]), Reply.text(["ok"]),
-    )  # fmt: skip
+        Reply.tool_calls([shell_call("s1", "touch x.txt")]),
+        Reply.text(["ok"]),
+        Reply.tool_calls([shell_call("s2", "for f in a; do touch $f; done")]),
+        Reply.text(["ok"]),
+    )
     text = run_cli(["run", "--forbid", "run_shell(touch *)", "touch it"], server=server)
     as_json = run_cli(["run", "-o", "json", "--deny", "loop"], server=server)
 

@@ -15,14 +15,58 @@ from agentcli.cli import options as cli_options
 from agentcli.cli.app import run_app
 from agentcli.cli.commands import agent_commands, policy_commands
 
-TOKENS = ["hi", "-", "", "--model", "-m", "openai:x", "--max-steps", "3", "-2", "2.5", "x",
-          "--timeout", "1.5", "--yes", "-y", "--deny", "--allow", "run_shell(ls *)", "--forbid",
-          "--continue", "-c", "--resume", "abc", "--debug", "--output", "-o", "json", "--cwd",
-          ".", "--system", "be brief", "--base-url", "--", "-h", "--help", "-yc", "--model=m",
-          "--bogus", "-x", "two words", "--max-steps=4", "--json", "--stdin",
-          "run_shell", "ls -la"]  # fmt: skip
-COMMANDS = {"run": (agent_commands, "run"), "chat": (agent_commands, "chat"),
-            "policy explain": (policy_commands, "explain_main")}  # fmt: skip
+TOKENS = [
+    "hi",
+    "-",
+    "",
+    "--model",
+    "-m",
+    "openai:x",
+    "--max-steps",
+    "3",
+    "-2",
+    "2.5",
+    "x",
+    "--timeout",
+    "1.5",
+    "--yes",
+    "-y",
+    "--deny",
+    "--allow",
+    "run_shell(ls *)",
+    "--forbid",
+    "--continue",
+    "-c",
+    "--resume",
+    "abc",
+    "--debug",
+    "--output",
+    "-o",
+    "json",
+    "--cwd",
+    ".",
+    "--system",
+    "be brief",
+    "--base-url",
+    "--",
+    "-h",
+    "--help",
+    "-yc",
+    "--model=m",
+    "--bogus",
+    "-x",
+    "two words",
+    "--max-steps=4",
+    "--json",
+    "--stdin",
+    "run_shell",
+    "ls -la",
+]
+COMMANDS = {
+    "run": (agent_commands, "run"),
+    "chat": (agent_commands, "chat"),
+    "policy explain": (policy_commands, "explain_main"),
+}
 
 
 def typer_values(monkeypatch: pytest.MonkeyPatch, command: str, args: list[str]) -> Any:
@@ -64,9 +108,19 @@ def test_plain_lines_take_the_fast_path(monkeypatch: pytest.MonkeyPatch, args: l
 
 
 def test_unusual_lines_are_left_to_typer():
-    for args in (["--help"], ["--max-steps", "x"], ["a", "b"], ["--model"], ["--", "-x"],
-                 ["-yc"], ["--model=m"], ["--bogus"], ["--max-steps", "1" * 5000],
-                 ["--timeout", "+1"], ["--max-steps", "٣"]):  # fmt: skip
+    for args in (
+        ["--help"],
+        ["--max-steps", "x"],
+        ["a", "b"],
+        ["--model"],
+        ["--", "-x"],
+        ["-yc"],
+        ["--model=m"],
+        ["--bogus"],
+        ["--max-steps", "1" * 5000],
+        ["--timeout", "+1"],
+        ["--max-steps", "٣"],
+    ):
         assert cli_options.parse("run", args) is None, args
     assert cli_options.parse("chat", ["hi"]) is None
     assert cli_options.parse("chat", ["-o", "json"]) is None  # run's option only
@@ -92,12 +146,22 @@ def test_run_imports_neither_typer_nor_pydantic(cli_home, workspace, server):
         " & {'typer', 'pydantic',"
         " 'click', 'rich', 'prompt_toolkit', 'jsonschema'}), file=sys.stderr)"
     )
-    env = {"HOME": str(cli_home), "AGENTCLI_HOME": str(cli_home / "agentcli"),
-           "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k",
-           "AGENTCLI_MODEL": "openai:scripted-model", "NO_COLOR": "1"}  # fmt: skip
+    env = {
+        "HOME": str(cli_home),
+        "AGENTCLI_HOME": str(cli_home / "agentcli"),
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "k",
+        "AGENTCLI_MODEL": "openai:scripted-model",
+        "NO_COLOR": "1",
+    }
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=env,
-        cwd=workspace, stdin=subprocess.DEVNULL, timeout=60,
-    )  # fmt: skip
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=workspace,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert done.stdout.strip() == "Hello"
     assert done.stderr.strip().splitlines()[-1] == "0 []", done.stderr

@@ -164,11 +164,17 @@ def test_session_file_round_trip_and_truncated_line(tmp_path, ws):
 
 
 def test_split_point_keeps_the_latest_turns_and_never_splits_a_call():
-    conversation = Conversation([
-        Message.user("one"), Message(role="assistant", content="a1"),
-        Message.user("two"), calls("x"), Message.tool_result("x", "r"),
-        Message(role="assistant", content="a2"), Message.user("three"),
-    ])  # fmt: skip
+    conversation = Conversation(
+        [
+            Message.user("one"),
+            Message(role="assistant", content="a1"),
+            Message.user("two"),
+            calls("x"),
+            Message.tool_result("x", "r"),
+            Message(role="assistant", content="a2"),
+            Message.user("three"),
+        ]
+    )
     assert split_point(conversation, keep_turns=1) == 6
     assert split_point(conversation, keep_turns=2) == 2
     long_turn = Conversation(

@@ -14,10 +14,18 @@ from agentcli.ui.toolbar import fit
 
 def settings_for(workspace: Path, model: str):
     return resolve_settings(
-        model=model, base_url=None, cwd=str(workspace), system=None, max_steps=None,
-        timeout=None, output="text", yes=False, deny=False, debug=False,
+        model=model,
+        base_url=None,
+        cwd=str(workspace),
+        system=None,
+        max_steps=None,
+        timeout=None,
+        output="text",
+        yes=False,
+        deny=False,
+        debug=False,
         env={"OPENAI_API_KEY": "x", "ANTHROPIC_API_KEY": "x"},
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -39,9 +47,13 @@ def test_a_model_nobody_knows_has_no_window(ws: Path) -> None:
 
 @pytest.mark.parametrize(
     ("model", "tokens"),
-    [("anthropic:claude-sonnet-4-5", 200_000), ("openai:gpt-4o-mini", 128_000),
-     ("openai:gpt-4.1-mini", 1_047_576), ("openai:openai/gpt-4o", 128_000)],
-)  # fmt: skip
+    [
+        ("anthropic:claude-sonnet-4-5", 200_000),
+        ("openai:gpt-4o-mini", 128_000),
+        ("openai:gpt-4.1-mini", 1_047_576),
+        ("openai:openai/gpt-4o", 128_000),
+    ],
+)
 def test_well_known_models(ws: Path, model: str, tokens: int) -> None:
     assert known_window(settings_for(ws, model)).tokens == tokens
 

@@ -239,8 +239,10 @@ def test_yes_reads_a_system_file_commands_may_read_too(
 ) -> None:
     """Inside the boundary but outside the workspace: what a sandboxed `cat` could read,
     `read_file` reads under --yes (high risk: asked at a terminal)."""
-    calls = [{"id": "h", "name": "read_file", "arguments": {"path": "/etc/hostname"}},
-             {"id": "p", "name": "read_file", "arguments": {"path": "/etc/passwd"}}]  # fmt: skip
+    calls = [
+        {"id": "h", "name": "read_file", "arguments": {"path": "/etc/hostname"}},
+        {"id": "p", "name": "read_file", "arguments": {"path": "/etc/passwd"}},
+    ]
     server.enqueue(Reply.tool_calls(calls), Reply.text(["done"]))
     result = run_cli(["run", "--yes", "read"], server=server)
     assert result.returncode == 0, result.stderr

@@ -88,10 +88,13 @@ def test_latest_tool_outputs_beyond_the_window_are_trimmed_oldest_first(
     config.parent.mkdir(parents=True)
     config.write_text(f"[context]\nwindow = {window}\n")
     calls = [
-        {"id": f"c{n}", "name": "run_shell",
-         "arguments": {"command": f"echo OUT{n}; head -c 12000 /dev/zero | tr '\\0' {n}"}}
+        {
+            "id": f"c{n}",
+            "name": "run_shell",
+            "arguments": {"command": f"echo OUT{n}; head -c 12000 /dev/zero | tr '\\0' {n}"},
+        }
         for n in (1, 2, 3)
-    ]  # fmt: skip
+    ]
     summary = Reply.text(["SUMMARY: the user wants three outputs."])  # of the prompt alone
     server.enqueue(Reply.tool_calls(calls), summary, Reply.text(["Read them."]))
     result = run_cli(["run", "--yes", "three outputs"], server=server)

@@ -42,15 +42,24 @@ def model_line(run_cli: RunCli, **kwargs) -> str:  # type: ignore[no-untyped-def
     ("env", "value", "source"),
     [
         ({"OPENAI_API_KEY": "k"}, "openai:gpt-4.1-mini", "default: OPENAI_API_KEY is set"),
-        ({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, "openai:gpt-4.1-mini",
-         "default: OPENAI_BASE_URL is set"),
-        ({"ANTHROPIC_API_KEY": "k"}, "anthropic:claude-sonnet-4-5",
-         "default: ANTHROPIC_API_KEY is set"),
-        ({"AGENTCLI_MODEL": "anthropic", "OPENAI_API_KEY": "k"},
-         "anthropic:claude-sonnet-4-5", "env AGENTCLI_MODEL"),
+        (
+            {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
+            "openai:gpt-4.1-mini",
+            "default: OPENAI_BASE_URL is set",
+        ),
+        (
+            {"ANTHROPIC_API_KEY": "k"},
+            "anthropic:claude-sonnet-4-5",
+            "default: ANTHROPIC_API_KEY is set",
+        ),
+        (
+            {"AGENTCLI_MODEL": "anthropic", "OPENAI_API_KEY": "k"},
+            "anthropic:claude-sonnet-4-5",
+            "env AGENTCLI_MODEL",
+        ),
     ],
     ids=["openai-key", "base-url", "anthropic-key", "env-model"],
-)  # fmt: skip
+)
 def test_config_show_names_the_model_and_why(
     run_cli: RunCli, env: dict[str, str], value: str, source: str
 ) -> None:
@@ -126,8 +135,15 @@ def test_trust_list_says_when_nothing_is_trusted(run_cli: RunCli, workspace: Pat
 def write_empty_session(cli_home: Path, session_id: str) -> None:
     directory = cli_home / "agentcli" / "data" / "sessions"
     directory.mkdir(parents=True, exist_ok=True)
-    header = {"t": "session", "id": session_id, "created": "2026-01-01T00:00:00+0000",
-              "workspace": "/w", "model": "openai:m", "agentcli": "0", "format": 1}  # fmt: skip
+    header = {
+        "t": "session",
+        "id": session_id,
+        "created": "2026-01-01T00:00:00+0000",
+        "workspace": "/w",
+        "model": "openai:m",
+        "agentcli": "0",
+        "format": 1,
+    }
     (directory / f"{session_id}.jsonl").write_text(json.dumps(header) + "\n")
 
 
@@ -141,9 +157,11 @@ def test_sessions_list_filters_and_shows_the_model(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path
 ) -> None:
     server.enqueue(Reply.text(["1"]), Reply.text(["2"]), Reply.text(["3"]))
-    for prompt, model in (("fix the flaky test", "openai:first-model"),
-                          ("write the docs", "openai:second-model"),
-                          ("the FLAKY one again", "openai:third-model")):  # fmt: skip
+    for prompt, model in (
+        ("fix the flaky test", "openai:first-model"),
+        ("write the docs", "openai:second-model"),
+        ("the FLAKY one again", "openai:third-model"),
+    ):
         assert run_cli(["run", "-m", model, prompt], server=server).returncode == 0
         time.sleep(1.05)  # session ids tell the second: latest first needs distinct ones
     write_empty_session(cli_home, "20000101-000000-emptyy")
@@ -151,8 +169,9 @@ def test_sessions_list_filters_and_shows_the_model(
     assert len(everything) == 4 and everything[-1] == "20000101-000000-emptyy"
     rows = json.loads(run_cli(["sessions", "list", "--json"]).stdout)
     by_prompt = {row["first_prompt"]: row["id"] for row in rows}
-    first, second, third = (by_prompt[p] for p in ("fix the flaky test", "write the docs",
-                                                    "the FLAKY one again"))  # fmt: skip
+    first, second, third = (
+        by_prompt[p] for p in ("fix the flaky test", "write the docs", "the FLAKY one again")
+    )
     assert everything[:3] == [third, second, first]  # latest first
 
     assert listed_ids(run_cli) == [third, second, first]  # no empty session

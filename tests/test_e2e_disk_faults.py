@@ -35,8 +35,9 @@ def run_the_command(
 ) -> tuple[subprocess.CompletedProcess[str], str]:
     call = {"id": "call_seq", "name": "run_shell", "arguments": {"command": COMMAND}}
     server.enqueue(Reply.tool_calls([call]), Reply.text(["seen"]))
-    result = run_cli(["run", "--yes", "--sandbox", "none", "count"], server=server,
-                     executable=prefix, timeout=60)  # fmt: skip
+    result = run_cli(
+        ["run", "--yes", "--sandbox", "none", "count"], server=server, executable=prefix, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.endswith("seen\n"), result.stdout
     assert "Traceback" not in result.stderr and "Exception in" not in result.stderr
@@ -98,8 +99,12 @@ def test_a_background_job_on_a_full_data_directory(
     read = {"id": "call_read", "name": "job_output", "arguments": {"job_id": "job_1"}}
     steps = [Reply.tool_calls([c]) for c in (start, pause, read)]
     server.enqueue(*steps, Reply.text(["ok"]))
-    result = run_cli(["run", "--yes", "--sandbox", "none", "go"], server=server,
-                     executable=small_tmpfs(data, "512k"), timeout=60)  # fmt: skip
+    result = run_cli(
+        ["run", "--yes", "--sandbox", "none", "go"],
+        server=server,
+        executable=small_tmpfs(data, "512k"),
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr and "Exception in" not in result.stderr
     sent = server.requests[3].json["messages"]

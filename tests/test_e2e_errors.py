@@ -151,15 +151,24 @@ def test_connection_refused(run_cli: RunCli) -> None:
     ("args", "env", "needle"),
     [
         (["--base-url", "127.0.0.1:9", "hi"], {}, "--base-url needs a scheme: http://127.0.0.1:9"),
-        (["run", "hi"], {"OPENAI_BASE_URL": "localhost:11434/v1"},
-         "OPENAI_BASE_URL needs a scheme: http://localhost:11434/v1"),
-        (["models", "--base-url", "127.0.0.1:9"], {},
-         "--base-url needs a scheme: http://127.0.0.1:9"),
-        (["run", "--base-url", "ftp://127.0.0.1/v1", "hi"], {},
-         "--base-url must start with http:// or https://"),
+        (
+            ["run", "hi"],
+            {"OPENAI_BASE_URL": "localhost:11434/v1"},
+            "OPENAI_BASE_URL needs a scheme: http://localhost:11434/v1",
+        ),
+        (
+            ["models", "--base-url", "127.0.0.1:9"],
+            {},
+            "--base-url needs a scheme: http://127.0.0.1:9",
+        ),
+        (
+            ["run", "--base-url", "ftp://127.0.0.1/v1", "hi"],
+            {},
+            "--base-url must start with http:// or https://",
+        ),
     ],
     ids=["flag", "env", "models-flag", "other-scheme"],
-)  # fmt: skip
+)
 def test_a_base_url_without_a_scheme_is_a_usage_error(
     run_cli: RunCli, args: list[str], env: dict[str, str], needle: str
 ) -> None:

@@ -45,8 +45,10 @@ def attempts(key: Path, workspace: Path, port: int) -> list[dict]:
         "hook": ("write", {"path": str(workspace / ".git" / "hooks" / "pre-commit"), "text": "x"}),
         "net": ("connect", {"port": port}),
     }
-    return [{"id": cid, "name": f"mcp__files__{tool}", "arguments": args}
-            for cid, (tool, args) in calls.items()]  # fmt: skip
+    return [
+        {"id": cid, "name": f"mcp__files__{tool}", "arguments": args}
+        for cid, (tool, args) in calls.items()
+    ]
 
 
 @pytest.fixture

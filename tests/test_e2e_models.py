@@ -62,9 +62,7 @@ def test_every_configured_provider_is_asked(run_cli: RunCli, server: ScriptedSer
 
     assert result.returncode == 0, result.stderr
     names = listed(result.stdout)
-    assert names == [
-        "openai:scripted-model", *(f"anthropic:{m}" for m in many), *local_lines()
-    ]  # fmt: skip
+    assert names == ["openai:scripted-model", *(f"anthropic:{m}" for m in many), *local_lines()]
     assert "Claude 0001" in result.stdout  # the display name
     assert len(anthropic.listings) == 2
     first, second = anthropic.listings

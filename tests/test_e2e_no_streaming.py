@@ -140,8 +140,12 @@ def test_when_asking_without_streaming_fails_too_it_is_one_error(
 def test_a_stream_broken_after_a_tool_call_began_stays_an_error(
     run_cli: RunCli, server: ScriptedServer
 ) -> None:
-    head = {"index": 0, "id": "call_1", "type": "function",
-            "function": {"name": "read_file", "arguments": ""}}  # fmt: skip
+    head = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": ""},
+    }
     server.enqueue(
         Reply(
             kind="stream",

@@ -264,14 +264,17 @@ def test_prompt_waits_alone_while_parallel_calls_finish(
     server.enqueue(
         Reply.tool_calls(
             [
-                {"id": "w1", "name": "write_file", "arguments": {"path": "f.txt",
-                                                                 "content": "new\n"}},
+                {
+                    "id": "w1",
+                    "name": "write_file",
+                    "arguments": {"path": "f.txt", "content": "new\n"},
+                },
                 shell("cat notes.txt", "s2"),
                 {"id": "r3", "name": "read_file", "arguments": {"path": "f.txt"}},
             ]
         ),
         Reply.text(["done"]),
-    )  # fmt: skip
+    )
     term = terminal("update f.txt")
     shown = term.wait_prompt()
     assert "write_file" in shown and "medium" in shown
@@ -372,11 +375,10 @@ def test_write_over_an_existing_file_shows_a_diff(
     new = f"{NOTES_LINES[0]}\nchanged note\n"
     server.enqueue(
         Reply.tool_calls(
-            [{"id": "w1", "name": "write_file", "arguments": {"path": "notes.txt",
-                                                              "content": new}}]
+            [{"id": "w1", "name": "write_file", "arguments": {"path": "notes.txt", "content": new}}]
         ),
         Reply.text(["ok"]),
-    )  # fmt: skip
+    )
     term = terminal("edit notes")
     shown = term.wait_prompt()
     lines = [line.strip() for line in shown.splitlines()]
@@ -432,8 +434,9 @@ def test_no_low_command_reads_outside_the_workspace(
 
 def test_no_low_command_writes(run_cli: RunCli, server: ScriptedServer, workspace: Path) -> None:
     """BUG: `sort --outp=FILE` (GNU getopt abbreviates --output) runs without asking."""
-    server.enqueue(Reply.tool_calls([shell("sort --outp=made.txt README.md", "c1")]),
-                   Reply.text(["ok"]))  # fmt: skip
+    server.enqueue(
+        Reply.tool_calls([shell("sort --outp=made.txt README.md", "c1")]), Reply.text(["ok"])
+    )
     result = run_cli(["run", "sort it"], server=server)
 
     assert not (workspace / "made.txt").exists()
@@ -447,12 +450,26 @@ def test_a_medium_approval_does_not_cover_a_write_outside_the_workspace(
     the session, and a later write outside the workspace (high risk) runs without asking."""
     outside = tmp_path / "written-outside.txt"
     server.enqueue(
-        Reply.tool_calls([{"id": "w1", "name": "write_file",
-                           "arguments": {"path": "inside.txt", "content": "1\n"}}]),
-        Reply.tool_calls([{"id": "w2", "name": "write_file",
-                           "arguments": {"path": "../written-outside.txt", "content": "2\n"}}]),
+        Reply.tool_calls(
+            [
+                {
+                    "id": "w1",
+                    "name": "write_file",
+                    "arguments": {"path": "inside.txt", "content": "1\n"},
+                }
+            ]
+        ),
+        Reply.tool_calls(
+            [
+                {
+                    "id": "w2",
+                    "name": "write_file",
+                    "arguments": {"path": "../written-outside.txt", "content": "2\n"},
+                }
+            ]
+        ),
         Reply.text(["ok"]),
-    )  # fmt: skip
+    )
     term = terminal("write two files")
     term.wait_prompt()
     term.child.send("y")

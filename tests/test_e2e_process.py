@@ -56,8 +56,7 @@ def test_background_job_is_killed_when_agentcli_finishes(
     assert result.returncode == 0, result.stderr
     tool_message = server.requests[1].json["messages"][-1]
     assert tool_message["role"] == "tool" and "started job_1" in tool_message["content"]
-    assert not any(p.info["cmdline"] == ["sleep", token]
-                   for p in psutil.process_iter(["cmdline"]))  # fmt: skip
+    assert not any(p.info["cmdline"] == ["sleep", token] for p in psutil.process_iter(["cmdline"]))
 
 
 def test_background_job_is_killed_when_agentcli_gets_sigterm(
@@ -90,8 +89,7 @@ def test_timed_out_command_tree_is_killed_and_reported(
     (call,) = json.loads(result.stdout)["toolCalls"]
     assert "exit code 124" in call["result"] and "timed out after 1s" in call["result"]
     assert call["error"]
-    assert not any(p.info["cmdline"] == ["sleep", token]
-                   for p in psutil.process_iter(["cmdline"]))  # fmt: skip
+    assert not any(p.info["cmdline"] == ["sleep", token] for p in psutil.process_iter(["cmdline"]))
 
 
 def test_shell_tool_is_denied_without_a_terminal_or_flag(

@@ -77,8 +77,9 @@ def test_a_command_run_without_asking_cannot_read_the_api_key(
         assert result.returncode in (0, 4), result.stderr  # 4: denied by the classifier
         assert key not in tool_result(server, len(server.requests) - 1)
     server.enqueue(shell(command), Reply.text(["done"]))
-    run_cli(["run", "--yes", "--sandbox", "none", "look"], server=server,
-            env={"OPENAI_API_KEY": key})  # fmt: skip
+    run_cli(
+        ["run", "--yes", "--sandbox", "none", "look"], server=server, env={"OPENAI_API_KEY": key}
+    )
     assert key in tool_result(server, len(server.requests) - 1)
 
 

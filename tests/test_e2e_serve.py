@@ -121,10 +121,13 @@ def test_a_frontend_tool_call_ends_the_run_and_its_result_continues_the_turn(
         "id": "whatever",
         "role": "assistant",
         "toolCalls": [
-            {"id": "call_fe", "type": "function",
-             "function": {"name": "pick_color", "arguments": '{"prompt": "which?"}'}}
+            {
+                "id": "call_fe",
+                "type": "function",
+                "function": {"name": "pick_color", "arguments": '{"prompt": "which?"}'},
+            }
         ],
-    }  # fmt: skip
+    }
     result = {"id": "tm1", "role": "tool", "toolCallId": "call_fe", "content": "blue"}
     events = post_run(url, run_input("t3", "r2", [USER, assistant, result], tools=[PICK_COLOR]))
     sent = server.requests[1].json["messages"]
@@ -136,8 +139,11 @@ def test_an_approval_becomes_confirm_tool_call_and_the_answer_resumes_it(
     serve: Serve, server: ScriptedServer, workspace: Path
 ):
     url = serve()
-    write = {"id": "call_w", "name": "write_file",
-             "arguments": {"path": "new.txt", "content": "made\n"}}  # fmt: skip
+    write = {
+        "id": "call_w",
+        "name": "write_file",
+        "arguments": {"path": "new.txt", "content": "made\n"},
+    }
     server.enqueue(Reply.tool_calls([write]))
     events = post_run(url, run_input("t4", "r1", [USER], tools=[CONFIRM_TOOL]))
     starts = [e for e in events if e["type"] == "TOOL_CALL_START"]
@@ -166,8 +172,7 @@ def test_a_denied_confirmation_refuses_the_call_and_the_client_cannot_answer_ser
     serve: Serve, server: ScriptedServer, workspace: Path
 ):
     url = serve()
-    write = {"id": "call_d", "name": "write_file",
-             "arguments": {"path": "no.txt", "content": "x"}}  # fmt: skip
+    write = {"id": "call_d", "name": "write_file", "arguments": {"path": "no.txt", "content": "x"}}
     server.enqueue(Reply.tool_calls([write]))
     post_run(url, run_input("t5", "r1", [USER], tools=[CONFIRM_TOOL]))
     server.enqueue(Reply.text(["ok"]))

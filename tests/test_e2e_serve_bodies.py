@@ -89,8 +89,10 @@ def test_lone_surrogates_and_bad_bytes_in_a_body_run_and_the_thread_goes_on(
     again = httpx.post(url, content=body_of(second), headers=JSON_HEADERS)
     assert again.status_code == 200, again.text
     assert [m["content"] for m in server.requests[1].json["messages"][1:]] == [
-        "a\ufffdb \ufffd", "one", "more"
-    ]  # fmt: skip
+        "a\ufffdb \ufffd",
+        "one",
+        "more",
+    ]
 
 
 def test_a_client_that_hangs_up_mid_body_is_one_quiet_line(

@@ -106,9 +106,7 @@ def test_the_repl_goes_on_unsaved(
     assert "First." in session.turn("one")
     assert "Second." in session.turn("two")
     session.expect("not saved")  # the toolbar says so, once prompt-toolkit has drawn it
-    assert [m["role"] for m in messages(server, 1)] == [
-        "system", "user", "assistant", "user"
-    ]  # fmt: skip
+    assert [m["role"] for m in messages(server, 1)] == ["system", "user", "assistant", "user"]
 
 
 # --- a read-only home (a read-only bind mount: chmod does not stop root) ---
@@ -190,10 +188,13 @@ def test_ten_concurrent_continues_leave_a_session_that_continues(
         runs = [
             subprocess.Popen(
                 [str(AGENTCLI), "run", "--continue", f"turn {n}"],
-                cwd=workspace, env=env, text=True, **pipes,
+                cwd=workspace,
+                env=env,
+                text=True,
+                **pipes,
             )
             for n in range(10)
-        ]  # fmt: skip
+        ]
         outcomes = []
         for process in runs:
             _, err = process.communicate(timeout=120)
@@ -250,8 +251,12 @@ def peak_memory_mb(args: list[str], env: dict[str, str]) -> tuple[float, str]:
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(AGENTCLI), *args],
-        capture_output=True, text=True, env=env, check=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=300,
+    )
     *out, peak = done.stdout.splitlines()
     return int(peak) / 1024, "\n".join(out)
 
@@ -262,15 +267,23 @@ def test_a_huge_session_file_is_read_in_bounded_memory(cli_home: Path) -> None:
     directory = sessions_dir(cli_home)
     directory.mkdir(parents=True)
     session_id = "20260101-000000-aaaaaa"
-    header = {"t": "session", "id": session_id, "created": "2026-01-01T00:00:00+0000",
-              "workspace": "/w", "model": "openai:m", "agentcli": "0", "format": 1}  # fmt: skip
+    header = {
+        "t": "session",
+        "id": session_id,
+        "created": "2026-01-01T00:00:00+0000",
+        "workspace": "/w",
+        "model": "openai:m",
+        "agentcli": "0",
+        "format": 1,
+    }
     piece = {"t": "event", "e": {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x "}}
     line = json.dumps(piece) + "\n"
     count = 600_000
     with open(directory / f"{session_id}.jsonl", "w") as stream:
         stream.write(json.dumps(header) + "\n")
-        stream.write(json.dumps({"t": "message", "m": {"id": "u", "role": "user",
-                                                        "content": "go"}}) + "\n")  # fmt: skip
+        stream.write(
+            json.dumps({"t": "message", "m": {"id": "u", "role": "user", "content": "go"}}) + "\n"
+        )
         for _ in range(count // 1000):
             stream.write(line * 1000)
         answer = {"id": "m", "role": "assistant", "content": "x " * count}
@@ -299,9 +312,15 @@ def test_the_repl_survives_a_full_disk_mid_turn(
     extra = {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
     [python, *rest] = with_file_size_limit(3000)
     child = pexpect.spawn(
-        python, [*rest, "chat"], env=build_env(cli_home, server, extra), cwd=str(workspace),
-        dimensions=(ROWS, COLUMNS), encoding="utf-8", codec_errors="replace", timeout=10,
-    )  # fmt: skip
+        python,
+        [*rest, "chat"],
+        env=build_env(cli_home, server, extra),
+        cwd=str(workspace),
+        dimensions=(ROWS, COLUMNS),
+        encoding="utf-8",
+        codec_errors="replace",
+        timeout=10,
+    )
     log = io.StringIO()
     child.logfile_read = log
     session = Chat(child, log)

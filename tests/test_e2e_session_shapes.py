@@ -51,9 +51,16 @@ BAD_SHAPES = {
 
 
 def header(workspace: Path, **changes: Any) -> dict[str, Any]:
-    return {"t": "session", "id": SESSION_ID, "created": "2026-01-01T00:00:00+0000",
-            "workspace": str(workspace), "model": "openai:m", "agentcli": "0", "format": 1,
-            **changes}  # fmt: skip
+    return {
+        "t": "session",
+        "id": SESSION_ID,
+        "created": "2026-01-01T00:00:00+0000",
+        "workspace": str(workspace),
+        "model": "openai:m",
+        "agentcli": "0",
+        "format": 1,
+        **changes,
+    }
 
 
 def message(role: str, content: str, number: int) -> dict[str, Any]:
@@ -73,8 +80,11 @@ def encoded(record: Any) -> bytes:
 
 
 def good_lines(workspace: Path) -> list[bytes]:
-    return [encoded(header(workspace)), encoded(message("user", "hello", 1)),
-            encoded(message("assistant", "world", 2))]  # fmt: skip
+    return [
+        encoded(header(workspace)),
+        encoded(message("user", "hello", 1)),
+        encoded(message("assistant", "world", 2)),
+    ]
 
 
 def assert_warned(stderr: str, path: Path, line: int) -> None:
@@ -167,9 +177,7 @@ def test_a_damaged_header_leaves_the_session_readable_and_resumable(
     server.enqueue(Reply.text(["resumed"]))
     resumed = run_cli(["run", "--resume", SESSION_ID, "more"], server=server)
     assert resumed.returncode == 0, resumed.stderr
-    assert [m["content"] for m in server.requests[-1].json["messages"][1:3]] == [
-        "hello", "world"
-    ]  # fmt: skip
+    assert [m["content"] for m in server.requests[-1].json["messages"][1:3]] == ["hello", "world"]
 
 
 # --- permissions: root reads everything, so the commands run without DAC capabilities

@@ -77,13 +77,19 @@ def test_text_mode_shows_the_wait_on_stderr(run_cli: RunCli, server: ScriptedSer
 @pytest.mark.parametrize(
     ("lines", "headers", "needle"),
     [
-        (["<!DOCTYPE html>", "<html><body>Sign in</body></html>"],
-         {"Content-Type": "text/html; charset=utf-8"}, "sent `text/html`, not an event stream"),
-        (["what is this", "no events here"], {"Content-Type": "text/plain"},
-         "sent `text/plain`, not an event stream"),
+        (
+            ["<!DOCTYPE html>", "<html><body>Sign in</body></html>"],
+            {"Content-Type": "text/html; charset=utf-8"},
+            "sent `text/html`, not an event stream",
+        ),
+        (
+            ["what is this", "no events here"],
+            {"Content-Type": "text/plain"},
+            "sent `text/plain`, not an event stream",
+        ),
         (["garbage", "more garbage"], {}, "sent no events, only 'garbage more garbage'"),
     ],
-)  # fmt: skip
+)
 def test_a_body_that_is_not_events_is_named(
     run_cli: RunCli, server: ScriptedServer, lines: list[str], headers: dict, needle: str
 ) -> None:

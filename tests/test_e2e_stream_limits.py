@@ -22,16 +22,25 @@ PIECE = "x" * 1000
 
 
 def chunk(delta: dict[str, Any]) -> Raw:
-    body = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}  # fmt: skip
+    body = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+    }
     return Raw(f"data: {json.dumps(body)}\n\n")
 
 
 def endless_call() -> Iterator[Raw]:
     """A write_file call whose `content` never ends."""
     opening = '{"path": "a.txt", "content": "'
-    start = {"index": 0, "id": "call_w", "type": "function",
-             "function": {"name": "write_file", "arguments": opening}}  # fmt: skip
+    start = {
+        "index": 0,
+        "id": "call_w",
+        "type": "function",
+        "function": {"name": "write_file", "arguments": opening},
+    }
     yield chunk({"role": "assistant", "tool_calls": [start]})
     while True:
         yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": PIECE}}]})

@@ -238,5 +238,6 @@ def test_a_persons_approval_beyond_the_boundary_is_for_that_one_path(tmp_path):
     target = Workspace(ws).resolve(str(outside / "other.txt"))
     with pytest.raises(ToolFailure, match="add-dir"):
         walk_base(granted, target, "other.txt", writing=False)
-    assert walk_base(granted, Workspace(ws).resolve(str(outside / "notes.txt")), "n",
-                     writing=False) == Path("/")  # fmt: skip
+    assert walk_base(
+        granted, Workspace(ws).resolve(str(outside / "notes.txt")), "n", writing=False
+    ) == Path("/")

@@ -28,8 +28,11 @@ print(" ".join(sorted(m for m in sys.modules if m.split(".")[:2] == sys.argv[2].
 def test_package_does_not_import_the_other(package: str, forbidden: str) -> None:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, package, forbidden],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", f"importing {package} loaded {done.stdout.strip()}"
 

@@ -153,13 +153,15 @@ def test_copied_arguments_are_limited_to_spans_of_the_request():
     spans = grammar.request_spans('please read "src/app.py" now?')
     assert "src/app.py" in spans and "now" in spans and "read src/app.py" in spans
     reading = tool("read_file")
-    schema = grammar.copy_constrained(reading, grammar.arguments_schema(reading),
-                                      "what is in README.md?")  # fmt: skip
+    schema = grammar.copy_constrained(
+        reading, grammar.arguments_schema(reading), "what is in README.md?"
+    )
     assert schema["properties"]["path"]["enum"] == ["README.md"]  # words are not paths
     assert schema["properties"]["offset"]["type"] == "integer"  # numbers are not copied
     finding = tool("search_files")
-    glob = grammar.copy_constrained(finding, grammar.arguments_schema(finding),
-                                    "find all python files")  # fmt: skip
+    glob = grammar.copy_constrained(
+        finding, grammar.arguments_schema(finding), "find all python files"
+    )
     assert "enum" not in glob["properties"]["pattern"]  # a glob is made, not copied
 
 
@@ -188,8 +190,9 @@ def test_a_path_is_a_span_that_reads_as_one_or_names_an_entry(tmp_path: Path):
         ".",
     ]
     listing = tool("list_directory")
-    schema = grammar.copy_constrained(listing, grammar.arguments_schema(listing),
-                                      "show the docs folder", workspace=tmp_path)  # fmt: skip
+    schema = grammar.copy_constrained(
+        listing, grammar.arguments_schema(listing), "show the docs folder", workspace=tmp_path
+    )
     assert schema["properties"]["path"]["enum"] == ["docs", "."]
 
 
@@ -212,8 +215,12 @@ def test_parsing_decisions():
     assert decision.parse_decision(f'{{"name":"{decision.ANSWER}"}}', NAMES) == decision.Decision(
         decision.ANSWER
     )
-    for bad in ('{"name":"read_file","argu', '{"name":"nope","arguments":{}}', "[]",
-                '{"name":"read_file","arguments":[1]}'):  # fmt: skip
+    for bad in (
+        '{"name":"read_file","argu',
+        '{"name":"nope","arguments":{}}',
+        "[]",
+        '{"name":"read_file","arguments":[1]}',
+    ):
         with pytest.raises(ValueError):
             decision.parse_decision(bad, NAMES)
 
@@ -253,8 +260,14 @@ def test_examples_most_alike_come_last_and_answering_stays_a_choice():
 
 
 def choice(direct, *, free=None, channel=None, channel_free=None, prior=(0.0, 0.0, 0.0)):
-    return scoring.ChoiceScores(["read_file", "calculator", decision.ANSWER], list(direct), free,
-                           channel, channel_free, list(prior))  # fmt: skip
+    return scoring.ChoiceScores(
+        ["read_file", "calculator", decision.ANSWER],
+        list(direct),
+        free,
+        channel,
+        channel_free,
+        list(prior),
+    )
 
 
 def best(scores: scoring.ChoiceScores, **weights: float) -> str:
@@ -281,8 +294,9 @@ def test_the_prompts_own_bias_is_taken_off():
         "calculator"
     )
     # the channel counts how much likelier the request is than a content-free one
-    channel = choice([0.0, 0.0, -9.0], channel=[-10.0, -12.0, -30.0],
-                     channel_free=[-2.0, -8.0, -5.0])  # fmt: skip
+    channel = choice(
+        [0.0, 0.0, -9.0], channel=[-10.0, -12.0, -30.0], channel_free=[-2.0, -8.0, -5.0]
+    )
     assert best(channel, calibration=0, channel_weight=1, prior_weight=0, answer_bias=0) == (
         "calculator"
     )
@@ -344,8 +358,9 @@ class FakeEngine:
 
     template_source = "gguf"
 
-    def __init__(self, texts: list[str], scores: dict[str, float] | None = None,
-                 finish: str = "stop") -> None:  # fmt: skip
+    def __init__(
+        self, texts: list[str], scores: dict[str, float] | None = None, finish: str = "stop"
+    ) -> None:
         self.texts = texts
         self.scores = scores or {}
         self.finish = finish
@@ -372,9 +387,19 @@ class FakeEngine:
     def prime(self, text: str, cancel: Any = None) -> None:
         self.primed = text
 
-    def generate(self, prompt: Any, *, max_tokens: int, max_seconds: float, grammar: Any = None,
-                 stop: Any = (), on_text: Any = None, cancel: Any = None, temperature: float = 0,
-                 repeat_penalty: float = 1.0) -> Generation:  # fmt: skip
+    def generate(
+        self,
+        prompt: Any,
+        *,
+        max_tokens: int,
+        max_seconds: float,
+        grammar: Any = None,
+        stop: Any = (),
+        on_text: Any = None,
+        cancel: Any = None,
+        temperature: float = 0,
+        repeat_penalty: float = 1.0,
+    ) -> Generation:
         self.prompts.append(prompt)
         text = self.texts.pop(0)
         if text == "FOREVER":  # a runaway: stops only when cancelled or out of time
@@ -471,8 +496,10 @@ def test_after_a_tool_result_a_tiny_model_answers_with_a_template():
 
 
 def test_the_template_keeps_fences_failures_and_empty_results():
-    calls = [ToolCall(id="a", name="read_file", arguments='{"path":"x.md"}'),
-             ToolCall(id="b", name="run_shell", arguments='{"command":"false"}')]  # fmt: skip
+    calls = [
+        ToolCall(id="a", name="read_file", arguments='{"path":"x.md"}'),
+        ToolCall(id="b", name="run_shell", arguments='{"command":"false"}'),
+    ]
     messages = [
         Message.user("do both"),
         Message(role="assistant", tool_calls=calls),
@@ -501,8 +528,11 @@ TEMPLATE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "arguments", "first_line", "kept"), TEMPLATE_CASES,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(TEMPLATE_CASES)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "arguments", "first_line", "kept"),
+    TEMPLATE_CASES,
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(TEMPLATE_CASES)],
+)
 def test_the_template_says_what_was_done_and_shows_the_real_result(
     tmp_path: Path, name: str, arguments: dict[str, Any], first_line: str, kept: str
 ):
@@ -845,14 +875,18 @@ def test_the_model_turns_choices_the_examples_alone_get_wrong(tmp_path: Path):
         (tmp_path / entry).write_text("example\n", encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-c", CHOOSER, json.dumps(list(MODEL_DECIDES))],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     chosen = json.loads(done.stdout.strip().splitlines()[-1])
     for text, expected in MODEL_DECIDES.items():
         assert chosen[text]["prior"] != expected, f"the examples alone decide {text!r}"
-    right = [text for text, expected in MODEL_DECIDES.items()
-             if chosen[text]["combined"] == expected]  # fmt: skip
+    right = [
+        text for text, expected in MODEL_DECIDES.items() if chosen[text]["combined"] == expected
+    ]
     assert len(right) >= len(MODEL_DECIDES) - 1, chosen
 
 
@@ -863,15 +897,31 @@ def test_run_with_the_local_model_calls_a_tool_and_answers(tmp_path: Path):
     workspace.mkdir()
     (workspace / "README.md").write_text("# Demo\nThis project greets people.\n")
     home = tmp_path / "home"
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "AGENTCLI_HOME": str(home / "agentcli"),
-           "LANG": "C.UTF-8"}  # fmt: skip
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "AGENTCLI_HOME": str(home / "agentcli"),
+        "LANG": "C.UTF-8",
+    }
     started = time.monotonic()
     done = subprocess.run(
-        [str(AGENTCLI), "run", "--model", "local", "--yes", "--output", "json",
-         "show me README.md"],
-        cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        [
+            str(AGENTCLI),
+            "run",
+            "--model",
+            "local",
+            "--yes",
+            "--output",
+            "json",
+            "show me README.md",
+        ],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
         timeout=600,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "loading the local model" in done.stderr  # the progress line, on stderr
@@ -901,9 +951,15 @@ def test_the_repl_keeps_the_model_loaded_between_turns(tmp_path: Path):
     (workspace / "README.md").write_text("# Demo\nThis project greets people.\n")
     env = build_env(tmp_path / "home", None, {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"})
     child = pexpect.spawn(
-        str(AGENTCLI), ["chat", "--model", "local", "--yes"], env=env, cwd=str(workspace),
-        encoding="utf-8", codec_errors="replace", timeout=300, dimensions=(50, 120),
-    )  # fmt: skip
+        str(AGENTCLI),
+        ["chat", "--model", "local", "--yes"],
+        env=env,
+        cwd=str(workspace),
+        encoding="utf-8",
+        codec_errors="replace",
+        timeout=300,
+        dimensions=(50, 120),
+    )
     log = io.StringIO()
     child.logfile_read = log
     try:

@@ -130,9 +130,15 @@ def run_agentcli(
     args: list[str], workspace: Path, home: Path, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
-        [str(AGENTCLI), *args], cwd=workspace, env=build_env(home), stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=timeout, check=False,
-    )  # fmt: skip
+        [str(AGENTCLI), *args],
+        cwd=workspace,
+        env=build_env(home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     assert_no_traceback(result)
     return result
 
@@ -149,10 +155,21 @@ def test_models_lists_what_the_server_serves(
 def test_a_plain_answer_streams(server: LlamaServer, workspace: Path, cli_home: Path) -> None:
     started = time.monotonic()
     result = run_agentcli(
-        ["run", "--base-url", server.base_url, "--model", f"openai:{MODEL}", "--output",
-         "jsonl", "--max-steps", "1", "Say hello in five words."],
-        workspace, cli_home,
-    )  # fmt: skip
+        [
+            "run",
+            "--base-url",
+            server.base_url,
+            "--model",
+            f"openai:{MODEL}",
+            "--output",
+            "jsonl",
+            "--max-steps",
+            "1",
+            "Say hello in five words.",
+        ],
+        workspace,
+        cli_home,
+    )
     elapsed = time.monotonic() - started
 
     assert result.returncode == 0, result.stderr + server.log_tail()
@@ -169,10 +186,23 @@ def test_with_tools_it_streams_text_or_calls_the_tools_accept(
     server: LlamaServer, workspace: Path, cli_home: Path
 ) -> None:
     result = run_agentcli(
-        ["run", "--base-url", server.base_url, "--model", f"openai:{MODEL}", "--output",
-         "jsonl", "--yes", "--max-steps", "1", "Read the file README.md."],
-        workspace, cli_home, timeout=900,  # the tools make a long prompt: minutes on a busy CPU
-    )  # fmt: skip
+        [
+            "run",
+            "--base-url",
+            server.base_url,
+            "--model",
+            f"openai:{MODEL}",
+            "--output",
+            "jsonl",
+            "--yes",
+            "--max-steps",
+            "1",
+            "Read the file README.md.",
+        ],
+        workspace,
+        cli_home,
+        timeout=900,  # the tools make a long prompt: minutes on a busy CPU
+    )
 
     # A call (then the step limit, 3) is as good an ending as an answer (0).
     assert result.returncode in (0, 3), result.stderr + server.log_tail()
@@ -184,25 +214,40 @@ def test_with_tools_it_streams_text_or_calls_the_tools_accept(
     schemas = {tool.name: tool.spec()["parameters"] for tool in builtin_tools()}
     for call_id, name in names.items():  # the server's grammar keeps calls to the schema
         args = "".join(
-            e["delta"] for e in events
+            e["delta"]
+            for e in events
             if e["type"] == "TOOL_CALL_ARGS" and e["toolCallId"] == call_id
-        )  # fmt: skip
+        )
         arguments = json.loads(args or "{}")
         Draft202012Validator(schemas[name]).validate(arguments)
         if name == "read_file" and arguments.get("path") == "README.md":
-            results = [e["content"] for e in events if e.get("toolCallId") == call_id
-                       and e["type"] == "TOOL_CALL_RESULT"]  # fmt: skip
+            results = [
+                e["content"]
+                for e in events
+                if e.get("toolCallId") == call_id and e["type"] == "TOOL_CALL_RESULT"
+            ]
             assert README_LINES[0] in results[0]
 
 
 def test_the_server_killed_mid_answer(tmp_path: Path, workspace: Path, cli_home: Path) -> None:
     with llama_server(tmp_path / "server.log") as doomed:
         process = subprocess.Popen(
-            [str(AGENTCLI), "run", "--base-url", doomed.base_url, "--model", f"openai:{MODEL}",
-             "Write a long story about a dragon who learns to cook, in twenty paragraphs."],
-            cwd=workspace, env=build_env(cli_home), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [
+                str(AGENTCLI),
+                "run",
+                "--base-url",
+                doomed.base_url,
+                "--model",
+                f"openai:{MODEL}",
+                "Write a long story about a dragon who learns to cook, in twenty paragraphs.",
+            ],
+            cwd=workspace,
+            env=build_env(cli_home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert process.stdout is not None
             first = process.stdout.read(1)  # the answer has begun

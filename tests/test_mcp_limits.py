@@ -123,8 +123,11 @@ def test_each_result_reaches_the_model_and_the_file_once(
     a list's text blocks beside {"result": [...]}, and a dict's JSON text beside itself."""
     size = 200_000  # under the context window: no compaction asks the model
     write_config(cli_home, fault_server())
-    calls = [call("plain", {"n": 42}, "call_plain"), call("several", {"n": 3}, "call_list"),
-             call("big", {"size": size}, "call_big")]  # fmt: skip
+    calls = [
+        call("plain", {"n": 42}, "call_plain"),
+        call("several", {"n": 3}, "call_list"),
+        call("big", {"size": size}, "call_big"),
+    ]
     _, contents = run_calls(run_cli, server, calls)
     assert contents["call_plain"] == "42"
     assert contents["call_list"] == "0\n1\n2"

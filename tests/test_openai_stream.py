@@ -228,21 +228,33 @@ def completion(message: dict, finish: str | None = "stop", **extra) -> dict:
 
 def test_a_whole_answer_becomes_the_events_of_a_stream():
     whole = completion(
-        {"role": "assistant", "content": "Let me look.",
-         "tool_calls": [
-             {"id": "c1", "type": "function",
-              "function": {"name": "read_file", "arguments": '{"path":"a"}'}},
-             {"id": "c2", "type": "function",  # Ollama style: an object, and index 0 again
-              "function": {"name": "list_dir", "arguments": {"path": "."}}, "index": 0},
-         ]},
+        {
+            "role": "assistant",
+            "content": "Let me look.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path":"a"}'},
+                },
+                {
+                    "id": "c2",
+                    "type": "function",  # Ollama style: an object, and index 0 again
+                    "function": {"name": "list_dir", "arguments": {"path": "."}},
+                    "index": 0,
+                },
+            ],
+        },
         finish="stop",
         usage={"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13},
-    )  # fmt: skip
+    )
     events, acc = play([completion_as_chunk(whole)])
 
     assert [type(e).__name__ for e in events][:3] == [
-        "TextMessageStart", "TextMessageContent", "TextMessageEnd"
-    ]  # fmt: skip
+        "TextMessageStart",
+        "TextMessageContent",
+        "TextMessageEnd",
+    ]
     assert calls_of(events) == [
         ("c1", "read_file", '{"path":"a"}'),
         ("c2", "list_dir", '{"path": "."}'),
@@ -254,10 +266,13 @@ def test_a_whole_answer_becomes_the_events_of_a_stream():
 
 def test_a_legacy_function_call_and_an_empty_answer():
     legacy = completion(
-        {"role": "assistant", "content": None,
-         "function_call": {"name": "read_file", "arguments": '{"path":"b"}'}},
+        {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": "read_file", "arguments": '{"path":"b"}'},
+        },
         finish="function_call",
-    )  # fmt: skip
+    )
     events, _ = play([completion_as_chunk(legacy)])
     [(_, name, arguments)] = calls_of(events)
     assert (name, arguments) == ("read_file", '{"path":"b"}')

@@ -57,9 +57,13 @@ class RawServer:
                 data += chunk
             head, _, body = data.partition(b"\r\n\r\n")
             length = next(
-                (int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                 if line.lower().startswith(b"content-length:")), 0,
-            )  # fmt: skip
+                (
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ),
+                0,
+            )
             while len(body) < length:
                 body += conn.recv(65536)
             self.requests.append(head + b"\r\n\r\n" + body)

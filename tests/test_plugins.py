@@ -27,8 +27,13 @@ FIXTURE = Path(__file__).parent / "fixtures" / "plugin"
 
 
 def make(fn: Any, **kwargs: Any) -> FunctionTool:
-    return FunctionTool(fn, name=kwargs.pop("name", None), risk=kwargs.pop("risk", "medium"),
-                        source="plugin:test", **kwargs)  # fmt: skip
+    return FunctionTool(
+        fn,
+        name=kwargs.pop("name", None),
+        risk=kwargs.pop("risk", "medium"),
+        source="plugin:test",
+        **kwargs,
+    )
 
 
 def run(tool: FunctionTool, **args: Any) -> Any:
@@ -39,8 +44,13 @@ def run(tool: FunctionTool, **args: Any) -> Any:
 
 
 def test_schema_and_description_come_from_hints_and_docstring() -> None:
-    def search(query: str, limit: int = 5, exact: bool = False, tags: list[str] | None = None,
-               mode: Literal["fast", "full"] = "fast") -> str:  # fmt: skip
+    def search(
+        query: str,
+        limit: int = 5,
+        exact: bool = False,
+        tags: list[str] | None = None,
+        mode: Literal["fast", "full"] = "fast",
+    ) -> str:
         """Search the notes.
 
         Args:
@@ -108,9 +118,19 @@ def fixture_installed() -> None:
     """The fixture package is installed by .ci/run; installed here if it is not."""
     if "fixture" not in {ep.name for ep in entry_points(group="agentcli.tools")}:
         subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-             "-e", str(FIXTURE)], check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "-e",
+                str(FIXTURE),
+            ],
+            check=False,
+        )
         if "fixture" not in {ep.name for ep in entry_points(group="agentcli.tools")}:
             pytest.skip("the fixture plug-in could not be installed")
 
@@ -171,8 +191,9 @@ def test_a_name_clash_keeps_the_built_in(
 ) -> None:
     call = {"id": "c1", "name": "read_file", "arguments": {"path": "README.md"}}
     server.enqueue(Reply.tool_calls([call]), Reply.text(["Done."]))
-    result = run_cli(["run", "read", "--yes"], server=server,
-                     env={"AGENTCLI_FIXTURE_PLUGIN": "clash"})  # fmt: skip
+    result = run_cli(
+        ["run", "read", "--yes"], server=server, env={"AGENTCLI_FIXTURE_PLUGIN": "clash"}
+    )
     assert result.returncode == 0, result.stderr
     [line] = [line for line in result.stderr.splitlines() if "first one is kept" in line]
     assert "read_file from plugin:fixture" in line
@@ -202,8 +223,7 @@ def test_a_provider_plug_in_is_a_provider_type(
     config = cli_home / "agentcli" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text('[providers.parrot]\ntype = "fixture-echo"\n', encoding="utf-8")
-    result = run_cli(["run", "-m", "parrot", "hello there"],
-                     env={"AGENTCLI_FIXTURE_PLUGIN": "on"})  # fmt: skip
+    result = run_cli(["run", "-m", "parrot", "hello there"], env={"AGENTCLI_FIXTURE_PLUGIN": "on"})
     assert result.returncode == 0, result.stderr
     assert "echo (parrot): hello there" in result.stdout
     unknown = run_cli(["run", "-m", "parrot", "hi"])  # the plug-in registers nothing now
@@ -238,13 +258,18 @@ def test_entry_points_are_cached_until_a_distribution_is_installed(tmp_path: Pat
         "print(sorted((s.entry.name, s.origin, s.state, sorted(t.name for t in s.tools()))"
         " for s in sources), 'importlib.metadata' in sys.modules)"
     )
-    env = {"PATH": "", "AGENTCLI_HOME": str(tmp_path / "home"), "PYTHONPATH": str(site),
-           # (a __pycache__ made in `site` by the first import would count as a change)
-           "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
+    env = {
+        "PATH": "",
+        "AGENTCLI_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(site),
+        # (a __pycache__ made in `site` by the first import would count as a change)
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
 
     def plugins() -> tuple[list[Any], bool]:
-        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                              check=True, env=env)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+        )
         found, searched = done.stdout.rsplit(" ", 1)
         return [p for p in eval(found) if p[0] == "cachetest"], searched.strip() == "True"
 

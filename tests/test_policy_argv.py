@@ -24,8 +24,11 @@ def getopt(args: list[str]) -> tuple[list[tuple[str, str | None]], list[str]] | 
     a missing value)."""
     result = subprocess.run(
         [GETOPT or "getopt", "-o", SHORT, "-l", ",".join(LONG), "--", *args],
-        capture_output=True, text=True, check=False, timeout=10,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=10,
+    )
     if result.returncode != 0:
         return None
     words = shlex.split(result.stdout)
@@ -50,8 +53,27 @@ def ours(args: list[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
     return options, [args[i] for i in parsed.operands]
 
 
-WORDS = ["-a", "-ac", "-b", "-bX", "-abY", "-cab", "--output", "--output=o", "--out=p", "--o",
-         "--verbose", "--verb", "--file", "--fi=q", "--", "x", "y", "-", "-ca"]  # fmt: skip
+WORDS = [
+    "-a",
+    "-ac",
+    "-b",
+    "-bX",
+    "-abY",
+    "-cab",
+    "--output",
+    "--output=o",
+    "--out=p",
+    "--o",
+    "--verbose",
+    "--verb",
+    "--file",
+    "--fi=q",
+    "--",
+    "x",
+    "y",
+    "-",
+    "-ca",
+]
 
 
 @pytest.mark.skipif(GETOPT is None, reason="needs util-linux getopt")

@@ -582,9 +582,18 @@ def test_workspace_prefix_is_not_containment(tmp_path: Path) -> None:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # The allow-list of the security reference, written down independently of shell_parse.
 _ALLOWED_NAMED = {
-    "program", "list", "pipeline", "command", "command_name", "word", "string",
-    "string_content", "raw_string", "number", "concatenation",
-}  # fmt: skip
+    "program",
+    "list",
+    "pipeline",
+    "command",
+    "command_name",
+    "word",
+    "string",
+    "string_content",
+    "raw_string",
+    "number",
+    "concatenation",
+}
 _ALLOWED_TOKENS = {"&&", "||", ";", "|", '"', "\n"}
 
 
@@ -616,12 +625,71 @@ def tree_is_plain(text: str) -> bool:
 
 
 SHELL_TOKENS = [
-    "$(", ")", "`", ">", ">>", "<", "<<", "&", "&&", "|", "||", ";", "{", "}", "(", "=", "'",
-    '"', "\\", "\n", "\r", "\t", " ", " ", " ", "$", "${", "#", "!", "*", "?", "[", "]", "~",
-    "..", "/", "-", "--", "-n", "-e", "-exec", "-delete", "x", "a.txt", "'a b'", '"$x"',
-    "ls", "cat", "grep", "find", "sed", "git", "log", "status", "head", "wc", "echo", "rm",
-    "sort", "tee", "env", "xargs", "bash", "curl",
-]  # fmt: skip
+    "$(",
+    ")",
+    "`",
+    ">",
+    ">>",
+    "<",
+    "<<",
+    "&",
+    "&&",
+    "|",
+    "||",
+    ";",
+    "{",
+    "}",
+    "(",
+    "=",
+    "'",
+    '"',
+    "\\",
+    "\n",
+    "\r",
+    "\t",
+    " ",
+    " ",
+    " ",
+    "$",
+    "${",
+    "#",
+    "!",
+    "*",
+    "?",
+    "[",
+    "]",
+    "~",
+    "..",
+    "/",
+    "-",
+    "--",
+    "-n",
+    "-e",
+    "-exec",
+    "-delete",
+    "x",
+    "a.txt",
+    "'a b'",
+    '"$x"',
+    "ls",
+    "cat",
+    "grep",
+    "find",
+    "sed",
+    "git",
+    "log",
+    "status",
+    "head",
+    "wc",
+    "echo",
+    "rm",
+    "sort",
+    "tee",
+    "env",
+    "xargs",
+    "bash",
+    "curl",
+]
 
 shell_text = st.one_of(
     st.text(st.characters(exclude_categories=("Cs",)), max_size=40),
@@ -660,9 +728,22 @@ def _prelude(fd: int) -> str:
 
 PROGRAMS = ["ls", "cat", "echo", "wc", "head", "sort", "grep", "git"]
 PIECES = [
-    "x", "y", "-n", "a/b", ".", "*", "'q r'", '"s"', "\\ ", "{x,y}", "{,z}", "x\\\ny",
-    "~+", "~+/x", "~nosuchuser_agentcli",
-]  # fmt: skip
+    "x",
+    "y",
+    "-n",
+    "a/b",
+    ".",
+    "*",
+    "'q r'",
+    '"s"',
+    "\\ ",
+    "{x,y}",
+    "{,z}",
+    "x\\\ny",
+    "~+",
+    "~+/x",
+    "~nosuchuser_agentcli",
+]
 word = st.lists(st.sampled_from(PIECES), min_size=1, max_size=3).map("".join)
 simple = st.tuples(st.sampled_from(PROGRAMS), st.lists(word, max_size=3)).map(
     lambda t: " ".join([t[0], *t[1]])

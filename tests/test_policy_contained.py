@@ -159,9 +159,19 @@ def test_run_shell_reads_the_sandbox_from_its_context(ws: Workspace) -> None:
 # with every program replaced by a recorder, must run exactly the argv the classifier saw —
 # no word hidden in a redirection or a here-document.
 
-_REDIRECTS = [" 2>/dev/null", " >/dev/null", " &>/dev/null", " 2>&1", " >&2", " </dev/null",
-              " <<< q", " <<EOF\nbody\nEOF\n", " <<'EOF'\n$x\nEOF\n", " &",
-              " <<EOF a.txt\nbody\nEOF\n"]  # fmt: skip
+_REDIRECTS = [
+    " 2>/dev/null",
+    " >/dev/null",
+    " &>/dev/null",
+    " 2>&1",
+    " >&2",
+    " </dev/null",
+    " <<< q",
+    " <<EOF\nbody\nEOF\n",
+    " <<'EOF'\n$x\nEOF\n",
+    " &",
+    " <<EOF a.txt\nbody\nEOF\n",
+]
 _WORDS = ["x", "-n", "a.txt", "'q r'", "/dev/null", "src"]
 contained_line = st.lists(
     st.tuples(
@@ -174,8 +184,13 @@ contained_line = st.lists(
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])  # fmt: skip
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+)
 @given(contained_line)
 def test_contained_low_commands_run_exactly_what_was_classified(
     tmp_path_factory: pytest.TempPathFactory, text: str

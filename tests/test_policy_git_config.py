@@ -131,7 +131,7 @@ def test_a_bare_repository_is_its_own_git_dir(tmp_path: Path):
         ("# [diff]\n; external = x\n[user]\n\tname = Dev\n", None),
         ('[remote "origin"]\n\turl = ../up.git\n\tfetch = +refs/heads/*\n', None),
     ],
-)  # fmt: skip
+)
 def test_keys_that_name_a_program(text: str, key: str | None):
     assert program_key_in(text) == key
 

@@ -145,9 +145,21 @@ def test_good_rules(text: str, tool: str, pattern: str | None) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   ", "run_shell(", "run_shell()", "run_shell(   )", "(git push *)", "run shell",
-     "1tool", "run_shell(git push *", "run_shell git push *)", "run_shell(x) y", "run-shell!"],
-)  # fmt: skip
+    [
+        "",
+        "   ",
+        "run_shell(",
+        "run_shell()",
+        "run_shell(   )",
+        "(git push *)",
+        "run shell",
+        "1tool",
+        "run_shell(git push *",
+        "run_shell git push *)",
+        "run_shell(x) y",
+        "run-shell!",
+    ],
+)
 def test_bad_rules(text: str) -> None:
     with pytest.raises(ConfigError) as raised:
         parse_rule(text, "--allow")
@@ -470,9 +482,10 @@ def test_medium_asks_once_per_tool(ws: Workspace) -> None:
         return [
             await p.decide(request(ws, "write_file", {"path": "a.txt", "content": "1"})),
             await p.decide(request(ws, "write_file", {"path": "src/b.txt", "content": "2"})),
-            await p.decide(request(ws, "edit_file", {"path": "a.txt", "old_text": "a",
-                                                     "new_text": "b"})),
-        ]  # fmt: skip
+            await p.decide(
+                request(ws, "edit_file", {"path": "a.txt", "old_text": "a", "new_text": "b"})
+            ),
+        ]
 
     first, second, other_tool = run(scenario())
     assert (first.decision, first.by) == ("allow", "user")
@@ -521,8 +534,11 @@ def test_session_choice_is_remembered_by_structure(ws: Workspace) -> None:
     first, second, bare, pull = run(scenario())
     assert approver.prompts[0].session_rules == ["run_shell(git push *)"]
     assert (first.decision, first.by) == ("allow", "user")
-    assert (second.decision, second.by, second.rule) == ("allow", "session",
-                                                         "run_shell(git push *)")  # fmt: skip
+    assert (second.decision, second.by, second.rule) == (
+        "allow",
+        "session",
+        "run_shell(git push *)",
+    )
     assert (bare.decision, bare.by) == ("allow", "session")
     assert (pull.decision, pull.by) == ("allow", "user")
     assert approver.asked == 2
@@ -576,8 +592,7 @@ def test_deny_for_the_session(ws: Workspace) -> None:
     first, second, pull = run(scenario())
     assert (first.decision, first.by) == ("deny", "user")
     assert "not today" in first.reason
-    assert (second.decision, second.by, second.rule) == ("deny", "session",
-                                                         "run_shell(git push *)")  # fmt: skip
+    assert (second.decision, second.by, second.rule) == ("deny", "session", "run_shell(git push *)")
     assert (pull.decision, pull.by) == ("allow", "user")
     assert approver.asked == 2
 
@@ -763,8 +778,11 @@ def test_executor_emits_one_approval_event_per_call(ws: Workspace) -> None:
     for call_id, (tool, risk, decision, by, rule) in expected.items():
         value = seen[call_id]
         assert (value["tool"], value["risk"], value["decision"], value["by"]) == (
-            tool, risk, decision, by,
-        ), value  # fmt: skip
+            tool,
+            risk,
+            decision,
+            by,
+        ), value
         assert value.get("rule") == rule
         assert isinstance(value["reason"], str) and value["reason"].strip()
     assert "--yes" in seen["c3"]["reason"]
@@ -806,8 +824,14 @@ def test_executor_flags_and_user_choices_in_events(ws: Workspace) -> None:
 def test_executor_waiting_state_only_when_someone_is_asked(ws: Workspace) -> None:
     approver = FakeApprover("once")
     executor, events = executor_for(ws, policy(ws, approver=approver))
-    run(executor.run(calls(("c1", "run_shell", {"command": "touch w.txt"}),
-                           ("c2", "run_shell", {"command": "ls"}))))  # fmt: skip
+    run(
+        executor.run(
+            calls(
+                ("c1", "run_shell", {"command": "touch w.txt"}),
+                ("c2", "run_shell", {"command": "ls"}),
+            )
+        )
+    )
     states = [
         (e.value["toolCallId"], e.value["state"])
         for e in events
@@ -834,24 +858,42 @@ def explain(run_cli: RunCli, *args: str) -> dict[str, Any]:
     [
         (["run_shell", "git status"], ("low", "allow", "auto", None)),
         (["run_shell", "git push origin main"], ("high", "ask", "auto", None)),
-        (["run_shell", "git push origin main", "--allow", "run_shell(git push *)"],
-         ("high", "allow", "rule", "run_shell(git push *)")),
-        (["run_shell", "git push origin main", "--yes", "--forbid", "run_shell(git push *)"],
-         ("high", "deny", "rule", "run_shell(git push *)")),
-        (["run_shell", "rm -rf build", "--yes", "--forbid", "run_shell(rm *)",
-          "--allow", "run_shell(rm *)"], ("high", "deny", "rule", "run_shell(rm *)")),
+        (
+            ["run_shell", "git push origin main", "--allow", "run_shell(git push *)"],
+            ("high", "allow", "rule", "run_shell(git push *)"),
+        ),
+        (
+            ["run_shell", "git push origin main", "--yes", "--forbid", "run_shell(git push *)"],
+            ("high", "deny", "rule", "run_shell(git push *)"),
+        ),
+        (
+            [
+                "run_shell",
+                "rm -rf build",
+                "--yes",
+                "--forbid",
+                "run_shell(rm *)",
+                "--allow",
+                "run_shell(rm *)",
+            ],
+            ("high", "deny", "rule", "run_shell(rm *)"),
+        ),
         (["run_shell", "git push origin main", "--yes"], ("high", "allow", "flag", None)),
         (["run_shell", "git push origin main", "--deny"], ("high", "deny", "flag", None)),
         (["run_shell", "ls", "--deny"], ("low", "allow", "auto", None)),
-        (["run_shell", "ls", "--forbid", "run_shell(ls *)"],
-         ("low", "deny", "rule", "run_shell(ls *)")),
+        (
+            ["run_shell", "ls", "--forbid", "run_shell(ls *)"],
+            ("low", "deny", "rule", "run_shell(ls *)"),
+        ),
         (["write_file", '{"path": "src/a.py", "content": ""}'], ("medium", "ask", "auto", None)),
-        (["write_file", '{"path": "src/a.py", "content": ""}', "--allow", "write_file(src/**)"],
-         ("medium", "allow", "rule", "write_file(src/**)")),
+        (
+            ["write_file", '{"path": "src/a.py", "content": ""}', "--allow", "write_file(src/**)"],
+            ("medium", "allow", "rule", "write_file(src/**)"),
+        ),
         (["read_file", '{"path": "README.md"}'], ("low", "allow", "auto", None)),
         (["read_file", '{"path": "../outside.txt"}'], ("high", "ask", "auto", None)),
     ],
-)  # fmt: skip
+)
 def test_policy_explain_json(
     run_cli: RunCli, args: list[str], expected: tuple[str, str, str, str | None]
 ) -> None:
@@ -874,8 +916,7 @@ def test_policy_explain_uses_the_project_deny_rules(run_cli: RunCli, workspace: 
     config.parent.mkdir()
     config.write_text('[policy]\ndeny = ["run_shell(git push *)"]\n', encoding="utf-8")
     data = explain(run_cli, "run_shell", "git push origin main", "--yes")
-    assert (data["decision"], data["by"], data["rule"]) == ("deny", "rule",
-                                                            "run_shell(git push *)")  # fmt: skip
+    assert (data["decision"], data["by"], data["rule"]) == ("deny", "rule", "run_shell(git push *)")
 
 
 @pytest.mark.parametrize(

@@ -84,10 +84,14 @@ def test_decisions_stream_as_lines_arrive(workspace: Path, cli_home: Path) -> No
     """One process answers each line as it comes: a reader gets the first decision before
     the input has ended."""
     process = subprocess.Popen(
-        [str(AGENTCLI), "policy", "explain", "--stdin"], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=build_env(cli_home), cwd=workspace,
-    )  # fmt: skip
+        [str(AGENTCLI), "policy", "explain", "--stdin"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=build_env(cli_home),
+        cwd=workspace,
+    )
     try:
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(json.dumps({"command": "git push"}) + "\n")
@@ -122,8 +126,17 @@ def test_explain_imports_no_event_loop_network_or_rendering(cli_home: Path, work
     (dataclasses and inspect, tempfile and shutil, importlib.resources, and tomllib while
     no configuration file exists; bench/README.md lists its imports). AGENTCLI_HOME is set
     here, as in CI; without it, platformdirs finds the directories (and brings tempfile)."""
-    unwanted = ("asyncio", "httpx", "prompt_toolkit", "jsonschema", "dataclasses", "inspect",
-                "tempfile", "shutil", "tomllib")  # fmt: skip
+    unwanted = (
+        "asyncio",
+        "httpx",
+        "prompt_toolkit",
+        "jsonschema",
+        "dataclasses",
+        "inspect",
+        "tempfile",
+        "shutil",
+        "tomllib",
+    )
     probe = (
         "import sys; from agentcli.__main__ import main\n"
         "sys.argv = ['agentcli', *sys.argv[1:]]\n"
@@ -134,9 +147,13 @@ def test_explain_imports_no_event_loop_network_or_rendering(cli_home: Path, work
     )
     for args in (["run_shell", "git status"], ["read_file", '{"path": "README.md"}', "--json"]):
         done = subprocess.run(
-            [sys.executable, "-c", probe, "policy", "explain", *args], capture_output=True,
-            text=True, env=build_env(cli_home), cwd=workspace, stdin=subprocess.DEVNULL,
+            [sys.executable, "-c", probe, "policy", "explain", *args],
+            capture_output=True,
+            text=True,
+            env=build_env(cli_home),
+            cwd=workspace,
+            stdin=subprocess.DEVNULL,
             timeout=60,
-        )  # fmt: skip
+        )
         assert "allow" in done.stdout, done.stderr
         assert done.stderr.strip().splitlines()[-1] == "0 []", done.stderr

@@ -59,9 +59,12 @@ def test_each_spec_makes_its_modules_provider(
 ) -> None:
     provider = ProviderConfig("mine", kind, "http://127.0.0.1:9/v1", "MINE_KEY")
     settings = RunSettings(
-        model=ModelSpec("mine", "m"), provider=provider, api_key="k",
-        workspace=tmp_path, config=load_config(tmp_path),
-    )  # fmt: skip
+        model=ModelSpec("mine", "m"),
+        provider=provider,
+        api_key="k",
+        workspace=tmp_path,
+        config=load_config(tmp_path),
+    )
     made = make_provider(settings)
     assert type(made).__module__ == module and type(made).__name__ == cls
 

@@ -15,9 +15,12 @@ from agentcli.assembly import builtin_tools
 
 TOOLS = list(builtin_tools())
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 2.0, 2.5, -1.5]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, 2.0, 2.5, -1.5]),
     st.sampled_from(["", "a", "README.md", "src/*.py", "../x", "ls -la", "add", "x" * 600]),
-)  # fmt: skip
+)
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3), max_leaves=4)
 
 

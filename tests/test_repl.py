@@ -29,8 +29,23 @@ APPROVAL = "choose ["
 CPR_REQUEST = "\x1b[6n"
 TIMEOUT = 10
 ROWS, COLUMNS = 40, 120
-COMMANDS = ("help", "exit", "clear", "model", "tools", "policy", "usage", "sessions", "resume",
-            "compact", "context", "status", "diff", "init", "approvals")  # fmt: skip
+COMMANDS = (
+    "help",
+    "exit",
+    "clear",
+    "model",
+    "tools",
+    "policy",
+    "usage",
+    "sessions",
+    "resume",
+    "compact",
+    "context",
+    "status",
+    "diff",
+    "init",
+    "approvals",
+)
 INTERRUPTED_MARK = "[interrupted by the user]"
 UP = "\x1b[A"
 CTRL_A, CTRL_C, CTRL_D, CTRL_R = "\x01", "\x03", "\x04", "\x12"

@@ -70,9 +70,13 @@ def run_in(
     async def go() -> CommandResult:
         confined = sandbox.confine(argv, profile, cwd=str(place["ws"]), env=env)
         return await run_command(
-            argv, cwd=str(place["ws"]), env=env, timeout=timeout,
-            capture=OutputCapture(100_000), confined=confined,
-        )  # fmt: skip
+            argv,
+            cwd=str(place["ws"]),
+            env=env,
+            timeout=timeout,
+            capture=OutputCapture(100_000),
+            confined=confined,
+        )
 
     try:
         return asyncio.run(go())
@@ -212,9 +216,14 @@ def test_seatbelt_profile_denies_by_default_and_keeps_protected_paths() -> None:
     from agentcli.sandbox.seatbelt import seatbelt_profile
 
     layout = Layout(
-        read=("/usr", "/w"), write=("/tmp/x", "/w"), devices=(), network=False,
-        protected=("/w/.git/hooks", "/w/.git/config"), temp="/tmp/x", workspace="/w",
-    )  # fmt: skip
+        read=("/usr", "/w"),
+        write=("/tmp/x", "/w"),
+        devices=(),
+        network=False,
+        protected=("/w/.git/hooks", "/w/.git/config"),
+        temp="/tmp/x",
+        workspace="/w",
+    )
     profile = seatbelt_profile(layout)
     assert profile.startswith("(version 1)\n(deny default)")
     assert '(subpath "/w")' in profile

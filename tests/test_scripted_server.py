@@ -475,9 +475,12 @@ def test_completion_is_one_json_object(server: ScriptedServer, client: httpx.Cli
     assert choice["finish_reason"] == "tool_calls"
     assert choice["message"]["content"] is None
     assert choice["message"]["tool_calls"] == [
-        {"id": "c1", "type": "function",
-         "function": {"name": "read_file", "arguments": '{"path": "a"}'}}
-    ]  # fmt: skip
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": '{"path": "a"}'},
+        }
+    ]
 
 
 def test_wait_for_requests_times_out(server: ScriptedServer) -> None:

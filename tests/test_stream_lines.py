@@ -25,9 +25,15 @@ def test_the_decoder_refuses_a_line_past_the_limit(monkeypatch: pytest.MonkeyPat
 
 
 def endless_line() -> Iterator[Raw]:
-    body = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-            "choices": [{"index": 0, "delta": {"role": "assistant", "content": "a"},
-                         "finish_reason": None}]}  # fmt: skip
+    body = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {"index": 0, "delta": {"role": "assistant", "content": "a"}, "finish_reason": None}
+        ],
+    }
     yield Raw(f"data: {json.dumps(body)}\n\n")
     yield Raw('data: {"choices": [{"index": 0, "delta": {"content": "')
     while True:

@@ -300,8 +300,13 @@ def test_environment_values_that_cannot_go_on_the_wire_are_one_line(
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-    body = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+    body = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     return "data: " + json.dumps(body)  # ASCII: a lone surrogate goes as its \\ud800 escape
 
 
@@ -309,14 +314,34 @@ def test_lone_surrogates_from_the_model_are_shown(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path
 ) -> None:
     arguments = json.dumps({"path": "x\ud800"})
-    call = {"index": 0, "id": "c1", "type": "function",
-            "function": {"name": "read_file", "arguments": arguments}}  # fmt: skip
+    call = {
+        "index": 0,
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": arguments},
+    }
     server.enqueue(
-        Reply.raw([chunk({"role": "assistant", "tool_calls": [call]}), "",
-                   chunk({}, "tool_calls"), "", "data: [DONE]", ""]),
-        Reply.raw([chunk({"role": "assistant", "content": "a\ud800b\udcffc"}), "",
-                   chunk({}, "stop"), "", "data: [DONE]", ""]),
-    )  # fmt: skip
+        Reply.raw(
+            [
+                chunk({"role": "assistant", "tool_calls": [call]}),
+                "",
+                chunk({}, "tool_calls"),
+                "",
+                "data: [DONE]",
+                "",
+            ]
+        ),
+        Reply.raw(
+            [
+                chunk({"role": "assistant", "content": "a\ud800b\udcffc"}),
+                "",
+                chunk({}, "stop"),
+                "",
+                "data: [DONE]",
+                "",
+            ]
+        ),
+    )
     result = run_cli(["run", "--yes", "hi"], server=server)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "a\ufffdb\\xffc\n"

@@ -404,10 +404,14 @@ def test_config_tool_examples_route_the_local_model_and_are_not_sent_to_others(
     examples = '[[tools.greet.examples]]\nrequest = "say hi to Bob"\narguments = { name = "Bob" }\n'
     write_user_config(cli_home, GREET_TOOL + examples)
     [made] = command_tool_specs(
-        {"greet": {"command": "echo {name}", "examples": [{"request": "say hi to Bob",
-                                                           "arguments": {"name": "Bob"}}]}},
+        {
+            "greet": {
+                "command": "echo {name}",
+                "examples": [{"request": "say hi to Bob", "arguments": {"name": "Bob"}}],
+            }
+        },
         "config",
-    )  # fmt: skip
+    )
     assert builtin_tools().add_dynamic(made).spec()["examples"] == [
         ["say hi to Bob", {"name": "Bob"}]
     ]

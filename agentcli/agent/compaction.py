@@ -130,9 +130,10 @@ def split_point(conversation: Conversation, keep_turns: int) -> int | None:
         return None  # a short exchange is all "latest turns": nothing worth summarising
     middle = conversation.start + (len(messages) - conversation.start) // 2
     candidates = [
-        i for i in range(conversation.start + 1, len(messages))
+        i
+        for i in range(conversation.start + 1, len(messages))
         if messages[i].role == "assistant" and i <= middle
-    ]  # fmt: skip
+    ]
     return candidates[-1] if candidates else None
 
 

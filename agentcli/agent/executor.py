@@ -135,11 +135,12 @@ class Executor:
             async with asyncio.TaskGroup() as group:
                 tasks = [
                     group.create_task(
-                        self._run_one(call, (decided or {}).get(call.id), on_result,
-                                      (cut or {}).get(call.id))
+                        self._run_one(
+                            call, (decided or {}).get(call.id), on_result, (cut or {}).get(call.id)
+                        )
                     )
                     for call in calls
-                ]  # fmt: skip
+                ]
         except* TurnCancelled as cancelled:
             raise cancelled.exceptions[0] from None
         return [result for task in tasks if (result := task.result()) is not None]
@@ -289,9 +290,15 @@ class Executor:
             return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}", FAILED)
         profile = self.sandbox_profile(tool, args, assessment)
         request = ApprovalRequest(
-            tool.policy_tool(args), args, assessment, preview, subjects,
-            sandbox=profile, description=description, network=tool.network,
-        )  # fmt: skip
+            tool.policy_tool(args),
+            args,
+            assessment,
+            preview,
+            subjects,
+            sandbox=profile,
+            description=description,
+            network=tool.network,
+        )
         asks = self.defer is not None or self.policy.approver is not None
         verdict = self.policy.explain(request) if decided is None and asks else None
         if verdict is not None and verdict.decision == "ask":

@@ -113,10 +113,13 @@ class Agent:
             saving=session,  # a full or read-only data directory: said once, never lost
         )
         self.executor = Executor(
-            self.registry, self.policy, self.context, self.emit,
+            self.registry,
+            self.policy,
+            self.context,
+            self.emit,
             max_concurrency=config.get("tools.concurrency"),
             max_invalid_calls=config.get("tools.max_invalid_calls"),
-        )  # fmt: skip
+        )
         self.instructions = find_instructions(settings.workspace, config.get("instructions.files"))
         self.model = settings.model
         self._owns_provider = provider is None

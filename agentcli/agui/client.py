@@ -102,8 +102,11 @@ class ChunkExpander:
             if what == "text":
                 out.append({"type": "TEXT_MESSAGE_START", key: ident, "role": "assistant"})
             else:
-                start = {"type": "TOOL_CALL_START", key: ident,
-                         "toolCallName": raw.get("toolCallName", "")}  # fmt: skip
+                start = {
+                    "type": "TOOL_CALL_START",
+                    key: ident,
+                    "toolCallName": raw.get("toolCallName", ""),
+                }
                 if raw.get("parentMessageId"):
                     start["parentMessageId"] = raw["parentMessageId"]
                 out.append(start)
@@ -158,8 +161,9 @@ class AguiProvider(HttpProvider):
             try:
                 raw = loads(message.data)
             except ValueError:
-                raise ProviderError(f"the agent sent an event that is not JSON: "
-                                    f"{message.data[:200]!r}") from None  # fmt: skip
+                raise ProviderError(
+                    f"the agent sent an event that is not JSON: {message.data[:200]!r}"
+                ) from None
             if not isinstance(raw, dict):
                 continue
             for item in chunks.feed(raw):

@@ -227,8 +227,9 @@ class AgentServer:
             self.busy.discard(thread_id)  # the thread stays usable, whatever went wrong
             raise
         try:
-            agent = Agent(settings, session, [relay], provider=self.provider(),
-                          processes=self.processes)  # fmt: skip
+            agent = Agent(
+                settings, session, [relay], provider=self.provider(), processes=self.processes
+            )
         except AgentCliError as error:
             session.close()
             self.busy.discard(thread_id)

@@ -145,10 +145,14 @@ def _serve(values: dict[str, Any]) -> int:  # _guarded exits with the code
     flags = {o.name: values[o.name] for o in options_of("serve") if o.to_settings}
     _guarded(
         lambda: serve_command(
-            values["host"], values["port"], values["token_env"], values["cors_origin"] or [],
-            flags, no_token=values["no_token"],
+            values["host"],
+            values["port"],
+            values["token_env"],
+            values["cors_origin"] or [],
+            flags,
+            no_token=values["no_token"],
         )
-    )  # fmt: skip
+    )
     return 0
 
 
@@ -558,8 +562,11 @@ def run_app(argv: list[str] | None = None) -> int:
 
 # What a value should have been, by the metavar of its option (else by its type).
 EXPECTED = {"SECONDS": "a number of seconds", "N": "a whole number", "PORT": "a port number"}
-EXPECTED_BY_ERROR = {"int_parsing": "a whole number", "float_parsing": "a number",
-                     "bool_parsing": "true or false"}  # fmt: skip
+EXPECTED_BY_ERROR = {
+    "int_parsing": "a whole number",
+    "float_parsing": "a number",
+    "bool_parsing": "true or false",
+}
 
 
 def _plain_bad_value(error: Exception) -> str | None:

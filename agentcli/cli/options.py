@@ -35,73 +35,182 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("model", ("--model", "-m"), str,
-           "PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]",
-           metavar="MODEL"),
-    Option("base_url", ("--base-url",), str, "OpenAI-compatible server URL [env OPENAI_BASE_URL]",
-           metavar="URL"),
+    Option(
+        "model",
+        ("--model", "-m"),
+        str,
+        "PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]",
+        metavar="MODEL",
+    ),
+    Option(
+        "base_url",
+        ("--base-url",),
+        str,
+        "OpenAI-compatible server URL [env OPENAI_BASE_URL]",
+        metavar="URL",
+    ),
     Option("system", ("--system",), str, "Extra system instructions.", metavar="TEXT"),
-    Option("max_steps", ("--max-steps",), int, "Most model steps in one run [default: 20]",
-           show_default=False, metavar="N"),
-    Option("timeout", ("--timeout",), float, "Wall-clock limit for the whole run, in seconds.",
-           metavar="SECONDS"),
-    Option("cwd", ("--cwd",), str, "Workspace root that tools are confined to [default: .]",
-           metavar="PATH"),
-    Option("output", ("--output", "-o"), str, "text, json or jsonl (AG-UI events).",
-           commands=("run",), default="text", to_settings=False, metavar="FORMAT"),
+    Option(
+        "max_steps",
+        ("--max-steps",),
+        int,
+        "Most model steps in one run [default: 20]",
+        show_default=False,
+        metavar="N",
+    ),
+    Option(
+        "timeout",
+        ("--timeout",),
+        float,
+        "Wall-clock limit for the whole run, in seconds.",
+        metavar="SECONDS",
+    ),
+    Option(
+        "cwd",
+        ("--cwd",),
+        str,
+        "Workspace root that tools are confined to [default: .]",
+        metavar="PATH",
+    ),
+    Option(
+        "output",
+        ("--output", "-o"),
+        str,
+        "text, json or jsonl (AG-UI events).",
+        commands=("run",),
+        default="text",
+        to_settings=False,
+        metavar="FORMAT",
+    ),
     Option("yes", ("--yes", "-y"), bool, "Approve every tool call that would ask.", default=False),
     Option("deny", ("--deny",), bool, "Deny every tool call that would ask.", default=False),
-    Option("allow", ("--allow",), list,
-           "Allow calls matching RULE, e.g. 'run_shell(npm test *)'.", metavar="RULE"),
-    Option("forbid", ("--forbid",), list, "Deny calls matching RULE (beats --yes).",
-           metavar="RULE"),
-    Option("continue_", ("--continue", "-c"), bool,
-           "Continue the latest session of this workspace.", default=False, to_settings=False),
-    Option("resume", ("--resume",), str, "Continue the session with this id (or a prefix).",
-           to_settings=False, metavar="ID"),
+    Option(
+        "allow",
+        ("--allow",),
+        list,
+        "Allow calls matching RULE, e.g. 'run_shell(npm test *)'.",
+        metavar="RULE",
+    ),
+    Option(
+        "forbid", ("--forbid",), list, "Deny calls matching RULE (beats --yes).", metavar="RULE"
+    ),
+    Option(
+        "continue_",
+        ("--continue", "-c"),
+        bool,
+        "Continue the latest session of this workspace.",
+        default=False,
+        to_settings=False,
+    ),
+    Option(
+        "resume",
+        ("--resume",),
+        str,
+        "Continue the session with this id (or a prefix).",
+        to_settings=False,
+        metavar="ID",
+    ),
     Option("debug", ("--debug",), bool, "Show tracebacks for internal errors.", default=False),
-    Option("sandbox", ("--sandbox",), str,
-           "auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.",
-           metavar="MODE"),
-    Option("allow_network", ("--allow-network",), bool,
-           "Let --yes grant sandboxed commands the network.", default=False),
-    Option("add_dir", ("--add-dir",), list,
-           "Let every tool also reach DIR (read-write; DIR:ro to read only).", metavar="DIR"),
-    Option("agent", ("--agent",), str,
-           "URL of a remote AG-UI agent to use instead of a model.", metavar="URL"),
-)  # fmt: skip
+    Option(
+        "sandbox",
+        ("--sandbox",),
+        str,
+        "auto: commands run in an OS sandbox (see `agentcli doctor`); none: no sandbox.",
+        metavar="MODE",
+    ),
+    Option(
+        "allow_network",
+        ("--allow-network",),
+        bool,
+        "Let --yes grant sandboxed commands the network.",
+        default=False,
+    ),
+    Option(
+        "add_dir",
+        ("--add-dir",),
+        list,
+        "Let every tool also reach DIR (read-write; DIR:ro to read only).",
+        metavar="DIR",
+    ),
+    Option(
+        "agent",
+        ("--agent",),
+        str,
+        "URL of a remote AG-UI agent to use instead of a model.",
+        metavar="URL",
+    ),
+)
 
 BY_NAME = {option.name: option for option in OPTIONS}
 
 # `policy explain`: what the policy would decide (agentcli.cli.commands.policy_commands).
 EXPLAIN_OPTIONS: tuple[Option, ...] = (
     Option("as_json", ("--json",), bool, "Print JSON.", default=False),
-    Option("stdin", ("--stdin",), bool,
-           'Explain many calls: JSON lines in ({"tool": T, "args": {...}} or {"command": C}), '
-           "one JSON decision per line out.", default=False),
+    Option(
+        "stdin",
+        ("--stdin",),
+        bool,
+        'Explain many calls: JSON lines in ({"tool": T, "args": {...}} or {"command": C}), '
+        "one JSON decision per line out.",
+        default=False,
+    ),
     *(BY_NAME[name] for name in ("yes", "deny", "allow", "forbid", "add_dir")),
     Option("cwd", ("--cwd",), str, "The workspace [default: .]", metavar="PATH"),
-)  # fmt: skip
+)
 
 # `serve`: the agent's own options (but a remote agent or a session to continue) and where
 # to listen (agentcli.cli.commands.serve_command).
 SERVE_OPTIONS: tuple[Option, ...] = (
-    Option("host", ("--host",), str, "Address to listen on.", commands=("serve",),
-           default="127.0.0.1", to_settings=False, metavar="HOST"),
-    Option("port", ("--port",), int, "Port to listen on.", commands=("serve",), default=8765,
-           to_settings=False, metavar="PORT"),
-    Option("token_env", ("--token-env",), str,
-           "Environment variable holding the bearer token clients must send "
-           "[default: one is made and printed].", commands=("serve",), to_settings=False,
-           metavar="VAR"),
-    Option("no_token", ("--no-token",), bool,
-           "Require no token (loopback only; not with --yes).", commands=("serve",),
-           default=False, to_settings=False),
-    Option("cors_origin", ("--cors-origin",), list,
-           "A browser origin allowed to call the server.", commands=("serve",),
-           to_settings=False, metavar="ORIGIN"),
+    Option(
+        "host",
+        ("--host",),
+        str,
+        "Address to listen on.",
+        commands=("serve",),
+        default="127.0.0.1",
+        to_settings=False,
+        metavar="HOST",
+    ),
+    Option(
+        "port",
+        ("--port",),
+        int,
+        "Port to listen on.",
+        commands=("serve",),
+        default=8765,
+        to_settings=False,
+        metavar="PORT",
+    ),
+    Option(
+        "token_env",
+        ("--token-env",),
+        str,
+        "Environment variable holding the bearer token clients must send "
+        "[default: one is made and printed].",
+        commands=("serve",),
+        to_settings=False,
+        metavar="VAR",
+    ),
+    Option(
+        "no_token",
+        ("--no-token",),
+        bool,
+        "Require no token (loopback only; not with --yes).",
+        commands=("serve",),
+        default=False,
+        to_settings=False,
+    ),
+    Option(
+        "cors_origin",
+        ("--cors-origin",),
+        list,
+        "A browser origin allowed to call the server.",
+        commands=("serve",),
+        to_settings=False,
+        metavar="ORIGIN",
+    ),
     *(o for o in OPTIONS if o.to_settings and o.name != "agent"),
-)  # fmt: skip
+)
 
 # Each command parsed here: its positional arguments (all optional) and its options.
 COMMANDS: dict[str, tuple[tuple[str, ...], tuple[Option, ...]]] = {
@@ -113,8 +222,21 @@ COMMANDS: dict[str, tuple[tuple[str, ...], tuple[Option, ...]]] = {
 
 
 # Every first word that names a subcommand (a test keeps this equal to the Typer app's).
-SUBCOMMANDS = ("run", "chat", "serve", "doctor", "plugins", "models", "trust", "completions",
-               "config", "sessions", "policy", "tools", "mcp")  # fmt: skip
+SUBCOMMANDS = (
+    "run",
+    "chat",
+    "serve",
+    "doctor",
+    "plugins",
+    "models",
+    "trust",
+    "completions",
+    "config",
+    "sessions",
+    "policy",
+    "tools",
+    "mcp",
+)
 TOP_LEVEL_FLAGS = ("--help", "-h", "--version", "-V")
 
 

@@ -213,6 +213,11 @@ def _instruction_names_problem(names: list[str]) -> str | None:
 
 
 def _names(kinds: tuple[type, ...]) -> str:
-    words = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-             list: "a list"}  # fmt: skip
+    words = {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "true or false",
+        list: "a list",
+    }
     return " or ".join(words.get(k, k.__name__) for k in kinds)

@@ -15,27 +15,68 @@ MAX_FILES = 20_000  # a huge tree is sampled, not walked whole
 LAYOUT_ENTRIES = 15
 
 LANGUAGES = {
-    ".py": "Python", ".js": "JavaScript", ".mjs": "JavaScript", ".ts": "TypeScript",
-    ".tsx": "TypeScript", ".jsx": "JavaScript", ".go": "Go", ".rs": "Rust", ".java": "Java",
-    ".kt": "Kotlin", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++", ".hpp": "C++",
-    ".cs": "C#", ".rb": "Ruby", ".php": "PHP", ".swift": "Swift", ".scala": "Scala",
-    ".sh": "Shell", ".bash": "Shell", ".lua": "Lua", ".r": "R", ".jl": "Julia",
-    ".ex": "Elixir", ".exs": "Elixir", ".hs": "Haskell", ".zig": "Zig", ".dart": "Dart",
-}  # fmt: skip
+    ".py": "Python",
+    ".js": "JavaScript",
+    ".mjs": "JavaScript",
+    ".ts": "TypeScript",
+    ".tsx": "TypeScript",
+    ".jsx": "JavaScript",
+    ".go": "Go",
+    ".rs": "Rust",
+    ".java": "Java",
+    ".kt": "Kotlin",
+    ".c": "C",
+    ".h": "C",
+    ".cc": "C++",
+    ".cpp": "C++",
+    ".hpp": "C++",
+    ".cs": "C#",
+    ".rb": "Ruby",
+    ".php": "PHP",
+    ".swift": "Swift",
+    ".scala": "Scala",
+    ".sh": "Shell",
+    ".bash": "Shell",
+    ".lua": "Lua",
+    ".r": "R",
+    ".jl": "Julia",
+    ".ex": "Elixir",
+    ".exs": "Elixir",
+    ".hs": "Haskell",
+    ".zig": "Zig",
+    ".dart": "Dart",
+}
 BUILD_FILES = (
-    "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "noxfile.py",
-    "package.json", "Cargo.toml", "go.mod", "Makefile", "CMakeLists.txt", "meson.build",
-    "pom.xml", "build.gradle", "build.gradle.kts", "Gemfile", "composer.json", "mix.exs",
-    "Dockerfile", "justfile",
-)  # fmt: skip
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "tox.ini",
+    "noxfile.py",
+    "package.json",
+    "Cargo.toml",
+    "go.mod",
+    "Makefile",
+    "CMakeLists.txt",
+    "meson.build",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "Gemfile",
+    "composer.json",
+    "mix.exs",
+    "Dockerfile",
+    "justfile",
+)
 
 
 def skeleton(root: Path) -> str:
     files = _files(root)
     found = [name for name in BUILD_FILES if (root / name).is_file()]
     name = project_name(root)
-    languages = Counter(LANGUAGES[s] for s in (Path(f).suffix.lower() for f in files)
-                        if s in LANGUAGES)  # fmt: skip
+    languages = Counter(
+        LANGUAGES[s] for s in (Path(f).suffix.lower() for f in files) if s in LANGUAGES
+    )
     shown = ", ".join(f"{lang} ({_files_count(n)})" for lang, n in languages.most_common(5))
     lines = [
         f"# {name}",
@@ -82,8 +123,10 @@ def _hidden(rel: str) -> bool:
 
 def project_name(root: Path) -> str:
     """From pyproject.toml, package.json, Cargo.toml or go.mod; else the directory's."""
-    for file, read in (("pyproject.toml", lambda d: d["project"]["name"]),
-                       ("Cargo.toml", lambda d: d["package"]["name"])):  # fmt: skip
+    for file, read in (
+        ("pyproject.toml", lambda d: d["project"]["name"]),
+        ("Cargo.toml", lambda d: d["package"]["name"]),
+    ):
         try:
             return str(read(tomllib.loads((root / file).read_text(encoding="utf-8"))))
         except (OSError, ValueError, KeyError, TypeError):

@@ -2,6 +2,10 @@
 module of its own so that the executor names them without importing the events."""
 
 DENIED, INVALID, FAILED, INTERRUPTED, TIMEOUT = (
-    "denied", "invalid", "failed", "interrupted", "timeout",
-)  # fmt: skip
+    "denied",
+    "invalid",
+    "failed",
+    "interrupted",
+    "timeout",
+)
 ERROR_KINDS = (DENIED, INVALID, FAILED, INTERRUPTED, TIMEOUT)

@@ -392,8 +392,9 @@ def typed(event: Event) -> Event:
     """`event`, or its typed form when it is a plain CUSTOM of a kind agentcli knows (and
     agentcli wrote it: a relayed one stays plain)."""
     if type(event) is Custom and RELAYED_FROM not in (event.metadata or {}):
-        return custom_event(event.name, event.value, timestamp=event.timestamp,
-                            metadata=event.metadata)  # fmt: skip
+        return custom_event(
+            event.name, event.value, timestamp=event.timestamp, metadata=event.metadata
+        )
     return event
 
 

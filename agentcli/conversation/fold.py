@@ -127,8 +127,10 @@ class StreamFold:
     def _run_error(self, event: ev.RunError) -> None:
         if self.run is not None:
             self.run.status, self.run.error, self.run.error_code = (
-                "error", event.message, event.code,
-            )  # fmt: skip
+                "error",
+                event.message,
+                event.code,
+            )
 
     # --- text
 

@@ -149,8 +149,13 @@ class McpServer(ToolSource):
 
     def status(self) -> dict[str, Any]:
         """For the event stream: the state, the tools, and when the start began and ended."""
-        status = {"server": self.config.name, "state": self.state, "tools": len(self._tools),
-                  "startedAt": self.started_at, "readyAt": self.ready_at}  # fmt: skip
+        status = {
+            "server": self.config.name,
+            "state": self.state,
+            "tools": len(self._tools),
+            "startedAt": self.started_at,
+            "readyAt": self.ready_at,
+        }
         if self.profile is not None:
             status["sandbox"] = self.profile
         return status
@@ -232,8 +237,11 @@ class McpServer(ToolSource):
         deadline = loop.time() + self.config.start_timeout
         garbled = asyncio.ensure_future(self._garbled.wait())
         try:
-            await asyncio.wait({ready, garbled}, timeout=self.config.start_timeout,
-                               return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            await asyncio.wait(
+                {ready, garbled},
+                timeout=self.config.start_timeout,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
             if not ready.done() and garbled.done():
                 # Not JSON-RPC on stdout: a banner printed before the protocol starts is
                 # forgiven if the answer follows soon; a program that is no MCP server

@@ -46,8 +46,9 @@ def rate(server: ServerConfig, tool: str, annotations: Any) -> tuple[str, str]:
 class McpTool(DynamicTool):
     """One tool of one server; calls go through the server's source."""
 
-    def __init__(self, spec: DynamicSpec, *, server: Any, remote_name: str, reason: str,
-                 title: str) -> None:  # fmt: skip
+    def __init__(
+        self, spec: DynamicSpec, *, server: Any, remote_name: str, reason: str, title: str
+    ) -> None:
         super().__init__(spec)
         self.server = server  # the McpServer source
         self.remote_name = remote_name  # the name the server knows it by

@@ -61,9 +61,9 @@ def preview(content: str, limit: int, *, diff_only: bool = False) -> list[str]:
     changed = changed_lines(content)
     if changed is None and diff_only:
         return []
-    lines, noun = (changed, "changed line") if changed is not None else (
-        _body(content.splitlines()), "line"
-    )  # fmt: skip
+    lines, noun = (
+        (changed, "changed line") if changed is not None else (_body(content.splitlines()), "line")
+    )
     shown = [line[:PREVIEW_WIDTH] for line in lines[:limit]]
     if len(lines) > limit:
         shown.append(f"… {plural(len(lines) - limit, 'more ' + noun)}")

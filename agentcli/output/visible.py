@@ -20,9 +20,16 @@ _PICTURES = {code: chr(0x2400 + code) for code in range(0x20) if code not in (0x
 _PICTURES[0x7F] = "\u2421"  # ␡
 _NAMED = {code: f"<U+{code:04X}>" for code in range(0x80, 0xA0)}
 _INVISIBLE = (
-    0x061C, 0x200B, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F),
-    *range(0x2066, 0x206A), 0xFEFF,
-)  # fmt: skip
+    0x061C,
+    0x200B,
+    0x200E,
+    0x200F,
+    0x2028,
+    0x2029,
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+    0xFEFF,
+)
 _NAMED.update({code: f"<U+{code:04X}>" for code in _INVISIBLE})
 _TABLE = {**_PICTURES, **_NAMED}
 _UNSAFE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_TABLE)) + "]")

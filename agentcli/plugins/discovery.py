@@ -98,8 +98,9 @@ def _discover() -> dict[str, list[list[str]]]:
         rows = []
         for entry in sorted(found.select(group=group), key=lambda ep: ep.name):
             dist = getattr(entry, "dist", None)
-            rows.append([entry.name, entry.value, dist.name if dist else "",
-                         dist.version if dist else ""])  # fmt: skip
+            rows.append(
+                [entry.name, entry.value, dist.name if dist else "", dist.version if dist else ""]
+            )
         groups[group] = rows
     return groups
 

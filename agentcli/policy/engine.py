@@ -142,8 +142,9 @@ class Policy:
         for rule in [*self.rules.deny, *self.session_deny]:
             if matches_any(rule, tool, subjects, ws) or _runs_what_it_denies(rule, tool):
                 by: DecidedBy = "session" if rule.source == "session" else "rule"
-                return Verdict("deny", by, [f"the rule {rule.text} denies it", risk_reason],
-                               rule.text)  # fmt: skip
+                return Verdict(
+                    "deny", by, [f"the rule {rule.text} denies it", risk_reason], rule.text
+                )
         outside = request.assessment.outside
         if outside is not None:
             # Beyond the boundary: no rule allows it and no flag grants it; a person may
@@ -151,8 +152,9 @@ class Policy:
             return Verdict("deny" if outside.never else "ask", "auto", [outside.why])
         for rule in self.rules.ask:
             if matches_any(rule, tool, subjects, ws):
-                return Verdict("ask", "rule", [f"the rule {rule.text} asks", risk_reason],
-                               rule.text)  # fmt: skip
+                return Verdict(
+                    "ask", "rule", [f"the rule {rule.text} asks", risk_reason], rule.text
+                )
         if self._widens_sandbox(request):
             # Asking to widen the sandbox is decided by a person or a flag, never by a rule
             # written for the command itself.
@@ -160,8 +162,9 @@ class Policy:
         allowed = self._allowed_by(request, [*self.rules.allow, *self.session_allow])
         if allowed is not None:
             by = "session" if allowed.source == "session" else "rule"
-            return Verdict("allow", by, [f"allowed by the rule {allowed.text}", risk_reason],
-                           allowed.text)  # fmt: skip
+            return Verdict(
+                "allow", by, [f"allowed by the rule {allowed.text}", risk_reason], allowed.text
+            )
         if request.assessment.risk is Risk.LOW:
             return Verdict("allow", "auto", [risk_reason])
         return Verdict("ask", "auto", [risk_reason])

@@ -32,26 +32,86 @@ DIFFS = frozenset({"diff", "stash"})  # external diff drivers run by default
 TEXTCONV = frozenset({"diff", "log", "show", "blame", "stash"})
 SIGNATURES = frozenset({"log", "show"})
 # Subcommands that read no blob or tree, so a partial clone has nothing to fetch for them.
-NO_OBJECTS = frozenset({"rev-parse", "branch", "tag", "remote", "config", "worktree",
-                        "count-objects"})  # fmt: skip
+NO_OBJECTS = frozenset(
+    {"rev-parse", "branch", "tag", "remote", "config", "worktree", "count-objects"}
+)
 _INCLUDE_DEPTH = 10  # git's own limit
 _MAX_FILE = 1 << 20  # bytes read of one configuration file
 # `git log` options that show no file contents: with only these, no textconv driver runs.
 # Anything else (-p, --stat, -S, -G, --word-diff, -U5, ...) may compare contents.
-_LOG_WITHOUT_CONTENTS = frozenset({
-    "--oneline", "-n", "--max-count", "--skip", "--format", "--pretty", "--graph",
-    "--decorate", "--no-decorate", "--all", "--branches", "--tags", "--remotes", "--since",
-    "--after", "--until", "--before", "--author", "--committer", "--grep", "--reverse",
-    "--no-merges", "--merges", "--first-parent", "--abbrev-commit", "--abbrev", "--date",
-    "--name-only", "--name-status", "--topo-order", "--date-order", "--color", "--no-color",
-    "--left-right", "--boundary", "--parents", "--children", "--source", "-g",
-    "--walk-reflogs", "--no-walk", "--count", "-i", "--regexp-ignore-case", "-E",
-    "--extended-regexp", "-F", "--fixed-strings", "--all-match", "--invert-grep",
-    "--ancestry-path", "--simplify-by-decoration", "--author-date-order", "-s", "--no-patch",
-    "--relative-date", "--full-history", "--no-renames", "--cherry-pick", "--cherry-mark",
-    "--use-mailmap", "--mailmap", "--no-use-mailmap", "--max-parents", "--min-parents",
-    "--no-abbrev-commit", "--decorate-refs", "--decorate-refs-exclude", "--exclude",
-})  # fmt: skip
+_LOG_WITHOUT_CONTENTS = frozenset(
+    {
+        "--oneline",
+        "-n",
+        "--max-count",
+        "--skip",
+        "--format",
+        "--pretty",
+        "--graph",
+        "--decorate",
+        "--no-decorate",
+        "--all",
+        "--branches",
+        "--tags",
+        "--remotes",
+        "--since",
+        "--after",
+        "--until",
+        "--before",
+        "--author",
+        "--committer",
+        "--grep",
+        "--reverse",
+        "--no-merges",
+        "--merges",
+        "--first-parent",
+        "--abbrev-commit",
+        "--abbrev",
+        "--date",
+        "--name-only",
+        "--name-status",
+        "--topo-order",
+        "--date-order",
+        "--color",
+        "--no-color",
+        "--left-right",
+        "--boundary",
+        "--parents",
+        "--children",
+        "--source",
+        "-g",
+        "--walk-reflogs",
+        "--no-walk",
+        "--count",
+        "-i",
+        "--regexp-ignore-case",
+        "-E",
+        "--extended-regexp",
+        "-F",
+        "--fixed-strings",
+        "--all-match",
+        "--invert-grep",
+        "--ancestry-path",
+        "--simplify-by-decoration",
+        "--author-date-order",
+        "-s",
+        "--no-patch",
+        "--relative-date",
+        "--full-history",
+        "--no-renames",
+        "--cherry-pick",
+        "--cherry-mark",
+        "--use-mailmap",
+        "--mailmap",
+        "--no-use-mailmap",
+        "--max-parents",
+        "--min-parents",
+        "--no-abbrev-commit",
+        "--decorate-refs",
+        "--decorate-refs-exclude",
+        "--exclude",
+    }
+)
 
 
 def _key(pattern: str) -> re.Pattern[str]:
@@ -270,8 +330,12 @@ def config_files(git_dir: Path) -> list[Path]:
     """The configuration files git reads for a git directory: the common directory's (a
     linked worktree's is elsewhere), and the worktree's own `config.worktree`."""
     common = _common_dir(git_dir)
-    files = [common / "config", common / "config.worktree", git_dir / "config",
-             git_dir / "config.worktree"]  # fmt: skip
+    files = [
+        common / "config",
+        common / "config.worktree",
+        git_dir / "config",
+        git_dir / "config.worktree",
+    ]
     return [path for path in dict.fromkeys(files) if path.is_file()]
 
 
@@ -311,8 +375,9 @@ def _program_entry(
         for pattern, users in PROGRAM_KEYS:
             if users in (TEXTCONV, DIFFS) and not contents:
                 continue
-            if pattern.match(entry.key) and (subcommand is None or users is None or
-                                             subcommand in users):  # fmt: skip
+            if pattern.match(entry.key) and (
+                subcommand is None or users is None or subcommand in users
+            ):
                 return entry
         shows = entry.key == "log.showsignature" and _true(entry)
         if shows and (subcommand is None or subcommand in SIGNATURES):

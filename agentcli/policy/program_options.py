@@ -18,9 +18,15 @@ _GENERIC_LONG = re.compile(
 
 # program -> (long option names, short option letters) that run programs.
 _TAR_LONG = frozenset(
-    {"use-compress-program", "to-command", "checkpoint-action", "info-script",
-     "new-volume-script", "rsh-command"}
-)  # fmt: skip
+    {
+        "use-compress-program",
+        "to-command",
+        "checkpoint-action",
+        "info-script",
+        "new-volume-script",
+        "rsh-command",
+    }
+)
 _PROGRAMS: dict[str, tuple[frozenset[str], str]] = {
     "rsync": (frozenset({"rsh", "rsync-path"}), "e"),
     "tar": (_TAR_LONG, "IF"),
@@ -34,9 +40,19 @@ _PROGRAMS: dict[str, tuple[frozenset[str], str]] = {
 }
 # git subcommand -> (long options, short letters, subcommand words) that run programs.
 _GIT_LONG = frozenset(
-    {"receive-pack", "upload-pack", "exec", "config", "config-env", "exec-path", "template",
-     "extcmd", "tool", "open-files-in-pager"}
-)  # fmt: skip
+    {
+        "receive-pack",
+        "upload-pack",
+        "exec",
+        "config",
+        "config-env",
+        "exec-path",
+        "template",
+        "extcmd",
+        "tool",
+        "open-files-in-pager",
+    }
+)
 _GIT: dict[str, tuple[str, frozenset[str]]] = {
     "clone": ("uc", frozenset()),
     "rebase": ("x", frozenset()),

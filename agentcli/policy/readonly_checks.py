@@ -77,9 +77,20 @@ def git_signature_check(args: list[str]) -> str | None:
 
 def git_config_check(program: Program, args: list[str]) -> str | None:
     readers = {
-        "--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "--show-scope",
-        "--global", "--local", "--system", "--name-only", "-z", "--null",
-    }  # fmt: skip
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--list",
+        "-l",
+        "--show-origin",
+        "--show-scope",
+        "--global",
+        "--local",
+        "--system",
+        "--name-only",
+        "-z",
+        "--null",
+    }
     if not any(a in readers - {"--global", "--local", "--system"} for a in args):
         return "git config without --get or --list changes the configuration"
     for arg in args:

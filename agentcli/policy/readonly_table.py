@@ -27,8 +27,14 @@ _DIFF_WRITERS = frozenset({"--output", "--ext-diff", "--textconv"})
 # With one of these, `git branch` / `git tag` list, and their operands are patterns or
 # commits (`git branch --list 'feat*'`, `git branch --contains HEAD`).
 _LISTING_PATTERNS = (
-    "-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
-)  # fmt: skip
+    "-l",
+    "--list",
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+)
 
 GIT = Program(
     why="git, read-only subcommands",
@@ -166,19 +172,38 @@ GIT = Program(
         "git log -Oorder.txt",
     ),
 )
-GIT_GLOBAL_FLAGS = frozenset({
-    "--no-pager", "-P", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs",
-    "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks",
-})  # fmt: skip
+GIT_GLOBAL_FLAGS = frozenset(
+    {
+        "--no-pager",
+        "-P",
+        "--no-replace-objects",
+        "--literal-pathspecs",
+        "--glob-pathspecs",
+        "--noglob-pathspecs",
+        "--icase-pathspecs",
+        "--no-optional-locks",
+    }
+)
 # Global options naming where git runs: their directories must be inside the workspace
 # (agentcli.policy.shell_risk checks them and reads that repository's configuration).
 GIT_GLOBAL_DIRS = frozenset({"-C", "--git-dir", "--work-tree"})
 # Options any git subcommand may accept (log and diff options reach many of them) that
 # write a file, run a program or reach out.
-GIT_ALWAYS_DENIED = frozenset({
-    "--output", "--ext-diff", "--textconv", "--open-files-in-pager", "-O", "--exec",
-    "--upload-pack", "--receive-pack", "--no-index", "--contents", "--show-signature",
-})  # fmt: skip
+GIT_ALWAYS_DENIED = frozenset(
+    {
+        "--output",
+        "--ext-diff",
+        "--textconv",
+        "--open-files-in-pager",
+        "-O",
+        "--exec",
+        "--upload-pack",
+        "--receive-pack",
+        "--no-index",
+        "--contents",
+        "--show-signature",
+    }
+)
 
 
 _AWK = Program(
@@ -655,13 +680,71 @@ READ_ONLY: dict[str, Program] = {
 }
 
 # Never low, whatever their arguments: they run other programs or reach the network.
-WRAPPERS = frozenset({"env", "xargs", "timeout", "nice", "nohup", "sudo", "doas", "su", "exec",
-                      "eval", "bash", "sh", "zsh", "dash", "fish", "python", "python3", "node",
-                      "perl", "ruby", "command", "builtin", "time", "watch", "strace", "source",
-                      ".", "setsid", "disown", "stdbuf", "ionice", "chrt", "taskset", "flock",
-                      "unshare", "nsenter", "chroot", "systemd-run", "at", "batch", "screen",
-                      "tmux", "script"})  # fmt: skip
-NETWORK = frozenset({
-    "curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync", "ping", "dig",
-    "nslookup", "host", "telnet", "ftp", "socat", "openssl",
-})  # fmt: skip
+WRAPPERS = frozenset(
+    {
+        "env",
+        "xargs",
+        "timeout",
+        "nice",
+        "nohup",
+        "sudo",
+        "doas",
+        "su",
+        "exec",
+        "eval",
+        "bash",
+        "sh",
+        "zsh",
+        "dash",
+        "fish",
+        "python",
+        "python3",
+        "node",
+        "perl",
+        "ruby",
+        "command",
+        "builtin",
+        "time",
+        "watch",
+        "strace",
+        "source",
+        ".",
+        "setsid",
+        "disown",
+        "stdbuf",
+        "ionice",
+        "chrt",
+        "taskset",
+        "flock",
+        "unshare",
+        "nsenter",
+        "chroot",
+        "systemd-run",
+        "at",
+        "batch",
+        "screen",
+        "tmux",
+        "script",
+    }
+)
+NETWORK = frozenset(
+    {
+        "curl",
+        "wget",
+        "nc",
+        "ncat",
+        "netcat",
+        "ssh",
+        "scp",
+        "sftp",
+        "rsync",
+        "ping",
+        "dig",
+        "nslookup",
+        "host",
+        "telnet",
+        "ftp",
+        "socat",
+        "openssl",
+    }
+)

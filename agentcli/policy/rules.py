@@ -208,9 +208,30 @@ def covers(
 
 
 SUBCOMMAND_PROGRAMS = frozenset(
-    {"git", "npm", "pnpm", "yarn", "npx", "cargo", "go", "docker", "kubectl", "pip", "uv",
-     "poetry", "make", "just", "gh", "bun", "deno", "dotnet", "mvn", "gradle", "helm"}
-)  # fmt: skip
+    {
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "npx",
+        "cargo",
+        "go",
+        "docker",
+        "kubectl",
+        "pip",
+        "uv",
+        "poetry",
+        "make",
+        "just",
+        "gh",
+        "bun",
+        "deno",
+        "dotnet",
+        "mvn",
+        "gradle",
+        "helm",
+    }
+)
 
 
 def command_rule_pattern(command: SimpleCommand) -> str:

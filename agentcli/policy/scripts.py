@@ -16,8 +16,13 @@ _SED_SIMPLE = set("=dDgGhHnNpPxzF")  # commands without arguments that only prin
 _SED_NUMBER = set("lqQL")  # take an optional number
 _SED_LABEL = set("btT")
 _SED_TEXT = set("aic")
-_SED_DENIED = {"w": "writes a file", "W": "writes a file", "r": "reads a file",
-               "R": "reads a file", "e": "runs a command"}  # fmt: skip
+_SED_DENIED = {
+    "w": "writes a file",
+    "W": "writes a file",
+    "r": "reads a file",
+    "R": "reads a file",
+    "e": "runs a command",
+}
 _SED_ADDRESS = re.compile(r"\d+~\d+|\d+|\$|[+~]\d+")
 
 

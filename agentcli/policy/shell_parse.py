@@ -18,31 +18,82 @@ from agentcli.records import dataclass, field
 
 # Named node kinds allowed in a plain command, and the anonymous tokens allowed between them.
 PLAIN_NODES = frozenset(
-    {"program", "list", "pipeline", "command", "command_name", "word", "string",
-     "string_content", "raw_string", "number", "concatenation"}
-)  # fmt: skip
+    {
+        "program",
+        "list",
+        "pipeline",
+        "command",
+        "command_name",
+        "word",
+        "string",
+        "string_content",
+        "raw_string",
+        "number",
+        "concatenation",
+    }
+)
 PLAIN_TOKENS = frozenset({"&&", "||", ";", "|", '"', "\n"})
 # Allowed as well when the command runs in a read-only OS sandbox ("contained"): feeding
 # input, substituting a command's output, running in the background, and redirections
 # that only discard output or copy descriptors. The commands inside are still checked,
 # and a substitution's value is an UNKNOWN word the classifier must account for.
 CONTAINED_NODES = frozenset(
-    {"redirected_statement", "file_redirect", "file_descriptor", "heredoc_redirect",
-     "heredoc_start", "heredoc_body", "heredoc_content", "heredoc_end",
-     "herestring_redirect", "command_substitution", "process_substitution"}
-)  # fmt: skip
+    {
+        "redirected_statement",
+        "file_redirect",
+        "file_descriptor",
+        "heredoc_redirect",
+        "heredoc_start",
+        "heredoc_body",
+        "heredoc_content",
+        "heredoc_end",
+        "herestring_redirect",
+        "command_substitution",
+        "process_substitution",
+    }
+)
 CONTAINED_TOKENS = frozenset(
-    {"&", "|&", "<<", "<<-", "<<<", "$(", ")", "`", "<(", ">", ">>", "&>", "&>>", ">&", "<&",
-     ">&-", "<&-", "<"}
-)  # fmt: skip
+    {
+        "&",
+        "|&",
+        "<<",
+        "<<-",
+        "<<<",
+        "$(",
+        ")",
+        "`",
+        "<(",
+        ">",
+        ">>",
+        "&>",
+        "&>>",
+        ">&",
+        "<&",
+        ">&-",
+        "<&-",
+        "<",
+    }
+)
 _DUPLICATIONS = frozenset({">&", "<&", ">&-", "<&-"})
 # Argument-like nodes: bash passes them to the command even when the tree puts them
 # inside a redirection (`cat <<EOF /etc/passwd`).
 _WORDS = frozenset(
-    {"word", "string", "raw_string", "concatenation", "number", "ansi_c_string",
-     "translated_string", "simple_expansion", "expansion", "command_substitution",
-     "process_substitution", "arithmetic_expansion", "brace_expression"}
-)  # fmt: skip
+    {
+        "word",
+        "string",
+        "raw_string",
+        "concatenation",
+        "number",
+        "ansi_c_string",
+        "translated_string",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "brace_expression",
+    }
+)
 _DISCARD = "/dev/null"
 GLOB_CHARACTERS = frozenset("*?[")
 UNKNOWN = "\x00unknown"  # a word whose value is decided only when the shell runs

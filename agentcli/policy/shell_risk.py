@@ -71,10 +71,27 @@ def _matches_dot_dot(component: str) -> bool:
 # Programs that read no file whatever their arguments: in a sandbox they may take words
 # only the shell decides (a substitution's output, which may split into several options).
 # A program that reads files is not here: such a word could become `-f /etc/x` or `-r`.
-ANY_ARGUMENTS_IN_SANDBOX = frozenset({
-    "echo", "printf", "basename", "dirname", "true", "false", "pwd", "whoami", "id",
-    "uname", "seq", "expr", "sleep", "wait", "numfmt", "tr", "which",
-})  # fmt: skip
+ANY_ARGUMENTS_IN_SANDBOX = frozenset(
+    {
+        "echo",
+        "printf",
+        "basename",
+        "dirname",
+        "true",
+        "false",
+        "pwd",
+        "whoami",
+        "id",
+        "uname",
+        "seq",
+        "expr",
+        "sleep",
+        "wait",
+        "numfmt",
+        "tr",
+        "which",
+    }
+)
 
 
 def unknown_words_problem(command: SimpleCommand, contained: bool) -> str | None:

@@ -15,24 +15,92 @@ from agentcli.records import dataclass, field
 
 # Programs that run the rest of their arguments as a command (after options of their own).
 WRAPPERS = frozenset(
-    {"command", "builtin", "exec", "nohup", "sudo", "doas", "pkexec", "time", "nice", "env",
-     "timeout", "setsid", "stdbuf", "ionice", "taskset", "chroot", "flock", "unbuffer",
-     "chrt", "nsenter", "unshare", "runuser", "systemd-run", "strace", "ltrace", "fakeroot",
-     "firejail", "numactl", "cgexec", "proot", "torsocks", "proxychains", "proxychains4",
-     "caffeinate", "catchsegv", "valgrind", "entr", "busybox", "sg", "watch", "xargs",
-     "parallel", "su", "script", "sandbox-exec", "npx", "bunx", "pnpx", "dbus-launch",
-     "xvfb-run", "faketime", "eatmydata", "trickle", "prlimit", "cpulimit", "with-lock"}
-)  # fmt: skip
+    {
+        "command",
+        "builtin",
+        "exec",
+        "nohup",
+        "sudo",
+        "doas",
+        "pkexec",
+        "time",
+        "nice",
+        "env",
+        "timeout",
+        "setsid",
+        "stdbuf",
+        "ionice",
+        "taskset",
+        "chroot",
+        "flock",
+        "unbuffer",
+        "chrt",
+        "nsenter",
+        "unshare",
+        "runuser",
+        "systemd-run",
+        "strace",
+        "ltrace",
+        "fakeroot",
+        "firejail",
+        "numactl",
+        "cgexec",
+        "proot",
+        "torsocks",
+        "proxychains",
+        "proxychains4",
+        "caffeinate",
+        "catchsegv",
+        "valgrind",
+        "entr",
+        "busybox",
+        "sg",
+        "watch",
+        "xargs",
+        "parallel",
+        "su",
+        "script",
+        "sandbox-exec",
+        "npx",
+        "bunx",
+        "pnpx",
+        "dbus-launch",
+        "xvfb-run",
+        "faketime",
+        "eatmydata",
+        "trickle",
+        "prlimit",
+        "cpulimit",
+        "with-lock",
+    }
+)
 # Program and subcommand pairs that run the rest as a command.
 SUBCOMMAND_WRAPPERS = frozenset(
-    {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("bundle", "exec"),
-     ("npm", "exec"), ("pnpm", "exec"), ("pnpm", "dlx"), ("yarn", "exec"), ("yarn", "dlx"),
-     ("conda", "run"), ("pixi", "run"), ("hatch", "run"), ("pdm", "run"), ("rye", "run"),
-     ("mise", "exec"), ("asdf", "exec"), ("nix", "shell"), ("direnv", "exec")}
-)  # fmt: skip
+    {
+        ("uv", "run"),
+        ("poetry", "run"),
+        ("pipenv", "run"),
+        ("bundle", "exec"),
+        ("npm", "exec"),
+        ("pnpm", "exec"),
+        ("pnpm", "dlx"),
+        ("yarn", "exec"),
+        ("yarn", "dlx"),
+        ("conda", "run"),
+        ("pixi", "run"),
+        ("hatch", "run"),
+        ("pdm", "run"),
+        ("rye", "run"),
+        ("mise", "exec"),
+        ("asdf", "exec"),
+        ("nix", "shell"),
+        ("direnv", "exec"),
+    }
+)
 # Programs that run a shell command given as one string.
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "csh",
-                    "tcsh", "rbash"})  # fmt: skip
+SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh", "rbash"}
+)
 _STRING_RUNNERS = frozenset({"eval", "watch", "su", "flock", "script", "runuser"})
 _APPEND_ARGUMENTS = frozenset({"xargs", "parallel"})  # they add arguments read from stdin
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
@@ -42,11 +110,42 @@ _MAX_DEPTH = 6
 # version or help makes the commands within unknowable, so a deny rule that could match
 # what they run applies (security.md §30). `source` and `.` run a script in the shell.
 INTERPRETERS = frozenset(
-    {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno",
-     "bun", "php", "lua", "luajit", "Rscript", "R", "tclsh", "wish", "osascript", "pwsh",
-     "powershell", "julia", "guile", "racket", "sbcl", "ghci", "runghc", "scala", "kotlin",
-     "groovy", "jshell", "source", "."}
-)  # fmt: skip
+    {
+        "python",
+        "python2",
+        "python3",
+        "pypy",
+        "pypy3",
+        "perl",
+        "ruby",
+        "node",
+        "nodejs",
+        "deno",
+        "bun",
+        "php",
+        "lua",
+        "luajit",
+        "Rscript",
+        "R",
+        "tclsh",
+        "wish",
+        "osascript",
+        "pwsh",
+        "powershell",
+        "julia",
+        "guile",
+        "racket",
+        "sbcl",
+        "ghci",
+        "runghc",
+        "scala",
+        "kotlin",
+        "groovy",
+        "jshell",
+        "source",
+        ".",
+    }
+)
 _PYTHON_VERSIONED = re.compile(r"^(python|pypy)\d+(\.\d+)*$")
 _ONLY_ASKING = frozenset({"--version", "-V", "--help", "-h", "-v"})
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})

@@ -57,9 +57,12 @@ def start_tree(
     run's end stops it."""
     if confined is not None:
         tree = start(
-            confined.argv, cwd=cwd, env=confined.env, pass_fds=confined.pass_fds,
+            confined.argv,
+            cwd=cwd,
+            env=confined.env,
+            pass_fds=confined.pass_fds,
             kept=confined.kept,
-        )  # fmt: skip
+        )
     else:
         tree = start(argv, cwd=cwd, env=env)
     if live is not None:

@@ -51,8 +51,14 @@ def _parsed_input(raw: str) -> dict[str, Any]:
 def _blocks(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
         content = message.content or "(no output)"
-        return [{"type": "tool_result", "tool_use_id": message.tool_call_id, "content": content,
-                 "is_error": message.error is not None}]  # fmt: skip
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": content,
+                "is_error": message.error is not None,
+            }
+        ]
     if message.role == "assistant":
         stored = message.extra.get(CONTENT_KEY)
         if stored:
@@ -61,8 +67,14 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
         if message.content:
             blocks.append({"type": "text", "text": message.content})
         for call in message.tool_calls:
-            blocks.append({"type": "tool_use", "id": call.id, "name": call.name,
-                           "input": _parsed_input(call.arguments)})  # fmt: skip
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": _parsed_input(call.arguments),
+                }
+            )
         return blocks or [{"type": "text", "text": "(no answer)"}]
     return [{"type": "text", "text": message.content or "(empty)"}]
 
@@ -121,19 +133,28 @@ class StreamState:
             meta: dict[str, Any] = {"provider": self.provider, "model": self.model}
             if kind == "server_tool_use":
                 meta["executedBy"] = "provider"
-            return [ev.ToolCallStart(tool_call_id=block["id"], tool_call_name=block["name"],
-                                     parent_message_id=self.message_id, metadata=meta)]  # fmt: skip
+            return [
+                ev.ToolCallStart(
+                    tool_call_id=block["id"],
+                    tool_call_name=block["name"],
+                    parent_message_id=self.message_id,
+                    metadata=meta,
+                )
+            ]
         if kind in ("thinking", "redacted_thinking"):
             block.setdefault("thinking", "")
             rid = f"{self.message_id}-r{index}"
             return [ev.ReasoningStart(message_id=rid), ev.ReasoningMessageStart(message_id=rid)]
         if kind and kind.endswith("_tool_result"):  # a server tool's result, e.g. web search
             content = block.get("content")
-            return [ev.ToolCallResult(
-                message_id=new_id("msg"), tool_call_id=str(block.get("tool_use_id", "")),
-                content=json.dumps(content, ensure_ascii=False)[:20_000],
-                metadata={"executedBy": "provider", "summary": f"{kind} from the provider"},
-            )]  # fmt: skip
+            return [
+                ev.ToolCallResult(
+                    message_id=new_id("msg"),
+                    tool_call_id=str(block.get("tool_use_id", "")),
+                    content=json.dumps(content, ensure_ascii=False)[:20_000],
+                    metadata={"executedBy": "provider", "summary": f"{kind} from the provider"},
+                )
+            ]
         return []
 
     def _on_content_block_delta(self, data: dict[str, Any]) -> list[ev.Event]:
@@ -217,10 +238,13 @@ class AnthropicProvider(HttpProvider):
         max_retries: int = 3,
     ) -> None:
         super().__init__(
-            model, name=name,
+            model,
+            name=name,
             base_url=(base_url or DEFAULT_BASE_URL).rstrip("/").removesuffix("/v1"),
-            api_key=api_key, api_key_env=api_key_env, max_retries=max_retries,
-        )  # fmt: skip
+            api_key=api_key,
+            api_key_env=api_key_env,
+            max_retries=max_retries,
+        )
         self.max_tokens = max_tokens
         self.server_tools = server_tools or []
 
@@ -246,8 +270,13 @@ class AnthropicProvider(HttpProvider):
             if native:
                 tools.append(dict(native))
             else:
-                tools.append({"name": tool["name"], "description": tool["description"],
-                              "input_schema": tool["parameters"]})  # fmt: skip
+                tools.append(
+                    {
+                        "name": tool["name"],
+                        "description": tool["description"],
+                        "input_schema": tool["parameters"],
+                    }
+                )
         tools.extend(self.server_tools)
         if tools:
             body["tools"] = tools
@@ -289,8 +318,9 @@ class AnthropicProvider(HttpProvider):
             )
         yield ev.Custom(name="usage", value=state.usage.to_wire(self.name, self.model))
         finish = STOP_REASONS.get(state.stop_reason or "end_turn", "stop")
-        yield ev.StepEnd(finish_reason=finish, usage=state.usage,
-                         extra={CONTENT_KEY: state.content()})  # fmt: skip
+        yield ev.StepEnd(
+            finish_reason=finish, usage=state.usage, extra={CONTENT_KEY: state.content()}
+        )
 
     async def list_models(self) -> list[ListedModel]:
         """`GET /v1/models`, page by page (newest first, as the API orders them)."""
@@ -299,9 +329,11 @@ class AnthropicProvider(HttpProvider):
         for _ in range(MAX_LISTING_PAGES):
             query = f"?limit={LISTING_PAGE}" + (f"&after_id={after}" if after else "")
             page = await self._request_json(
-                f"/v1/models{query}", headers=self._headers(stream=False), method="GET",
+                f"/v1/models{query}",
+                headers=self._headers(stream=False),
+                method="GET",
                 timeout=LISTING_TIMEOUT,
-            )  # fmt: skip
+            )
             entries = page.get("data") if isinstance(page, dict) else None
             if not isinstance(entries, list):
                 raise ProviderError(f"{self.name}: unexpected model listing: {str(page)[:200]}")
@@ -331,9 +363,12 @@ def from_settings(settings: RunSettings) -> AnthropicProvider:
     server_tools = []
     if options.get("web_search"):  # provider-executed: Anthropic runs it, we only show it
         server_tools.append(
-            {"type": "web_search_20250305", "name": "web_search",
-             "max_uses": int(options.get("web_search_max_uses", 5))}
-        )  # fmt: skip
+            {
+                "type": "web_search_20250305",
+                "name": "web_search",
+                "max_uses": int(options.get("web_search_max_uses", 5)),
+            }
+        )
     return AnthropicProvider(
         settings.model.name,
         **connection(settings),

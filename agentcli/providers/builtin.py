@@ -35,14 +35,22 @@ def _local(name: str) -> Callable[[], Any]:
 
 
 OPENAI = ProviderSpec(
-    "openai", _made_by("agentcli.providers.openai"), default_model="gpt-4.1-mini",
-    api_key_env="OPENAI_API_KEY", official_url="https://api.openai.com/v1", preset=True,
-)  # fmt: skip
+    "openai",
+    _made_by("agentcli.providers.openai"),
+    default_model="gpt-4.1-mini",
+    api_key_env="OPENAI_API_KEY",
+    official_url="https://api.openai.com/v1",
+    preset=True,
+)
 ANTHROPIC = ProviderSpec(
-    "anthropic", _made_by("agentcli.providers.anthropic"), default_model="claude-sonnet-4-5",
-    api_key_env="ANTHROPIC_API_KEY", official_url="https://api.anthropic.com", preset=True,
+    "anthropic",
+    _made_by("agentcli.providers.anthropic"),
+    default_model="claude-sonnet-4-5",
+    api_key_env="ANTHROPIC_API_KEY",
+    official_url="https://api.anthropic.com",
+    preset=True,
     client_tools=_anthropic_tools,
-)  # fmt: skip
+)
 
 
 def _local_window(settings: Any) -> int | None:
@@ -52,10 +60,15 @@ def _local_window(settings: Any) -> int | None:
 
 
 LOCAL = ProviderSpec(  # in-process: no key, no server; the best installed model by default
-    "local", _made_by("agentcli.providers.local"), default_model=_local("default_model"),
-    api_key_env="AGENTCLI_LOCAL_NO_KEY", preset=True, installed=_local("runtime_installed"),
-    list_models=_local("listed_models"), context_window=_local_window,
-)  # fmt: skip
+    "local",
+    _made_by("agentcli.providers.local"),
+    default_model=_local("default_model"),
+    api_key_env="AGENTCLI_LOCAL_NO_KEY",
+    preset=True,
+    installed=_local("runtime_installed"),
+    list_models=_local("listed_models"),
+    context_window=_local_window,
+)
 AGUI = ProviderSpec("agui", _made_by("agentcli.agui.client"), configurable=False)  # --agent URL
 
 

@@ -84,17 +84,23 @@ async def _offer(provider: ProviderConfig, config: Config, env: Mapping[str, str
     from agentcli.providers.factory import make_provider
 
     settings = RunSettings(
-        model=ModelSpec(provider.name, ""), provider=provider,
-        api_key=env.get(provider.api_key_env) or None, workspace=Path.cwd(), config=config,
-    )  # fmt: skip
+        model=ModelSpec(provider.name, ""),
+        provider=provider,
+        api_key=env.get(provider.api_key_env) or None,
+        workspace=Path.cwd(),
+        config=config,
+    )
     client = make_provider(settings)
     try:
         return Offer(provider, await client.list_models())  # type: ignore[attr-defined]
     except ProviderError as error:
         if error.status == 404:  # the usual cause: a base URL without its /v1
             where = getattr(client, "base_url", provider.base_url)
-            return Offer(provider, error=f"{provider.name}: {where} has no model listing "
-                         f"(HTTP 404: {error.detail}); check the base URL")  # fmt: skip
+            return Offer(
+                provider,
+                error=f"{provider.name}: {where} has no model listing "
+                f"(HTTP 404: {error.detail}); check the base URL",
+            )
         return Offer(provider, error=str(error))
     finally:
         await client.aclose()

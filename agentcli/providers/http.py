@@ -47,8 +47,10 @@ class RetryableError(ProviderError):
     ):
         super().__init__(
             f"{message}; {advice}" if advice else message,
-            status=status, retryable=True, detail=detail,
-        )  # fmt: skip
+            status=status,
+            retryable=True,
+            detail=detail,
+        )
         self.headers: Mapping[str, str] = headers or {}
         self.reason, self.advice = message, advice
 
@@ -287,9 +289,12 @@ async def request_json(
 
     try:
         response = await client.request(
-            method, url, **json_body(headers, body), timeout=timeout or client.timeout,
+            method,
+            url,
+            **json_body(headers, body),
+            timeout=timeout or client.timeout,
             auth=httpx.BasicAuth(*auth) if auth else httpx.USE_CLIENT_DEFAULT,
-        )  # fmt: skip
+        )
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
         raise connect_failure(base_url or url, exc, base_url_hint) from None
     except (httpx.ReadTimeout, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
@@ -448,9 +453,14 @@ class HttpProvider:
 
     def describe_status(self, status: int, detail: str) -> str:
         return describe_status(
-            status, detail, label=self.name, key_env=self.api_key_env,
-            key_sent=bool(self.api_key), base_url=self.base_url, model=self.model,
-        )  # fmt: skip
+            status,
+            detail,
+            label=self.name,
+            key_env=self.api_key_env,
+            key_sent=bool(self.api_key),
+            base_url=self.base_url,
+            model=self.model,
+        )
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -462,9 +472,14 @@ class HttpProvider:
     ) -> AsyncIterator[SSEMessage]:
         url = f"{self.base_url}{path}"
         return open_sse(
-            self._http(), url, headers=headers, body=body,
-            first_byte_timeout=self.first_byte_timeout, auth=self._auth, **self._wording(),
-        )  # fmt: skip
+            self._http(),
+            url,
+            headers=headers,
+            body=body,
+            first_byte_timeout=self.first_byte_timeout,
+            auth=self._auth,
+            **self._wording(),
+        )
 
     async def _request_json(
         self,
@@ -477,14 +492,24 @@ class HttpProvider:
     ) -> Any:
         url = f"{self.base_url}{path}"
         return await request_json(
-            self._http(), method, url, headers=headers, body=body, timeout=timeout,
-            auth=self._auth, **self._wording(),
-        )  # fmt: skip
+            self._http(),
+            method,
+            url,
+            headers=headers,
+            body=body,
+            timeout=timeout,
+            auth=self._auth,
+            **self._wording(),
+        )
 
     def _wording(self) -> dict[str, Any]:
         """How errors name this provider and what to check."""
-        return {"describe_status": self.describe_status, "label": self.name,
-                "base_url_hint": self.base_url_hint, "base_url": self.base_url}  # fmt: skip
+        return {
+            "describe_status": self.describe_status,
+            "label": self.name,
+            "base_url_hint": self.base_url_hint,
+            "base_url": self.base_url,
+        }
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -84,9 +84,13 @@ class OpenAIProvider(HttpProvider):
         max_retries: int = 3,
     ) -> None:
         super().__init__(
-            model, name=name, base_url=(base_url or DEFAULT_BASE_URL).rstrip("/"),
-            api_key=api_key, api_key_env=api_key_env, max_retries=max_retries,
-        )  # fmt: skip
+            model,
+            name=name,
+            base_url=(base_url or DEFAULT_BASE_URL).rstrip("/"),
+            api_key=api_key,
+            api_key_env=api_key_env,
+            max_retries=max_retries,
+        )
 
     @property
     def _key(self) -> tuple[str, str, str]:
@@ -163,9 +167,10 @@ class OpenAIProvider(HttpProvider):
         """One request with `stream: false`; the whole answer becomes the same events a
         stream would have produced. `notice`: the warning to give once it worked."""
         completion = await self._request_json(
-            "/chat/completions", headers=self._headers(stream=False),
+            "/chat/completions",
+            headers=self._headers(stream=False),
             body=self._body(request, stream=False),
-        )  # fmt: skip
+        )
         if isinstance(completion, dict) and "error" in completion:
             raise _stream_error(completion["error"], self.name, "in the answer")
         acc = ChatStreamAccumulator(self.name, self.model)

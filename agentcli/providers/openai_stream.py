@@ -170,10 +170,15 @@ def completion_as_chunk(completion: Any) -> dict[str, Any]:
         calls = message.get("tool_calls") or []
         if not calls and isinstance(message.get("function_call"), dict):
             calls = [{"function": message["function_call"]}]
-        delta = {"content": message.get("content"),
-                 "tool_calls": [{**call, "index": i} for i, call in enumerate(calls)]}  # fmt: skip
+        delta = {
+            "content": message.get("content"),
+            "tool_calls": [{**call, "index": i} for i, call in enumerate(calls)],
+        }
         choices.append(
-            {"index": choice.get("index", 0), "delta": delta,
-             "finish_reason": choice.get("finish_reason")}
-        )  # fmt: skip
+            {
+                "index": choice.get("index", 0),
+                "delta": delta,
+                "finish_reason": choice.get("finish_reason"),
+            }
+        )
     return {"choices": choices, "usage": completion.get("usage")}

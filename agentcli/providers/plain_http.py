@@ -93,9 +93,10 @@ class _Exchange:
         body = await request.aread()
         try:
             head = h11.Request(
-                method=request.method, target=request.url.raw_path,
+                method=request.method,
+                target=request.url.raw_path,
                 headers=list(request.headers.raw),
-            )  # fmt: skip
+            )
             wire = self.h11.send(head) or b""
             if body:
                 wire += self.h11.send(h11.Data(data=body)) or b""

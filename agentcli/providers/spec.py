@@ -39,5 +39,9 @@ class ProviderSpec:
 def connection(settings: RunSettings) -> dict[str, Any]:
     """What an HTTP provider is made with: its name, its server and its key."""
     config = settings.provider
-    return {"name": config.name, "base_url": config.base_url, "api_key": settings.api_key,
-            "api_key_env": config.api_key_env}  # fmt: skip
+    return {
+        "name": config.name,
+        "base_url": config.base_url,
+        "api_key": settings.api_key,
+        "api_key_env": config.api_key_env,
+    }

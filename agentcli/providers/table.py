@@ -21,8 +21,13 @@ class ProviderRegistrar:
         self.origin = origin
         self.specs: dict[str, ProviderSpec] = {}
 
-    def __call__(self, kind: str | ProviderSpec, factory: Callable[[Any], Any] | None = None,
-                 *, default_model: str = "") -> ProviderSpec:  # fmt: skip
+    def __call__(
+        self,
+        kind: str | ProviderSpec,
+        factory: Callable[[Any], Any] | None = None,
+        *,
+        default_model: str = "",
+    ) -> ProviderSpec:
         if isinstance(kind, ProviderSpec):
             spec = replace(kind, origin=self.origin)
         elif factory is None:

@@ -40,9 +40,21 @@ def _mask(path: str) -> list[str]:
 
 
 def bwrap_argv(bwrap: str, layout: Layout, cwd: str, seccomp_fd: int | None = None) -> list[str]:
-    argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--new-session", "--cap-drop", "ALL", "--proc", "/proc",
-            "--dev", "/dev"]  # fmt: skip
+    argv = [
+        bwrap,
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
     if not layout.network:
         argv.append("--unshare-net")
     argv += ["--tmpfs", "/tmp"]  # first: the binds below may lie under /tmp

@@ -233,8 +233,11 @@ class Sandbox:
         wanted = self.settings.backend
         if wanted == "auto":
             return found.backend
-        available = {"bubblewrap": bool(found.bwrap), "landlock": bool(found.landlock_abi),
-                     "seatbelt": bool(found.seatbelt)}  # fmt: skip
+        available = {
+            "bubblewrap": bool(found.bwrap),
+            "landlock": bool(found.landlock_abi),
+            "seatbelt": bool(found.seatbelt),
+        }
         return wanted if available.get(wanted) else None
 
     @property

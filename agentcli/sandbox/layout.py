@@ -12,12 +12,36 @@ from pathlib import Path
 from agentcli.records import dataclass
 from agentcli.sandbox.profiles import Profile
 
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
-               "/sys", "/var/cache/fontconfig")  # fmt: skip
+SYSTEM_DIRS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/var/cache/fontconfig",
+)
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 # /etc is read entry by entry, leaving out what holds secrets (root could read them).
-ETC_SECRETS = frozenset({"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d",
-                         "security", "ssh", "ssl", "credstore", "credstore.encrypted"})  # fmt: skip
+ETC_SECRETS = frozenset(
+    {
+        "shadow",
+        "shadow-",
+        "gshadow",
+        "gshadow-",
+        "sudoers",
+        "sudoers.d",
+        "security",
+        "ssh",
+        "ssl",
+        "credstore",
+        "credstore.encrypted",
+    }
+)
 # What a directory on PATH must not be, or hold, to be exposed: the places of the home
 # directory where secrets are kept (agentcli's own directories are added to these).
 HOME_SECRETS = (

@@ -73,10 +73,24 @@ def find_bwrap() -> tuple[str | None, str | None, str]:
             [path, "--version"], capture_output=True, text=True, timeout=5
         ).stdout.split()[-1]
         probe = subprocess.run(
-            [path, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--proc", "/proc",
-             "--dev", "/dev", "--die-with-parent", "true"],
-            capture_output=True, text=True, timeout=10,
-        )  # fmt: skip
+            [
+                path,
+                "--ro-bind",
+                "/",
+                "/",
+                "--unshare-pid",
+                "--unshare-net",
+                "--proc",
+                "/proc",
+                "--dev",
+                "/dev",
+                "--die-with-parent",
+                "true",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError, IndexError) as error:
         return None, None, f"does not run here: {error}"
     if probe.returncode != 0:

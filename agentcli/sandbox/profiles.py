@@ -34,9 +34,16 @@ SUMMARIES = {
 
 # What a call gets without asking for more: a low call is read-only; a call someone had to
 # approve (medium or high) may write the workspace, but never leaves the sandbox unasked.
-EARNED = {Risk.LOW: Profile.READ_ONLY, Risk.MEDIUM: Profile.WORKSPACE_WRITE,
-          Risk.HIGH: Profile.WORKSPACE_WRITE}  # fmt: skip
+EARNED = {
+    Risk.LOW: Profile.READ_ONLY,
+    Risk.MEDIUM: Profile.WORKSPACE_WRITE,
+    Risk.HIGH: Profile.WORKSPACE_WRITE,
+}
 
 # The risk of asking for more than the policy would grant (Codex's escalation).
-ESCALATION_RISK = {Profile.READ_ONLY: Risk.LOW, Profile.WORKSPACE_WRITE: Risk.MEDIUM,
-                   Profile.NETWORK: Risk.HIGH, Profile.NONE: Risk.HIGH}  # fmt: skip
+ESCALATION_RISK = {
+    Profile.READ_ONLY: Risk.LOW,
+    Profile.WORKSPACE_WRITE: Risk.MEDIUM,
+    Profile.NETWORK: Risk.HIGH,
+    Profile.NONE: Risk.HIGH,
+}

@@ -97,8 +97,10 @@ def all_summaries(warnings: list[str] | None = None) -> list[SessionSummary]:
                 continue
         warnings.extend(said)
         fresh[path.name] = {
-            "key": key, "summary": asdict(summary) if summary else None, "warnings": said
-        }  # fmt: skip
+            "key": key,
+            "summary": asdict(summary) if summary else None,
+            "warnings": said,
+        }
         if summary is not None:
             summaries.append(summary)
     if fresh != cache:
@@ -117,8 +119,15 @@ def _read_cache(path: Path) -> dict[str, Any]:
     return entries if isinstance(entries, dict) else {}
 
 
-_SUMMARY_TYPES = {"id": str, "started": str, "workspace": str, "model": str,
-                  "first_prompt": str, "turns": int, "tokens": int}  # fmt: skip
+_SUMMARY_TYPES = {
+    "id": str,
+    "started": str,
+    "workspace": str,
+    "model": str,
+    "first_prompt": str,
+    "turns": int,
+    "tokens": int,
+}
 
 
 def _cached(entry: Any, key: list[int]) -> tuple[bool, SessionSummary | None, list[str]]:

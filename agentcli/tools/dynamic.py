@@ -120,9 +120,14 @@ def command_runner(template: str, timeout: float) -> Runner:
         cwd = str(ctx.workspace.root)
         try:
             result = await run_command(
-                argv, cwd=cwd, env=ctx.child_env, timeout=timeout, capture=capture,
-                confined=confine(ctx, argv, cwd), live=ctx.processes,
-            )  # fmt: skip
+                argv,
+                cwd=cwd,
+                env=ctx.child_env,
+                timeout=timeout,
+                capture=capture,
+                confined=confine(ctx, argv, cwd),
+                live=ctx.processes,
+            )
         except FileNotFoundError:
             raise ToolFailure(f"program not found: {argv[0]}") from None
         return format_result("$ " + shlex.join(argv), result, timeout)

@@ -63,8 +63,15 @@ def _doc_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
 
 
 class FunctionTool(Tool):
-    def __init__(self, fn: Callable[..., Any], *, name: str | None, risk: str, source: str,
-                 examples: list[tuple[str, dict[str, Any]]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None,
+        risk: str,
+        source: str,
+        examples: list[tuple[str, dict[str, Any]]] | None = None,
+    ) -> None:
         if not callable(fn):
             raise PluginError(f"{fn!r} is not a function")
         label = str(risk).strip().lower()

@@ -170,8 +170,14 @@ class ToolRegistrar:
         self.check = check  # the built-ins' schemas are checked by the tests, not each run
         self.tools: list[Tool] = []
 
-    def __call__(self, fn: Any, *, name: str | None = None, risk: str = "medium",
-                 examples: list[tuple[str, dict[str, Any]]] | None = None) -> Tool:  # fmt: skip
+    def __call__(
+        self,
+        fn: Any,
+        *,
+        name: str | None = None,
+        risk: str = "medium",
+        examples: list[tuple[str, dict[str, Any]]] | None = None,
+    ) -> Tool:
         if isinstance(fn, Tool):
             tool = fn
         else:
@@ -187,8 +193,11 @@ class ToolRegistrar:
         from agentcli.tools.dynamic import DynamicSpec, DynamicToolError, check_spec
 
         try:
-            check_spec(DynamicSpec(tool.name, tool.description, tool.parameters, None,
-                                   self.source, tool.execute))  # fmt: skip
+            check_spec(
+                DynamicSpec(
+                    tool.name, tool.description, tool.parameters, None, self.source, tool.execute
+                )
+            )
         except DynamicToolError as error:
             from agentcli.tools.function_tool import PluginError
 

@@ -94,13 +94,23 @@ def _progress_reporter(ctx: ToolContext) -> Any:
 
 # How a refusal by the sandbox shows in a command's output, and what to say about it.
 _REFUSALS = (
-    (("Network is unreachable", "Could not resolve host", "Temporary failure in name resolution",
-      "Name or service not known", "socket: Permission denied", "/dev/tcp/",
-      "Connection refused"),
-     "the network is off in this profile"),
-    (("Read-only file system", "Permission denied", "Operation not permitted"),
-     "a file outside what this profile may write (or read) was refused"),
-)  # fmt: skip
+    (
+        (
+            "Network is unreachable",
+            "Could not resolve host",
+            "Temporary failure in name resolution",
+            "Name or service not known",
+            "socket: Permission denied",
+            "/dev/tcp/",
+            "Connection refused",
+        ),
+        "the network is off in this profile",
+    ),
+    (
+        ("Read-only file system", "Permission denied", "Operation not permitted"),
+        "a file outside what this profile may write (or read) was refused",
+    ),
+)
 _SEES = {
     "read-only": "it sees only the workspace and system files, writes only $TMPDIR, has no network",
     "workspace-write": "it sees only the workspace and system files, writes the workspace, "

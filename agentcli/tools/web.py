@@ -19,8 +19,14 @@ MAX_REDIRECTS = 5
 MAX_BODY_BYTES = 5 * 1024 * 1024
 DEFAULT_MAX_CHARS = 20_000
 TIMEOUT_SECONDS = 20.0
-TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml",
-              "application/javascript", "application/x-yaml")  # fmt: skip
+TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xml",
+    "application/xhtml+xml",
+    "application/javascript",
+    "application/x-yaml",
+)
 
 
 _IPV4_IN_LOW_BITS = tuple(

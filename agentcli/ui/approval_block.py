@@ -21,8 +21,13 @@ from agentcli.ui.reasons import plain_reasons
 MAX_CODE_LINES = 200  # of a command or code; the prompt says how many more there are
 HEAD_LINES, TAIL_LINES = 10, 6  # of a long file or diff; `v` pages through the rest
 KEY_OF: dict[ChoiceKind, str] = {
-    "once": "y", "call": "o", "session": "s", "project": "p", "deny": "n", "deny_session": "d",
-}  # fmt: skip
+    "once": "y",
+    "call": "o",
+    "session": "s",
+    "project": "p",
+    "deny": "n",
+    "deny_session": "d",
+}
 # What "this call only" is called for the tools that change files (`yes, this edit only`).
 CALL_NOUN = {"edit_file": "edit", "write_file": "write"}
 VIEW_KEY = "v"

@@ -55,8 +55,10 @@ def _markdown_classes() -> tuple[type, type]:
 
     class MarkedMarkdown(Markdown):
         elements: ClassVar[dict[str, type]] = {
-            **Markdown.elements, "heading_open": MarkedHeading, "blockquote_open": MarkedQuote
-        }  # fmt: skip
+            **Markdown.elements,
+            "heading_open": MarkedHeading,
+            "blockquote_open": MarkedQuote,
+        }
 
     return Markdown, MarkedMarkdown
 

@@ -21,14 +21,20 @@ _PLAIN = {
     "part of it is invisible to the shell grammar": "part of it is hidden from the checker",
 }
 _PATTERNS = [
-    (re.compile(r"^it uses `([\w&|;<>-]+)`$"),
-     r"it uses a shell form (\1) the checker does not know"),
+    (
+        re.compile(r"^it uses `([\w&|;<>-]+)`$"),
+        r"it uses a shell form (\1) the checker does not know",
+    ),
     (re.compile(r"^read-only \((.*)\)$"), r"it only reads (\1)"),
-    (re.compile(r"^`(.+)` is not a known read-only program$"),
-     r"`\1` may change things: it is not on the list of programs that only read"),
-    (re.compile(r"^(.+) is not known to be read-only$"),
-     r"\1 may change things: it is not known to only read"),
-]  # fmt: skip
+    (
+        re.compile(r"^`(.+)` is not a known read-only program$"),
+        r"`\1` may change things: it is not on the list of programs that only read",
+    ),
+    (
+        re.compile(r"^(.+) is not known to be read-only$"),
+        r"\1 may change things: it is not known to only read",
+    ),
+]
 
 
 def plain_reason(reason: str) -> str:

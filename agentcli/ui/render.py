@@ -188,9 +188,11 @@ class ReplRenderer:
         elif isinstance(event, ev.Compacting):
             self._line(self.style.yellow(f"  {event.notice}"))
         elif isinstance(event, ev.Compaction):
-            self._line(self.style.dim(
-                f"  compacted: {event.summarised_messages} earlier messages summarised"
-            ))  # fmt: skip
+            self._line(
+                self.style.dim(
+                    f"  compacted: {event.summarised_messages} earlier messages summarised"
+                )
+            )
         elif isinstance(event, ev.RunWarning):
             self._line(self.style.yellow(f"  warning: {event.message}"))
 

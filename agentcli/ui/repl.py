@@ -158,8 +158,14 @@ class Repl:
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys, screen=self.screen)
-        return Agent(self.settings, session, [self.renderer], approver=approver,
-                     registry=self.registry, sandbox=self.sandbox)  # fmt: skip
+        return Agent(
+            self.settings,
+            session,
+            [self.renderer],
+            approver=approver,
+            registry=self.registry,
+            sandbox=self.sandbox,
+        )
 
     @staticmethod
     def _history_path() -> Any:
@@ -172,16 +178,18 @@ class Repl:
         from agentcli.ui.toolbar import fit
 
         usage = self.agent.usage
-        return fit([  # (text, keep): at 40 columns the lowest `keep` are left out first
-            (mode_segment(self.agent.policy), 7),
-            (sandbox_segment(self.agent.policy), 3),
-            (str(self.agent.model), 5),
-            (str(self.settings.workspace), 1),
-            (self._context_segment(), 4),
-            (f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens", 2),
-            ("not saved" if self.agent.session.unsaved else "", 6),
-            ("/help", 3),
-        ])  # fmt: skip
+        return fit(
+            [  # (text, keep): at 40 columns the lowest `keep` are left out first
+                (mode_segment(self.agent.policy), 7),
+                (sandbox_segment(self.agent.policy), 3),
+                (str(self.agent.model), 5),
+                (str(self.settings.workspace), 1),
+                (self._context_segment(), 4),
+                (f"↑{usage.input_tokens:,} ↓{usage.output_tokens:,} tokens", 2),
+                ("not saved" if self.agent.session.unsaved else "", 6),
+                ("/help", 3),
+            ]
+        )
 
     def _context_segment(self) -> str:
         """`ctx 12%`: measured again only when the conversation or the report changed (the
@@ -189,8 +197,14 @@ class Repl:
         from agentcli.agent.context_meter import measure, meter
 
         conversation, loop = self.agent.session.conversation, self.agent.loop
-        key = (id(self.agent), id(loop), len(conversation.messages), conversation.start,
-               loop.reported, len(loop.tools))  # fmt: skip
+        key = (
+            id(self.agent),
+            id(loop),
+            len(conversation.messages),
+            conversation.start,
+            loop.reported,
+            len(loop.tools),
+        )
         if self._meter[0] != key:
             try:
                 shown = meter(measure(self.agent))

@@ -114,8 +114,11 @@ class SlashCommands:
                     rules.remove(rule)
             self.repl.say(f"revoked {rule.text}")
             return
-        for label, rules in (("allow", policy.rules.allow), ("ask", policy.rules.ask),
-                             ("deny", policy.rules.deny)):  # fmt: skip
+        for label, rules in (
+            ("allow", policy.rules.allow),
+            ("ask", policy.rules.ask),
+            ("deny", policy.rules.deny),
+        ):
             for rule in rules:
                 self.repl.say(f"  {label:<5} {rule.text}  ({rule.source})")
         remembered = [("allow", r) for r in policy.session_allow] + [
@@ -178,8 +181,14 @@ class SlashCommands:
 
         width = shutil.get_terminal_size((80, 24)).columns - 1
         indent = " " * (hang if hang is not None else len(line) - len(line.lstrip()) + 2)
-        wrapped = textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
-                                break_on_hyphens=False, drop_whitespace=True)  # fmt: skip
+        wrapped = textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        )
         for part in wrapped or [line]:
             self.repl.say(part)
 
@@ -197,10 +206,12 @@ class SlashCommands:
             return None
         now = time.time()
         rows = [
-            (visible(r.summary.first_prompt) or "(no prompt)",
-             f"{r.summary.model} · {age(now - r.modified)}")
+            (
+                visible(r.summary.first_prompt) or "(no prompt)",
+                f"{r.summary.model} · {age(now - r.modified)}",
+            )
             for r in recent
-        ]  # fmt: skip
+        ]
         index = await pick("Resume which session?", rows)
         if index is None:
             self.repl.say("(cancelled)")

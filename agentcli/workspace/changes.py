@@ -89,8 +89,17 @@ async def git_changes(root: Path, exclude: list[str], env: dict[str, str]) -> Gi
     fails or is stuck. The caller checks first that the workspace is in a repository
     whose configuration runs no program (agentcli.policy.git_config)."""
     pathspec = [".", *(f":(exclude){path}" for path in exclude)]
-    diff = await _git(root, env, "diff", "--no-color", "--no-ext-diff", "--no-textconv",
-                      "--relative", "--", *pathspec)  # fmt: skip
+    diff = await _git(
+        root,
+        env,
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--relative",
+        "--",
+        *pathspec,
+    )
     others = await _git(root, env, "ls-files", "--others", "--exclude-standard", "--", *pathspec)
     if diff is None or others is None:
         return None
@@ -102,10 +111,15 @@ async def _git(root: Path, env: dict[str, str], *args: str) -> str | None:
 
     try:
         process = await asyncio.create_subprocess_exec(
-            "git", "--no-optional-locks", *args, cwd=str(root), env=env,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            "git",
+            "--no-optional-locks",
+            *args,
+            cwd=str(root),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
+        )
     except OSError:
         return None
     try:

@@ -11,11 +11,23 @@ from agentcli.paths import config_dir
 
 SHELL_STARTUP_FILES = frozenset(
     {
-        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-        ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc",
-        ".inputrc", "config.fish",
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".zlogout",
+        ".cshrc",
+        ".tcshrc",
+        ".kshrc",
+        ".inputrc",
+        "config.fish",
     }
-)  # fmt: skip
+)
 
 
 def _is_under(path: Path, parent: Path) -> bool:

@@ -72,10 +72,13 @@ def _mcp_servers(config: Any) -> list[dict[str, Any]]:
     except ConfigError as error:
         return [{"name": "?", "sandbox": None, "error": str(error)}]
     return [
-        {"name": s.name, "transport": s.transport,
-         "sandbox": s.sandbox or ("the narrowest it starts in" if s.command else None)}
+        {
+            "name": s.name,
+            "transport": s.transport,
+            "sandbox": s.sandbox or ("the narrowest it starts in" if s.command else None),
+        }
         for s in servers
-    ]  # fmt: skip
+    ]
 
 
 def report(workspace: Path, add_dirs: list[str] | None = None) -> dict[str, Any]:

@@ -89,10 +89,16 @@ def list_servers(workspace: Path, as_json: bool) -> int:
     config = load_config(workspace)
     rows = asyncio.run(_survey(config, workspace))
     rows += [
-        {"name": name, "state": "waiting for trust", "tools": [], "resources": [], "prompts": [],
-         "error": "declared by an untrusted workspace: `agentcli trust` lets it start"}
+        {
+            "name": name,
+            "state": "waiting for trust",
+            "tools": [],
+            "resources": [],
+            "prompts": [],
+            "error": "declared by an untrusted workspace: `agentcli trust` lets it start",
+        }
         for name in ignored_servers(config)
-    ]  # fmt: skip
+    ]
     if as_json:
         sys.stdout.write(json.dumps({"servers": rows}, indent=2, ensure_ascii=False) + "\n")
         return 0
@@ -135,9 +141,14 @@ async def _survey(config: Any, workspace: Path) -> list[dict[str, Any]]:
         for server in servers_of(config):
             source = next((s for s in sources if getattr(s, "config", None) == server), None)
             row: dict[str, Any] = {
-                "name": server.name, "transport": server.transport, "target": server.shown(),
-                "trusted": server.trusted, "tools": [], "resources": [], "prompts": [],
-            }  # fmt: skip
+                "name": server.name,
+                "transport": server.transport,
+                "target": server.shown(),
+                "trusted": server.trusted,
+                "tools": [],
+                "resources": [],
+                "prompts": [],
+            }
             if not isinstance(source, McpServer):  # the SDK is not installed
                 row.update(state="failed", error=sources[0].problems[0])
                 rows.append(row)

@@ -26,8 +26,16 @@ def list_plugins(as_json: bool) -> int:
         )
     providers, problems = provider_plugins()
     for plugin in providers.values():
-        rows.append({"name": plugin.type, "group": "agentcli.providers", "package": plugin.origin,
-                     "state": "loaded", "error": None, "tools": []})  # fmt: skip
+        rows.append(
+            {
+                "name": plugin.type,
+                "group": "agentcli.providers",
+                "package": plugin.origin,
+                "state": "loaded",
+                "error": None,
+                "tools": [],
+            }
+        )
     if as_json:
         document = {"plugins": rows, "problems": problems}
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")

@@ -41,8 +41,9 @@ def signature(tool: dict[str, Any]) -> str:
 
 
 def tool_catalog(tools: Sequence[dict[str, Any]]) -> str:
-    lines = [f"- {signature(tool)}: {first_sentence(tool.get('description', ''))}"
-             for tool in tools]  # fmt: skip
+    lines = [
+        f"- {signature(tool)}: {first_sentence(tool.get('description', ''))}" for tool in tools
+    ]
     lines.append(f"- {ANSWER}: no tool needed; answer in words.")
     return "\n".join(lines)
 
@@ -194,8 +195,11 @@ def plain_answer_prompt(messages: Sequence[Message], *, result_chars: int = 3000
     ]
     for turn in to_turns(messages, result_chars=result_chars, calls="text")[-4:]:
         if turn.role == "user":
-            lines.append(turn.content if turn.content.startswith(("Result of", "The tool"))
-                         else f"Request: {turn.content}")  # fmt: skip
+            lines.append(
+                turn.content
+                if turn.content.startswith(("Result of", "The tool"))
+                else f"Request: {turn.content}"
+            )
         else:
             lines.append(f"Answer: {turn.content}")
     lines.append("Answer:")
