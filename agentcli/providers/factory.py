@@ -29,4 +29,17 @@ def _make(settings: RunSettings) -> Provider:
     spec = provider_spec(settings.provider.type)  # a built-in, or an `agentcli.providers` plug-in
     if spec is None:
         raise UsageError(f"provider type {settings.provider.type!r} is not available")
-    return spec.create(settings)
+    provider = spec.create(settings)
+    missing = _missing_members(provider)
+    if missing:
+        raise ConfigError(
+            f"provider type {spec.type!r} ({spec.origin}) made a provider without "
+            f"{', '.join(missing)}: see the Provider interface in docs/extending.md"
+        )
+    return provider
+
+
+def _missing_members(provider: object) -> list[str]:
+    """What `provider` lacks of the Provider interface (agentcli.plugin_api.Provider)."""
+    named = [n for n in ("name", "model") if not isinstance(getattr(provider, n, None), str)]
+    return named + [n for n in ("stream", "aclose") if not callable(getattr(provider, n, None))]
