@@ -2,12 +2,11 @@
 
 Python 3.11's `dataclasses` writes each class's `__init__`, `__repr__`, `__eq__` (and, for
 frozen classes, `__setattr__`, `__delattr__`, `__hash__`) as source text and compiles it
-with `exec` when the class is defined: about 0.7 ms a class here, 85 ms of a one-shot
-`agentcli run` (121 classes) and a third of `agentcli policy explain`, most of them for
-classes the run never instantiates. Importing `dataclasses` also imports `inspect` (about
-8 ms). Here the methods are shared functions that read the class's field table, so a class
-is defined in microseconds; making an instance costs about 1 µs more than with a
-generated `__init__` (1.7 µs against 0.7 µs for an event), which no path here notices.
+with `exec` when the class is defined, for every class, most of which a run never
+instantiates; importing it also imports `inspect`. Here the methods are shared functions
+that read the class's field table, so defining a class costs next to nothing and making an
+instance a little more than with a generated `__init__`. What that saves a run is measured
+by bench/standins.py (figures in bench/README.md); tests/test_records.py compares both.
 
 Supported: `dataclass(frozen=, slots=, kw_only=, eq=, repr=)`, `field(default=,
 default_factory=, init=, repr=, compare=, hash=, kw_only=)`, `ClassVar` annotations,

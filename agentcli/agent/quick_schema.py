@@ -1,5 +1,6 @@
 """A quick answer to "do these tool arguments satisfy this JSON Schema?" for the plain
-schemas tools use, without importing jsonschema (about a tenth of a second at startup).
+schemas tools use, without importing jsonschema at startup (what that saves:
+bench/standins.py, figures in bench/README.md).
 
 `conforms` says True only when jsonschema (Draft 2020-12, formats not asserted) would accept
 the arguments; False when it would not; None for a keyword it does not know. The executor

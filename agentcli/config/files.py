@@ -64,7 +64,7 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
         return {}, []
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    import tomllib  # only when a file exists: 4 ms most runs need not pay
+    import tomllib  # only when a file exists: most runs have none
 
     try:
         data = tomllib.loads(text)

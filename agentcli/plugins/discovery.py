@@ -1,12 +1,13 @@
 """Finding the plug-ins' entry points without reading every installed package each run.
 
 importlib.metadata reads the metadata of every distribution on sys.path (and imports
-email's parser to do it): several milliseconds per run, for a list that changes only when
-something is installed, upgraded or removed. So the list of both groups is kept in the
-cache directory, one file per environment (sys.prefix), with the modification times of
-the sys.path directories it was read from: installing or removing a distribution adds or
-removes a `.dist-info` directory there, which changes that time, and the list is read
-again. (An `entry_points.txt` edited in place by hand is not noticed; reinstalling is.)"""
+email's parser to do it) each run, for a list that changes only when something is
+installed, upgraded or removed (what the cache saves: bench/standins.py, bench/README.md).
+So the list of both groups is kept in the cache directory, one file per environment
+(sys.prefix), with the modification times of the sys.path directories it was read from:
+installing or removing a distribution adds or removes a `.dist-info` directory there,
+which changes that time, and the list is read again. (An `entry_points.txt` edited in
+place by hand is not noticed; reinstalling is.)"""
 
 from __future__ import annotations
 

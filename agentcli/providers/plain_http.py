@@ -2,8 +2,9 @@
 machine; the test suite's scripted servers): one connection per request over asyncio
 streams, with HTTP/1.1 framed by h11, the parser httpcore itself uses.
 
-httpx's default transport is httpcore on anyio, whose import and set-up cost about 40 ms
-of a one-shot run (bench/README.md), more than the request itself to a local server. The
+httpx's default transport is httpcore on anyio, whose import and set-up cost a one-shot
+run more than the request itself to a local server (bench/standins.py measures it; figures
+in bench/README.md). The
 provider's client uses this transport only for an `http://` base URL: TLS, HTTP/2 and
 connection pooling stay with httpcore, and httpx still sends a request through a proxy
 named in the environment (HTTP_PROXY, ALL_PROXY) with its own transport. Failures are
