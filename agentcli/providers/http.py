@@ -66,11 +66,15 @@ def new_client(base_url: str = "") -> httpx.AsyncClient:
     if not base_url.startswith("http://"):
         return httpx.AsyncClient(timeout=timeout, headers=headers)
     if not _proxy_in_environment():
-        # A plain-HTTP server (a local one, mostly) gets the light transport.
-        from agentcli.providers.plain_http import PlainHttpTransport
-
-        transport = PlainHttpTransport()
-        return httpx.AsyncClient(timeout=timeout, headers=headers, transport=transport)
+        # A plain-HTTP server (a local one, mostly) gets the light transport, where
+        # httptools is installed (a machine without its wheel has httpx's transport).
+        try:
+            from agentcli.providers.plain_http import PlainHttpTransport
+        except ImportError:
+            pass
+        else:
+            transport = PlainHttpTransport()
+            return httpx.AsyncClient(timeout=timeout, headers=headers, transport=transport)
     # httpx routes through the proxy (and honours NO_PROXY) only with its own transports.
     # No CA bundle is loaded for them (tens of milliseconds): the server is plain HTTP, and
     # a context with no CA is not "unverified": any TLS would fail.
