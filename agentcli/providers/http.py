@@ -186,12 +186,15 @@ async def open_sse(
     first_byte_timeout: float = DEFAULT_FIRST_BYTE_TIMEOUT,
     auth: tuple[str, str] | None = None,
     base_url: str | None = None,
-) -> AsyncIterator[SSEMessage]:
-    """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
-    ProviderErrors; those raised before any message are retryable where it makes sense.
-    Silence for `first_byte_timeout` seconds before the body's first bytes is a retryable
-    stall. The body is decoded as it comes, by the SSE decoder itself (not line by line
-    through httpx, whose lines also end at characters JSON carries inside strings)."""
+) -> AsyncIterator[list[SSEMessage]]:
+    """POSTs `body` and yields its SSE messages, as lists: the messages each received
+    piece of the body completes (never an empty list), so a caller handles every event
+    that arrived together in one pass, not one await apiece. HTTP errors and transport
+    failures become ProviderErrors; those raised before any message are retryable where
+    it makes sense. Silence for `first_byte_timeout` seconds before the body's first bytes
+    is a retryable stall. The body is decoded as it comes, by the SSE decoder itself (not
+    line by line through httpx, whose lines also end at characters JSON carries inside
+    strings)."""
     import httpx
 
     received = False
@@ -208,19 +211,21 @@ async def open_sse(
             async with asyncio.timeout_at(first_byte.when()):
                 first = await anext(pieces, None)
             start = first or ""  # the body's start, to say what it was if it held no events
-            for message in decoder.decode(start):
+            messages = decoder.decode(start)
+            if messages:
                 received = True
-                yield message
+                yield messages
             async for piece in pieces:
                 if len(start) < _START_CHARS:
                     start += piece
-                for message in decoder.decode(piece):
+                messages = decoder.decode(piece)
+                if messages:
                     received = True
-                    yield message
+                    yield messages
             tail = decoder.flush()
             if tail is not None:
                 received = True
-                yield tail
+                yield [tail]
             if not received:
                 seen = start[:_START_CHARS].splitlines()[:3]
                 not_events(response, seen, label=label, base_url_hint=base_url_hint)
@@ -463,7 +468,7 @@ class HttpProvider:
 
     def _open_stream(
         self, path: str, *, headers: Mapping[str, str], body: dict[str, Any]
-    ) -> AsyncIterator[SSEMessage]:
+    ) -> AsyncIterator[list[SSEMessage]]:
         url = f"{self.base_url}{path}"
         return open_sse(
             self._http(), url, headers=headers, body=body,
