@@ -26,6 +26,8 @@ from agentcli.providers.sse import LineTooLong, SSEDecoder, SSEMessage
 if TYPE_CHECKING:
     import httpx  # imported by the first request: the REPL's prompt does not wait for it
 
+    from agentcli.providers.base import StreamItem
+
 DEFAULT_MAX_RETRIES = 3
 TIMEOUT_SECONDS = {"connect": 15.0, "read": 300.0, "write": 60.0, "pool": 15.0}
 LISTING_TIMEOUT = 10.0  # seconds, any phase: a model listing is quick, or not coming
@@ -331,11 +333,11 @@ async def _check_status(
 
 
 async def with_retries(
-    attempt: Callable[[], AsyncIterator[ev.Event | ev.StepEnd]],
+    attempt: Callable[[], AsyncIterator[StreamItem]],
     *,
     max_retries: int = DEFAULT_MAX_RETRIES,
     max_wait: float = DEFAULT_MAX_WAIT,
-) -> AsyncIterator[ev.Event | ev.StepEnd]:
+) -> AsyncIterator[StreamItem]:
     """Runs `attempt` again after a retryable failure, as long as it has yielded nothing.
     Each wait is announced as a CUSTOM `retry` event. The answer must begin within
     `max_wait` seconds, all attempts and pauses included; a server that asks for a longer
@@ -441,7 +443,7 @@ class HttpProvider:
         self.first_byte_timeout = DEFAULT_FIRST_BYTE_TIMEOUT
         self.max_wait = DEFAULT_MAX_WAIT
 
-    def stream(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
+    def stream(self, request: Any) -> AsyncIterator[StreamItem]:
         return with_retries(
             lambda: self._attempt(request), max_retries=self.max_retries, max_wait=self.max_wait
         )
@@ -452,7 +454,7 @@ class HttpProvider:
         if self._client is None:
             self._client = new_client(self.base_url)
 
-    def _attempt(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
+    def _attempt(self, request: Any) -> AsyncIterator[StreamItem]:
         raise NotImplementedError
 
     def describe_status(self, status: int, detail: str) -> str:

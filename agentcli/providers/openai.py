@@ -13,7 +13,7 @@ from agentcli import events as ev
 from agentcli.decoding import loads
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.messages import Message
-from agentcli.providers.base import ListedModel, ModelRequest
+from agentcli.providers.base import ListedModel, ModelRequest, StreamItem
 from agentcli.providers.builtin import OPENAI
 from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError, with_retries
 from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
@@ -122,7 +122,7 @@ class OpenAIProvider(HttpProvider):
             body["tool_choice"] = "auto"
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """Streams the step; when the stream fails before the answer began in a way that
         says the server cannot stream it, asks once more without streaming."""
         if self._key in _NOT_STREAMING:
@@ -183,7 +183,7 @@ class OpenAIProvider(HttpProvider):
         for event in [*events, *self._finish(acc)]:
             yield event
 
-    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         acc = ChatStreamAccumulator(self.name, self.model)
         done = False
         messages = self._open_stream(
@@ -193,8 +193,8 @@ class OpenAIProvider(HttpProvider):
             async with contextlib.aclosing(messages):
                 async for batch in messages:
                     events, ending = self._events_of(batch, acc)
-                    for event in events:
-                        yield event
+                    if events:
+                        yield events
                     if isinstance(ending, Exception):
                         raise ending
                     if ending:
