@@ -3,6 +3,7 @@ signals and usage errors — always one `agentcli: error:` line and a documented
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import socket
@@ -224,13 +225,28 @@ def test_stream_ends_without_finish_or_done(run_cli: RunCli, server: ScriptedSer
     assert_one_error(result)
 
 
-def test_error_event_inside_the_stream(run_cli: RunCli, server: ScriptedServer) -> None:
-    server.enqueue(
-        Reply.stream_error(
-            ["Some ", "text"], {"message": "the model exploded", "type": "invalid_request_error"}
-        ),
-        Reply.text(["a retry would print this"]),
-    )
+def _piece(text: str) -> str:
+    return json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]})
+
+
+_SERVER_ERROR = json.dumps({"error": {"message": "the model exploded", "type": "server_error"}})
+ERRORS_AFTER_TEXT = {
+    # an error event after two pieces, each event its own chunk
+    "own-chunks": Reply.stream_error(
+        ["Some ", "text"], {"message": "the model exploded", "type": "invalid_request_error"}
+    ),
+    # the same in one chunk, read at once: the events of one read are handled together,
+    # and those before a (retryable) error still reach the user first, so the answer has
+    # begun and the error is not retried over it
+    "one-read": Reply.raw(
+        [f"data: {_piece('Some ')}\n\ndata: {_piece('text')}\n\ndata: {_SERVER_ERROR}\n"]
+    ),
+}
+
+
+@pytest.mark.parametrize("reply", list(ERRORS_AFTER_TEXT))
+def test_error_event_inside_the_stream(run_cli: RunCli, server: ScriptedServer, reply: str) -> None:
+    server.enqueue(ERRORS_AFTER_TEXT[reply], Reply.text(["a retry would print this"]))
     result = run_cli(["run", "hi"], server=server)
 
     assert result.returncode == 1

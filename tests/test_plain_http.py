@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import gzip
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -126,15 +127,35 @@ SCENARIOS: dict[str, list[bytes | float]] = {
     "closed without a response": [],
     "silent past the read timeout": [OK_HEAD + b"Content-Length: 4\r\n\r\n", 1.5, b"late"],
     "not HTTP at all": [b"SSH-2.0-OpenSSH_9.6\r\n"],
+    "a head longer than 16 KiB": [OK_HEAD + b"X-Long: " + b"a" * 20_000 + b"\r\n\r\n"],
+    "a chunk split across reads": [
+        OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(b"data: 1\n\n")[:3],
+        0.05,
+        chunked(b"data: 1\n\n")[3:] + chunked(b"data: 2\n\n")[:-4],
+        0.05,
+        chunked(b"data: 2\n\n")[-4:] + b"0\r\n\r\n",
+    ],
+    "head and body in one read, bytes after the end": [
+        OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + chunked(b"one") + b"0\r\n\r\nXYZ"
+    ],
+}
+
+BODIES = {  # what the scenarios that end well deliver
+    "content-length": b"hello",
+    "gzip": b"hi",
+    "a chunk split across reads": b"data: 1\n\ndata: 2\n\n",
+    "head and body in one read, bytes after the end": b"one",
 }
 
 
-async def outcome(transport: httpx.AsyncBaseTransport, url: str) -> tuple[object, ...]:
+async def outcome(
+    transport: httpx.AsyncBaseTransport, url: str, method: str = "POST"
+) -> tuple[object, ...]:
     """What a client sees: (status, headers that matter, body) or the httpx error's kind."""
     timeout = httpx.Timeout(5.0, read=0.5)
     async with httpx.AsyncClient(transport=transport, timeout=timeout) as client:
         try:
-            request = client.build_request("POST", f"{url}/v1/chat?x=1", json={"a": "é"})
+            request = client.build_request(method, f"{url}/v1/chat?x=1", json={"a": "é"})
             response = await client.send(request, stream=True)
             try:
                 body = b"".join([part async for part in response.aiter_bytes()])
@@ -161,12 +182,23 @@ def test_each_scenario_ends_the_same_through_both_transports(name: str) -> None:
         assert ours[0] == theirs[0] == "error"
     else:
         assert ours == theirs
-    if name in ("content-length", "gzip"):
-        assert ours[-1] == {"content-length": b"hello", "gzip": b"hi"}[name]
+    if name in BODIES:
+        assert ours[-1] == BODIES[name]
     line, *_ = requests[0].split(b"\r\n")
     assert line == b"POST /v1/chat?x=1 HTTP/1.1"
     assert requests[0].endswith(b'{"a":"\xc3\xa9"}')
     assert requests[0].split(b"\r\n\r\n")[1] == requests[1].split(b"\r\n\r\n")[1]
+
+
+def test_the_answer_to_a_head_request_has_no_body_through_both_transports() -> None:
+    results = []
+    for transport in (PlainHttpTransport(), httpx.AsyncHTTPTransport()):
+        server = RawServer(script=[OK_HEAD + b"Content-Length: 5\r\n\r\n"])  # no body
+        try:
+            results.append(asyncio.run(outcome(transport, server.url, method="HEAD")))
+        finally:
+            server.stop()
+    assert results[0] == results[1] == (200, None, b"")
 
 
 def test_the_connection_is_closed_once_the_response_is_read(server: RawServer) -> None:
@@ -208,6 +240,28 @@ def test_the_providers_client_uses_it_for_http_only(monkeypatch: pytest.MonkeyPa
     plain, tls = asyncio.run(transports())
     assert isinstance(plain, PlainHttpTransport)
     assert not isinstance(tls, PlainHttpTransport)
+
+
+def test_without_httptools_plain_http_goes_through_httpxs_transport(
+    server: RawServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine with no httptools wheel still reaches a plain-HTTP server."""
+    server.script = SCENARIOS["content-length"]
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setitem(sys.modules, "httptools", None)  # its import fails
+    monkeypatch.delitem(sys.modules, "agentcli.providers.plain_http")
+
+    async def fetch() -> tuple[object, bytes]:
+        client = new_client(server.url)
+        try:
+            return client._transport, (await client.post(f"{server.url}/x", json={})).content
+        finally:
+            await client.aclose()
+
+    transport, body = asyncio.run(fetch())
+    assert isinstance(transport, httpx.AsyncHTTPTransport)
+    assert body == b"hello"
 
 
 def test_a_proxy_named_in_the_environment_still_carries_plain_http(

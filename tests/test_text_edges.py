@@ -126,6 +126,32 @@ def test_json_from_outside_holds_no_lone_surrogate(value: Any) -> None:
         assert parsed == value
 
 
+def _parsed(text: str, **options: Any) -> tuple[str, str]:
+    try:
+        return "value", repr(decoding.loads(text, **options))
+    except ValueError as error:
+        return type(error).__name__, str(error)
+
+
+JSON_TEXTS = st.one_of(
+    st.builds(
+        lambda before, value, after: before + json.dumps(value) + after,
+        st.sampled_from(["", " ", "\n\t", "\ufeff", "x"]),
+        JSON_VALUES | st.floats() | st.integers(min_value=2**63, max_value=2**80),
+        st.sampled_from(["", " ", "\r\n", "x", "]", "1", ", 2"]),
+    ),
+    st.text(ANY_CHAR, max_size=20),  # mostly not JSON at all
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_TEXTS)
+def test_a_text_parses_to_what_json_loads_makes_of_it(text: str) -> None:
+    """The short path for text (the decoder's raw_decode) gives json.loads's value or its
+    error, word for word; an option (here one that changes nothing) takes json.loads."""
+    assert _parsed(text) == _parsed(text, parse_constant=None)
+
+
 def test_json_nested_too_deeply_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="nested too deeply"):
         decoding.loads("[" * 100_000)

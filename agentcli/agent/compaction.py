@@ -227,6 +227,7 @@ class Compactor:
             with WaitingNotice(self.emit) as waiting:
                 async for item in stream:
                     waiting.touch()
-                    if isinstance(item, ev.TextMessageContent):
-                        parts.append(item.delta)
+                    for event in item if type(item) is list else (item,):
+                        if isinstance(event, ev.TextMessageContent):
+                            parts.append(event.delta)
         return "".join(parts).strip()

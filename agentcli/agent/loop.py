@@ -181,10 +181,13 @@ class AgentLoop:
                     if isinstance(item, ev.StepEnd):
                         end = item
                         continue
-                    admitted, self._overflow = meter.admit(item)
-                    if admitted is not None:
-                        collector.feed(admitted)
-                        self.emit(admitted)
+                    for event in item if type(item) is list else (item,):
+                        admitted, self._overflow = meter.admit(event)
+                        if admitted is not None:
+                            collector.feed(admitted)
+                            self.emit(admitted)
+                        if self._overflow is not None:
+                            break
                     if self._overflow is not None:
                         break  # closing the stream closes the response: nothing more is read
         if self._overflow is not None:

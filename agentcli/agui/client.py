@@ -157,20 +157,21 @@ class AguiProvider(HttpProvider):
         chunks = ChunkExpander()
         usage = ev.Usage()
         finished = False
-        async for message in self._open_stream("", headers=headers, body=self.run_input(request)):
-            try:
-                raw = loads(message.data)
-            except ValueError:
-                raise ProviderError(
-                    f"the agent sent an event that is not JSON: {message.data[:200]!r}"
-                ) from None
-            if not isinstance(raw, dict):
-                continue
-            for item in chunks.feed(raw):
-                finished = self._finished(item, usage) or finished
-                event = event_from_wire(item, local, self.base_url)
-                if event is not None:
-                    yield fold.apply(event)
+        async for batch in self._open_stream("", headers=headers, body=self.run_input(request)):
+            for message in batch:
+                try:
+                    raw = loads(message.data)
+                except ValueError:
+                    raise ProviderError(
+                        f"the agent sent an event that is not JSON: {message.data[:200]!r}"
+                    ) from None
+                if not isinstance(raw, dict):
+                    continue
+                for item in chunks.feed(raw):
+                    finished = self._finished(item, usage) or finished
+                    event = event_from_wire(item, local, self.base_url)
+                    if event is not None:
+                        yield fold.apply(event)
         for item in chunks.close():
             yield fold.apply(event_from_wire(item, local, self.base_url))  # type: ignore[arg-type]
         if not finished:

@@ -289,26 +289,32 @@ class AnthropicProvider(HttpProvider):
             "/v1/messages", headers=self._headers(), body=self._body(request)
         )
         async with contextlib.aclosing(messages):
-            async for message in messages:
-                try:
-                    data = loads(message.data)
-                except ValueError:
-                    raise ProviderError(
-                        f"{self.name}: the server sent a malformed event: {message.data[:200]!r}"
-                    ) from None
-                if not isinstance(data, dict):
-                    raise ProviderError(f"{self.name}: unexpected event: {message.data[:200]!r}")
-                kind = data.get("type") or message.event
-                if kind == "error":
-                    raise self._stream_error(data.get("error") or {})
-                try:
-                    events = state.feed(kind, data)
-                except (KeyError, TypeError, AttributeError) as exc:
-                    raise ProviderError(
-                        f"{self.name}: the server sent a malformed {kind} event ({exc})"
-                    ) from None
-                for event in events:
-                    yield event
+            async for batch in messages:
+                for message in batch:
+                    try:
+                        data = loads(message.data)
+                    except ValueError:
+                        raise ProviderError(
+                            f"{self.name}: the server sent a malformed event: "
+                            f"{message.data[:200]!r}"
+                        ) from None
+                    if not isinstance(data, dict):
+                        raise ProviderError(
+                            f"{self.name}: unexpected event: {message.data[:200]!r}"
+                        )
+                    kind = data.get("type") or message.event
+                    if kind == "error":
+                        raise self._stream_error(data.get("error") or {})
+                    try:
+                        events = state.feed(kind, data)
+                    except (KeyError, TypeError, AttributeError) as exc:
+                        raise ProviderError(
+                            f"{self.name}: the server sent a malformed {kind} event ({exc})"
+                        ) from None
+                    for event in events:
+                        yield event
+                    if state.stopped:
+                        break
                 if state.stopped:
                     break
         if not state.stopped and state.stop_reason is None:

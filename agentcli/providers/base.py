@@ -25,12 +25,18 @@ class ListedModel:
     detail: str = ""  # a display name, size or owner, when the provider says
 
 
+# What a provider's stream yields: an event, a list of the events that arrived together
+# (one read of the network: handed on in one item, not one await apiece), or the StepEnd.
+StreamItem = Event | StepEnd | list[Event]
+
+
 class Provider(Protocol):
     name: str  # e.g. "openai"
     model: str
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[Event | StepEnd]:
-        """Yields the step's events, then exactly one StepEnd. Raises ProviderError."""
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
+        """Yields the step's events (one at a time or in lists), then exactly one StepEnd.
+        Raises ProviderError."""
         ...
 
     async def aclose(self) -> None: ...

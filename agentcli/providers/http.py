@@ -26,6 +26,8 @@ from agentcli.text.decoding import loads, writable
 if TYPE_CHECKING:
     import httpx  # imported by the first request: the REPL's prompt does not wait for it
 
+    from agentcli.providers.base import StreamItem
+
 DEFAULT_MAX_RETRIES = 3
 TIMEOUT_SECONDS = {"connect": 15.0, "read": 300.0, "write": 60.0, "pool": 15.0}
 LISTING_TIMEOUT = 10.0  # seconds, any phase: a model listing is quick, or not coming
@@ -68,11 +70,15 @@ def new_client(base_url: str = "") -> httpx.AsyncClient:
     if not base_url.startswith("http://"):
         return httpx.AsyncClient(timeout=timeout, headers=headers)
     if not _proxy_in_environment():
-        # A plain-HTTP server (a local one, mostly) gets the light transport.
-        from agentcli.providers.plain_http import PlainHttpTransport
-
-        transport = PlainHttpTransport()
-        return httpx.AsyncClient(timeout=timeout, headers=headers, transport=transport)
+        # A plain-HTTP server (a local one, mostly) gets the light transport, where
+        # httptools is installed (a machine without its wheel has httpx's transport).
+        try:
+            from agentcli.providers.plain_http import PlainHttpTransport
+        except ImportError:
+            pass
+        else:
+            transport = PlainHttpTransport()
+            return httpx.AsyncClient(timeout=timeout, headers=headers, transport=transport)
     # httpx routes through the proxy (and honours NO_PROXY) only with its own transports.
     # No CA bundle is loaded for them (tens of milliseconds): the server is plain HTTP, and
     # a context with no CA is not "unverified": any TLS would fail.
@@ -184,12 +190,15 @@ async def open_sse(
     first_byte_timeout: float = DEFAULT_FIRST_BYTE_TIMEOUT,
     auth: tuple[str, str] | None = None,
     base_url: str | None = None,
-) -> AsyncIterator[SSEMessage]:
-    """POSTs `body` and yields SSE messages. HTTP errors and transport failures become
-    ProviderErrors; those raised before any message are retryable where it makes sense.
-    Silence for `first_byte_timeout` seconds before the body's first bytes is a retryable
-    stall. The body is decoded as it comes, by the SSE decoder itself (not line by line
-    through httpx, whose lines also end at characters JSON carries inside strings)."""
+) -> AsyncIterator[list[SSEMessage]]:
+    """POSTs `body` and yields its SSE messages, as lists: the messages each received
+    piece of the body completes (never an empty list), so a caller handles every event
+    that arrived together in one pass, not one await apiece. HTTP errors and transport
+    failures become ProviderErrors; those raised before any message are retryable where
+    it makes sense. Silence for `first_byte_timeout` seconds before the body's first bytes
+    is a retryable stall. The body is decoded as it comes, by the SSE decoder itself (not
+    line by line through httpx, whose lines also end at characters JSON carries inside
+    strings)."""
     import httpx
 
     received = False
@@ -206,19 +215,21 @@ async def open_sse(
             async with asyncio.timeout_at(first_byte.when()):
                 first = await anext(pieces, None)
             start = first or ""  # the body's start, to say what it was if it held no events
-            for message in decoder.decode(start):
+            messages = decoder.decode(start)
+            if messages:
                 received = True
-                yield message
+                yield messages
             async for piece in pieces:
                 if len(start) < _START_CHARS:
                     start += piece
-                for message in decoder.decode(piece):
+                messages = decoder.decode(piece)
+                if messages:
                     received = True
-                    yield message
+                    yield messages
             tail = decoder.flush()
             if tail is not None:
                 received = True
-                yield tail
+                yield [tail]
             if not received:
                 seen = start[:_START_CHARS].splitlines()[:3]
                 not_events(response, seen, label=label, base_url_hint=base_url_hint)
@@ -327,11 +338,11 @@ async def _check_status(
 
 
 async def with_retries(
-    attempt: Callable[[], AsyncIterator[ev.Event | ev.StepEnd]],
+    attempt: Callable[[], AsyncIterator[StreamItem]],
     *,
     max_retries: int = DEFAULT_MAX_RETRIES,
     max_wait: float = DEFAULT_MAX_WAIT,
-) -> AsyncIterator[ev.Event | ev.StepEnd]:
+) -> AsyncIterator[StreamItem]:
     """Runs `attempt` again after a retryable failure, as long as it has yielded nothing.
     Each wait is announced as a CUSTOM `retry` event. The answer must begin within
     `max_wait` seconds, all attempts and pauses included; a server that asks for a longer
@@ -437,7 +448,7 @@ class HttpProvider:
         self.first_byte_timeout = DEFAULT_FIRST_BYTE_TIMEOUT
         self.max_wait = DEFAULT_MAX_WAIT
 
-    def stream(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
+    def stream(self, request: Any) -> AsyncIterator[StreamItem]:
         return with_retries(
             lambda: self._attempt(request), max_retries=self.max_retries, max_wait=self.max_wait
         )
@@ -448,7 +459,7 @@ class HttpProvider:
         if self._client is None:
             self._client = new_client(self.base_url)
 
-    def _attempt(self, request: Any) -> AsyncIterator[ev.Event | ev.StepEnd]:
+    def _attempt(self, request: Any) -> AsyncIterator[StreamItem]:
         raise NotImplementedError
 
     def describe_status(self, status: int, detail: str) -> str:
@@ -469,7 +480,7 @@ class HttpProvider:
 
     def _open_stream(
         self, path: str, *, headers: Mapping[str, str], body: dict[str, Any]
-    ) -> AsyncIterator[SSEMessage]:
+    ) -> AsyncIterator[list[SSEMessage]]:
         url = f"{self.base_url}{path}"
         return open_sse(
             self._http(),

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 from agentcli.conversation import events as ev
 from agentcli.conversation.messages import Message
 from agentcli.errors import ProviderError, StreamCutError
-from agentcli.providers.base import ListedModel, ModelRequest
+from agentcli.providers.base import ListedModel, ModelRequest, StreamItem
 from agentcli.providers.builtin import OPENAI
 from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError, with_retries
 from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
+from agentcli.providers.sse import SSEMessage
 from agentcli.text.decoding import loads
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ class OpenAIProvider(HttpProvider):
             body["tool_choice"] = "auto"
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         """Streams the step; when the stream fails before the answer began in a way that
         says the server cannot stream it, asks once more without streaming."""
         if self._key in _NOT_STREAMING:
@@ -187,7 +188,7 @@ class OpenAIProvider(HttpProvider):
         for event in [*events, *self._finish(acc)]:
             yield event
 
-    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[StreamItem]:
         acc = ChatStreamAccumulator(self.name, self.model)
         done = False
         messages = self._open_stream(
@@ -195,25 +196,15 @@ class OpenAIProvider(HttpProvider):
         )
         try:
             async with contextlib.aclosing(messages):
-                async for message in messages:
-                    if message.data.strip() == "[DONE]":
+                async for batch in messages:
+                    events, ending = self._events_of(batch, acc)
+                    if events:
+                        yield events
+                    if isinstance(ending, Exception):
+                        raise ending
+                    if ending:
                         done = True
                         break
-                    chunk = _parse_chunk(message.data, self.name)
-                    if "error" in chunk:
-                        error = _stream_error(chunk["error"], self.name)
-                        if not acc.began and _names_streaming(error.detail):
-                            raise _CannotStream(f"the server could not stream ({error.detail})")
-                        raise error
-                    try:
-                        events = acc.feed(chunk)
-                    except (TypeError, AttributeError, ValueError, KeyError) as exc:
-                        raise ProviderError(
-                            f"{self.name}: the server sent a malformed chunk ({exc}): "
-                            f"{message.data[:200]!r}"
-                        ) from None
-                    for event in events:
-                        yield event
         except StreamCutError:
             if not acc.began:
                 raise _CannotStream("the stream broke before the answer began") from None
@@ -233,6 +224,34 @@ class OpenAIProvider(HttpProvider):
             )
         for event in self._finish(acc):
             yield event
+
+    def _events_of(
+        self, batch: list[SSEMessage], acc: ChatStreamAccumulator
+    ) -> tuple[list[ev.Event], bool | Exception]:
+        """The events of the messages that arrived together, in one pass, and how the
+        batch ended: True at `[DONE]` (what follows is not read), an error to raise once
+        the events before it are passed on, else False."""
+        events: list[ev.Event] = []
+        for message in batch:
+            data = message.data
+            if "[DONE]" in data and data.strip() == "[DONE]":
+                return events, True
+            try:
+                chunk = _parse_chunk(data, self.name)
+            except ProviderError as error:
+                return events, error
+            if "error" in chunk:
+                error = _stream_error(chunk["error"], self.name)
+                if not acc.began and _names_streaming(error.detail):
+                    return events, _CannotStream(f"the server could not stream ({error.detail})")
+                return events, error
+            try:
+                events += acc.feed(chunk)
+            except (TypeError, AttributeError, ValueError, KeyError) as exc:
+                return events, ProviderError(
+                    f"{self.name}: the server sent a malformed chunk ({exc}): {data[:200]!r}"
+                )
+        return events, False
 
     async def list_models(self) -> list[ListedModel]:
         """`GET /models`: what the server serves (OpenAI, Ollama, llama.cpp, vLLM, ...)."""

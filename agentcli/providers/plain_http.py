@@ -1,6 +1,9 @@
 """An httpx transport for plain `http://` model servers (Ollama, llama.cpp, vLLM on this
 machine; the test suite's scripted servers): one connection per request over asyncio
-streams, with HTTP/1.1 framed by h11, the parser httpcore itself uses.
+streams. The request is framed by h11 (httpcore's own HTTP/1.1 library); the response is
+parsed by httptools (llhttp, Node.js's parser in C; uvicorn's), which reads a streamed
+body's chunks at a fraction of h11's cost per chunk: a streaming server sends one chunk
+per event, so this is paid once for every piece of an answer (bench/README.md).
 
 httpx's default transport is httpcore on anyio, whose import and set-up cost a one-shot
 run more than the request itself to a local server (bench/standins.py measures it; figures
@@ -17,12 +20,13 @@ from __future__ import annotations
 import asyncio
 import errno
 from collections.abc import AsyncIterator
-from typing import Any
 
 import h11
+import httptools
 import httpx
 
 READ_SIZE = 64 * 1024
+MAX_HEAD_BYTES = 16 * 1024  # a response head larger than h11's own limit is refused
 
 
 class PlainHttpTransport(httpx.AsyncBaseTransport):
@@ -58,7 +62,8 @@ def _refusal(exc: OSError) -> OSError:
 
 
 class _Exchange:
-    """One request and its response on one connection."""
+    """One request and its response on one connection. The parser calls the `on_*`
+    methods as it reads; `body` holds the data read and not yet handed up."""
 
     def __init__(
         self,
@@ -69,7 +74,13 @@ class _Exchange:
     ) -> None:
         self.request, self.reader, self.writer = request, reader, writer
         self.timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
-        self.h11 = h11.Connection(h11.CLIENT)
+        self.parser = httptools.HttpResponseParser(self)
+        self.reason = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.received = 0  # bytes read, counted until the response's head is complete
+        self.status: int | None = None  # of the final response, once its head is read
+        self.body: list[bytes] = []
+        self.complete = False  # the whole response is read
         self.registry = registry
         registry.add(self)
 
@@ -93,15 +104,16 @@ class _Exchange:
         request = self.request
         body = await request.aread()
         try:
+            framing = h11.Connection(h11.CLIENT)
             head = h11.Request(
                 method=request.method,
                 target=request.url.raw_path,
                 headers=list(request.headers.raw),
             )
-            wire = self.h11.send(head) or b""
+            wire = framing.send(head) or b""
             if body:
-                wire += self.h11.send(h11.Data(data=body)) or b""
-            wire += self.h11.send(h11.EndOfMessage()) or b""
+                wire += framing.send(h11.Data(data=body)) or b""
+            wire += framing.send(h11.EndOfMessage()) or b""
         except h11.LocalProtocolError as exc:  # a request HTTP/1.1 cannot carry
             raise httpx.LocalProtocolError(str(exc), request=request) from exc
         try:
@@ -112,44 +124,80 @@ class _Exchange:
             raise httpx.WriteTimeout("timed out sending the request", request=request) from exc
         except OSError as exc:
             raise httpx.WriteError(str(exc) or type(exc).__name__, request=request) from exc
-        while True:
-            event = await self.next_event()
-            if isinstance(event, h11.Response):
-                break
-            if isinstance(event, h11.ConnectionClosed):
-                raise httpx.RemoteProtocolError(
-                    "Server disconnected without sending a response.", request=request
-                )
+        while self.status is None:
+            await self.receive()
         return httpx.Response(
-            event.status_code,
-            headers=list(event.headers.raw_items()),
+            self.status,
+            headers=self.headers,
             stream=_Body(self),
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": event.reason},
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": self.reason},
         )
 
-    def received_event(self) -> Any:
-        """The next event from what was already read, or None when it needs more data."""
+    async def receive(self) -> None:
+        """Reads what has arrived and parses it; at the end of the connection, the
+        response ends there or is cut."""
         try:
-            event = self.h11.next_event()
-        except h11.RemoteProtocolError as exc:
-            raise httpx.RemoteProtocolError(str(exc), request=self.request) from exc
-        return None if event is h11.NEED_DATA else event
+            async with asyncio.timeout(self.timeouts.get("read")):
+                data = await self.reader.read(READ_SIZE)
+        except TimeoutError as exc:
+            raise httpx.ReadTimeout("timed out reading the response", request=self.request) from exc
+        except OSError as exc:
+            raise httpx.ReadError(str(exc) or type(exc).__name__, request=self.request) from exc
+        if not data:
+            self._closed()
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            if not self.complete:  # anything after a complete response is not read
+                raise httpx.RemoteProtocolError(str(exc), request=self.request) from exc
+        if self.status is None:  # all that came is a head (or informational responses)
+            self.received += len(data)
+            if self.received > MAX_HEAD_BYTES:
+                raise httpx.RemoteProtocolError(
+                    "the response head is too long", request=self.request
+                )
 
-    async def next_event(self) -> Any:
-        while True:
-            event = self.received_event()
-            if event is not None:
-                return event
-            try:
-                async with asyncio.timeout(self.timeouts.get("read")):
-                    data = await self.reader.read(READ_SIZE)
-            except TimeoutError as exc:
-                raise httpx.ReadTimeout(
-                    "timed out reading the response", request=self.request
-                ) from exc
-            except OSError as exc:
-                raise httpx.ReadError(str(exc) or type(exc).__name__, request=self.request) from exc
-            self.h11.receive_data(data)  # b"": the server closed its side
+    def _closed(self) -> None:
+        """The server closed its side: a body framed by the connection's end (neither a
+        length nor chunks) is complete; any other response is cut."""
+        if self.status is None:
+            raise httpx.RemoteProtocolError(
+                "Server disconnected without sending a response.", request=self.request
+            )
+        framing = (b"content-length", b"transfer-encoding")
+        framed = any(name.lower() in framing for name, _ in self.headers)
+        if not self.complete and framed:
+            raise httpx.RemoteProtocolError(
+                "peer closed connection without sending complete message body",
+                request=self.request,
+            )
+        self.complete = True
+
+    # httptools' callbacks
+    def on_message_begin(self) -> None:
+        self.headers, self.reason = [], b""
+
+    def on_status(self, reason: bytes) -> None:
+        self.reason += reason
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if status >= 200:  # 1xx: informational, the response itself follows
+            self.status = status
+            # The parser cannot know the method: the answer to a HEAD has no body.
+            self.complete = self.request.method == "HEAD"
+
+    def on_body(self, data: bytes) -> None:
+        if not self.complete:
+            self.body.append(data)
+
+    def on_message_complete(self) -> None:
+        if self.status is not None:
+            self.complete = True
 
     def close(self) -> None:
         self.registry.discard(self)
@@ -169,15 +217,12 @@ class _Body(httpx.AsyncByteStream):
         exchange = self.exchange
         try:
             while True:
-                event = await exchange.next_event()
-                data = []
-                while isinstance(event, h11.Data):
-                    data.append(bytes(event.data))
-                    event = exchange.received_event()
-                if data:
-                    yield b"".join(data)
-                if isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                if exchange.body:
+                    data, exchange.body = exchange.body, []
+                    yield data[0] if len(data) == 1 else b"".join(data)
+                if exchange.complete:
                     return
+                await exchange.receive()
         finally:
             exchange.close()
 

@@ -50,6 +50,8 @@ class SSEDecoder:
         for line in lines:
             if line.startswith("data:"):  # nearly every line but the blank ones: inline
                 self._data.append(line[6:] if line.startswith("data: ") else line[5:])
+            elif not line and len(self._data) == 1 and not self._event:  # a one-line event
+                messages.append(SSEMessage("message", self._data.pop()))
             elif line or self._data or self._event:
                 message = self.feed(line)
                 if message is not None:
