@@ -206,3 +206,43 @@ def test_chunk_events_become_the_start_content_end_they_stand_for():
     ]
     for event in out:
         EVENT.validate_python(event)
+
+
+def test_the_next_run_sends_what_the_agent_last_described_and_its_state():
+    """A run's additions, kept on agentcli's assistant message, stand in for it in the next
+    RunAgentInput; what agentcli added since (a local result, a user message) follows."""
+    from ag_ui.core import RunAgentInput
+
+    from agentcli.agui.thread_view import EXTRA_KEY
+
+    own = {"id": "a1", "role": "assistant", "toolCalls": [call("own_1", "lookup", "{}")]}
+    theirs = {"id": "t1", "role": "tool", "toolCallId": "own_1", "content": "42"}
+    local = {"id": "a2", "role": "assistant", "toolCalls": [call("c1", "read_file", "{}")]}
+    record = {"keep": 1, "messages": [own, theirs, local], "state": {"notes": ["n"]}}
+    answer = Message(role="assistant", tool_calls=[ToolCall("c1", "read_file", "{}")])
+    answer.extra[EXTRA_KEY] = record
+    messages = [Message.user("go"), answer, Message.tool_result("c1", "file text")]
+    provider = AguiProvider("http://127.0.0.1:9/", api_key=None, context=[CONTEXT])
+    body = provider.run_input(ModelRequest(system="s", messages=messages, tools=[]))
+    parsed = RunAgentInput.model_validate(body)
+    assert [m.id for m in parsed.messages][1:4] == ["a1", "t1", "a2"]
+    assert [m.role for m in parsed.messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert parsed.state == {"notes": ["n"]} and parsed.context[0].value == "/w"
+
+
+def test_a_delta_that_does_not_apply_is_a_warning_and_keeps_the_state():
+    from agentcli.agui.client import RemoteRun
+    from agentcli.conversation import events as ev
+
+    run = RemoteRun([], {"a": 1}, set(), "u")
+    bad = run.feed({"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/b"}]})
+    assert isinstance(bad[0], ev.RunWarning) and "does not apply" in bad[0].message
+    good = run.feed({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/b", "value": 2}]})
+    assert isinstance(good[0], ev.StateDelta) and run.view.state == {"a": 1, "b": 2}
+
+
+CONTEXT = {"description": "workspace", "value": "/w"}
+
+
+def call(call_id: str, name: str, arguments: str) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
