@@ -129,3 +129,25 @@ def test_forwarded_props_reach_the_model_and_the_session(
     records = [json.loads(line) for line in session.read_text().splitlines()]
     recorded = [r["e"] for r in records if r.get("t") == "event" and r["e"]["type"] == "CUSTOM"]
     assert {"name": "forwarded_props", "value": props}.items() <= recorded[0].items()
+
+
+def test_a_session_file_gives_back_the_state_its_events_left(tmp_path: Path):
+    from agentcli.sessions.session import Session
+
+    def event(kind: str, **fields: object) -> dict:
+        return {"t": "event", "e": {"type": kind, **fields}}
+
+    lines = [
+        {"t": "session", "id": "s", "v": 1},
+        event("STATE_DELTA", delta=[{"op": "add", "path": "/a", "value": 1}]),  # on {}
+        event("STATE_DELTA", delta=[{"op": "remove", "path": "/missing"}]),
+        event("STATE_DELTA", delta=[{"op": "add", "path": "/b", "value": [2]}]),
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = Session.load(path)
+    assert session.state == {"a": 1, "b": [2]}
+    assert any("STATE_DELTA does not apply" in w for w in session.warnings)
+    lines.append(event("STATE_SNAPSHOT", snapshot={"fresh": True}))
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert Session.load(path).state == {"fresh": True}

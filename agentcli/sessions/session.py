@@ -152,7 +152,8 @@ class Session:
         import jsonpatch  # only for a session that recorded a delta
 
         try:
-            self.state = jsonpatch.apply_patch(self.state, event.get("delta") or [])
+            base = {} if self.state is None else self.state  # AG-UI's state before any
+            self.state = jsonpatch.apply_patch(base, event.get("delta") or [])
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as error:
             self.warnings.append(f"a recorded STATE_DELTA does not apply ({error}); skipped")
 
