@@ -3,10 +3,14 @@ validation of every event with the `ag-ui-protocol` SDK's models."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -41,6 +45,27 @@ def wait_ready(
             pass
         time.sleep(0.1)
     raise AssertionError("serve did not become ready")
+
+
+@contextlib.contextmanager
+def peer_agent(script: Path) -> Iterator[str]:
+    """A remote AG-UI agent from tests/peers (`python SCRIPT PORT`), running: its URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_ready(process, url, deadline=60, any_answer=True)
+        yield url
+    finally:
+        process.kill()
+        process.wait(timeout=5)
+        process.stderr.close()  # type: ignore[union-attr]
 
 
 def sse_events(text: str) -> list[dict[str, Any]]:

@@ -50,6 +50,12 @@ def test_http_agent_runs_text_frontend_tool_and_confirmation_round_trips(
     }
     server.enqueue(Reply.tool_calls([write]))
     server.enqueue(Reply.text(["written"]))
+    # state: the model changes the page's state, then a reloaded page asks about it
+    patch = [{"op": "add", "path": "/items/-", "value": "milk"}]
+    change = {"id": "call_st", "name": "update_state", "arguments": {"patch": patch}}
+    server.enqueue(Reply.tool_calls([change]))
+    server.enqueue(Reply.text(["added milk"]))
+    server.enqueue(Reply.text(["milk is on it"]))
     done = subprocess.run(
         ["node", str(PEERS / "http_agent.cjs"), url, TOKEN],
         capture_output=True,
@@ -75,8 +81,37 @@ def test_http_agent_runs_text_frontend_tool_and_confirmation_round_trips(
     assert server.requests[2].json["messages"][-1]["content"] == "blue"
 
     confirm = result["confirm"]
-    calls = [c for m in confirm["messages"] for c in m.get("toolCalls") or []]
+    # after the first run the client has the thread's messages (MESSAGES_SNAPSHOT) with the
+    # pending confirm_tool_call in them, so it can answer it
+    first = confirm["after"][0]["messages"]
+    calls = [c for m in first for c in m.get("toolCalls") or []]
     assert [c["function"]["name"] for c in calls] == ["write_file", "confirm_tool_call"]
     assert json.loads(calls[1]["function"]["arguments"])["toolCallId"] == "call_wr"
     assert (workspace / "js.txt").read_text() == "from js\n"
+    # afterwards, the thread's messages: the approval is recorded, not a message
+    assert [m["role"] for m in confirm["messages"]] == ["user", "assistant", "tool", "assistant"]
     assert confirm["messages"][-1]["content"] == "written"
+    for name in ("text", "frontend", "confirm"):  # every run ends with the thread's messages
+        snapshots = [e for e in result[name]["events"] if e["type"] == "MESSAGES_SNAPSHOT"]
+        assert len(snapshots) == len(result[name]["after"]), name
+
+    state = result["state"]
+    first, reloaded = state["after"]
+    assert first["state"] == {"items": ["milk"]}  # the client applied the STATE_DELTA
+    kinds = [e["type"] for e in state["events"]]
+    assert kinds.count("STATE_DELTA") == 1 and kinds.count("STATE_SNAPSHOT") == 1
+    # the reloaded page got the thread's state and messages at the start of its run
+    assert reloaded["state"] == {"items": ["milk"]}
+    start = kinds.index("RUN_STARTED", kinds.index("RUN_FINISHED"))
+    assert kinds[start + 1 : start + 3] == ["MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"]
+    last = [e for e in state["events"] if e["type"] == "MESSAGES_SNAPSHOT"][-1]["messages"]
+    said = [m.get("content") for m in last if m["role"] != "tool"]
+    assert said == ["add milk", None, "added milk", "what is on the list?", "milk is on it"]
+    # the client merges a snapshot into what it has (its own messages keep their places)
+    assert sorted(m["id"] for m in reloaded["messages"]) == sorted(m["id"] for m in last)
+    # the model had the state, and the page's forwardedProps, as context
+    asked = server.requests[5].json["messages"][0]["content"]
+    assert '"items": []' in asked and "shopping-list" in asked
+    assert '"items": ["milk"]' in server.requests[7].json["messages"][0]["content"]
+    offered = [t["function"]["name"] for t in server.requests[5].json["tools"]]
+    assert "update_state" in offered

@@ -4,8 +4,6 @@ one, agentcli runs it under its own policy and sends the result in the next run.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +12,7 @@ import pytest
 from agentcli.agui.client import AguiProvider
 from agentcli.conversation.messages import Message, ToolCall
 from agentcli.providers.base import ModelRequest
-from tests.agui_helpers import EVENT, free_port, wait_ready
+from tests.agui_helpers import EVENT, free_port, peer_agent
 from tests.conftest import RunCli, assert_one_error
 from tests.test_e2e_agui import parse_and_validate
 
@@ -26,22 +24,8 @@ PEER = Path(__file__).parent / "peers" / "pydantic_ai_agent.py"
 
 @pytest.fixture
 def remote() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(PEER), str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        wait_ready(process, url, any_answer=True)
+    with peer_agent(PEER) as url:
         yield url
-    finally:
-        process.kill()
-        process.wait(timeout=5)
-        process.stderr.close()  # type: ignore[union-attr]
 
 
 def test_the_remote_agent_calls_a_local_tool_and_gets_its_result(run_cli: RunCli, remote: str):
@@ -58,6 +42,47 @@ def test_the_remote_agent_calls_a_local_tool_and_gets_its_result(run_cli: RunCli
     chat = run_cli(["chat", "--agent", remote], input=prompt + "\n")  # no terminal: one prompt
     assert chat.returncode == 0, chat.stderr
     assert "the tool said:" in chat.stdout and "Demo project" in chat.stdout
+
+
+def text_of(raw: list[dict]) -> str:
+    return "".join(e["delta"] for e in raw if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+def test_the_agent_gets_its_own_tool_calls_and_results_back(run_cli: RunCli, remote: str):
+    """Its own `lookup` runs on its side; the local read_file ends the run; the next run
+    must carry the lookup's call and result, or the agent's model never sees them."""
+    prompt = 'call lookup {"key": "k"} then call read_file {"path": "README.md"}'
+    result = run_cli(["run", "--agent", remote, "-o", "jsonl", prompt])
+    assert result.returncode == 0, result.stderr
+    raw = [e for e, _ in parse_and_validate(result.stdout)]
+    starts = [e for e in raw if e["type"] == "TOOL_CALL_START"]
+    assert [(e["toolCallName"], e.get("metadata")) for e in starts] == [
+        ("lookup", {"executedBy": "provider"}),
+        ("read_file", None),
+    ]  # each call once: the agent did not call read_file again for want of history
+    text = text_of(raw)
+    assert text.startswith("the tool said: k is 42 | the tool said: ") and "Demo project" in text
+
+
+def test_the_agents_state_goes_back_to_it_run_after_run(run_cli: RunCli, remote: str):
+    """`remember` sends a STATE_SNAPSHOT the first time and a STATE_DELTA after; `recall`
+    reads the state the client sent: agentcli applied both and sent the result back, also
+    in a later `--continue`."""
+    script = (
+        'call remember {"note": "n1"} then call read_file {"path": "README.md"} '
+        'then call remember {"note": "n2"} then call recall {}'
+    )
+    first = run_cli(["run", "--agent", remote, "-o", "jsonl", script])
+    assert first.returncode == 0, first.stderr
+    raw = [e for e, _ in parse_and_validate(first.stdout)]
+    assert [e["type"] for e in raw if e["type"].startswith("STATE_")] == [
+        "STATE_SNAPSHOT",
+        "STATE_DELTA",
+    ]
+    assert text_of(raw).endswith("the tool said: notes: n1, n2")
+    later = run_cli(["run", "--continue", "--agent", remote, "call recall {}"])
+    assert later.returncode == 0, later.stderr
+    assert later.stdout.strip() == "the tool said: notes: n1, n2"
 
 
 def test_the_remote_agent_cannot_bypass_the_local_policy(
@@ -181,3 +206,43 @@ def test_chunk_events_become_the_start_content_end_they_stand_for():
     ]
     for event in out:
         EVENT.validate_python(event)
+
+
+def test_the_next_run_sends_what_the_agent_last_described_and_its_state():
+    """A run's additions, kept on agentcli's assistant message, stand in for it in the next
+    RunAgentInput; what agentcli added since (a local result, a user message) follows."""
+    from ag_ui.core import RunAgentInput
+
+    from agentcli.agui.thread_view import EXTRA_KEY
+
+    own = {"id": "a1", "role": "assistant", "toolCalls": [call("own_1", "lookup", "{}")]}
+    theirs = {"id": "t1", "role": "tool", "toolCallId": "own_1", "content": "42"}
+    local = {"id": "a2", "role": "assistant", "toolCalls": [call("c1", "read_file", "{}")]}
+    record = {"keep": 1, "messages": [own, theirs, local], "state": {"notes": ["n"]}}
+    answer = Message(role="assistant", tool_calls=[ToolCall("c1", "read_file", "{}")])
+    answer.extra[EXTRA_KEY] = record
+    messages = [Message.user("go"), answer, Message.tool_result("c1", "file text")]
+    provider = AguiProvider("http://127.0.0.1:9/", api_key=None, context=[CONTEXT])
+    body = provider.run_input(ModelRequest(system="s", messages=messages, tools=[]))
+    parsed = RunAgentInput.model_validate(body)
+    assert [m.id for m in parsed.messages][1:4] == ["a1", "t1", "a2"]
+    assert [m.role for m in parsed.messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert parsed.state == {"notes": ["n"]} and parsed.context[0].value == "/w"
+
+
+def test_a_delta_that_does_not_apply_is_a_warning_and_keeps_the_state():
+    from agentcli.agui.client import RemoteRun
+    from agentcli.conversation import events as ev
+
+    run = RemoteRun([], {"a": 1}, set(), "u")
+    bad = run.feed({"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/b"}]})
+    assert isinstance(bad[0], ev.RunWarning) and "does not apply" in bad[0].message
+    good = run.feed({"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/b", "value": 2}]})
+    assert isinstance(good[0], ev.StateDelta) and run.view.state == {"a": 1, "b": 2}
+
+
+CONTEXT = {"description": "workspace", "value": "/w"}
+
+
+def call(call_id: str, name: str, arguments: str) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}

@@ -109,9 +109,11 @@ def test_a_frontend_tool_call_ends_the_run_and_its_result_continues_the_turn(
     events = post_run(url, run_input("t3", "r1", [USER], tools=[PICK_COLOR]))
     offered = [t["function"]["name"] for t in server.requests[0].json["tools"]]
     assert "pick_color" in offered and "read_file" in offered
-    assert types(events)[-2:] == ["STEP_FINISHED", "RUN_FINISHED"] and "TOOL_CALL_END" in types(
-        events
-    )
+    assert types(events)[-3:] == ["STEP_FINISHED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    assert "TOOL_CALL_END" in types(events)
+    snapshot = events[-2]["messages"]  # the thread's messages, the pending call in them
+    assert [m["role"] for m in snapshot] == ["user", "assistant"]
+    assert snapshot[1]["toolCalls"][0]["id"] == "call_fe"
     assert "TOOL_CALL_RESULT" not in types(events)  # the client runs it, not the server
     assert [e["toolCallName"] for e in events if e["type"] == "TOOL_CALL_START"] == ["pick_color"]
     assert events[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["call_fe"]}

@@ -186,9 +186,10 @@ class Executor:
             metadata["parts"] = [part_metadata(part) for part in output.parts]
         from agentcli.conversation import events as ev
 
+        message_id = new_id("msg")  # the event's and the message's: clients match them
         self.emit(
             ev.ToolCallResult(
-                message_id=new_id("msg"),
+                message_id=message_id,
                 tool_call_id=call.id,
                 content=output.content,
                 metadata=metadata,
@@ -200,6 +201,7 @@ class Executor:
             result = Message.tool_result(
                 call.id, output.content, error=metadata["error"], kind=metadata["errorKind"]
             )
+        result.id = message_id
         if on_result is not None:
             on_result(result)
         return result

@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentcli import records
-from agentcli.agui.wire import message_to_wire
+from agentcli.agui.state import StateError
+from agentcli.agui.thread_view import EXTRA_KEY, ThreadView, added, wire_history
 from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold
 from agentcli.conversation.messages import new_id
@@ -129,22 +130,33 @@ class ChunkExpander:
 class AguiProvider(HttpProvider):
     base_url_hint = "--agent"
 
-    def __init__(self, url: str, *, api_key: str | None, thread_id: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: str | None,
+        thread_id: str | None = None,
+        context: list[dict[str, str]] | None = None,
+    ) -> None:
         super().__init__(url, name="agent", base_url=url, api_key=api_key, api_key_env=TOKEN_ENV)
         self.thread_id = thread_id or new_id("thread")
+        self.context = list(context or [])  # the workspace and its instructions, each run
 
     def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
         return self._run(request)
 
     def run_input(self, request: ModelRequest) -> dict[str, Any]:
-        messages = [message_to_wire(m) for m in request.messages if m.role != "system"]
+        """The next run: the thread as the agent last described it (its own tool calls and
+        results, what its snapshots replaced) and what agentcli added since; the state
+        it last had; the workspace and its instructions as context."""
+        messages, state = wire_history(request.messages)
         return {
             "threadId": self.thread_id,
             "runId": new_id("run"),
             "messages": messages,
             "tools": request.tools,
-            "context": [],
-            "state": {},
+            "context": self.context,
+            "state": state,
             "forwardedProps": {},
         }
 
@@ -153,11 +165,12 @@ class AguiProvider(HttpProvider):
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         local = {tool["name"] for tool in request.tools}
-        fold = StreamFold()  # which local calls the agent left for agentcli to answer
+        body = self.run_input(request)
+        run = RemoteRun(body["messages"], body["state"], local, self.base_url)
         chunks = ChunkExpander()
         usage = ev.Usage()
         finished = False
-        async for batch in self._open_stream("", headers=headers, body=self.run_input(request)):
+        async for batch in self._open_stream("", headers=headers, body=body):
             for message in batch:
                 try:
                     raw = loads(message.data)
@@ -169,16 +182,20 @@ class AguiProvider(HttpProvider):
                     continue
                 for item in chunks.feed(raw):
                     finished = self._finished(item, usage) or finished
-                    event = event_from_wire(item, local, self.base_url)
-                    if event is not None:
-                        yield fold.apply(event)
+                    for event in run.feed(item):
+                        yield event
         for item in chunks.close():
-            yield fold.apply(event_from_wire(item, local, self.base_url))  # type: ignore[arg-type]
+            for event in run.feed(item):
+                yield event
         if not finished:
             raise ProviderError("the agent's stream ended without RUN_FINISHED or RUN_ERROR")
-        pending = [c for c in fold.calls.values() if c.name in local and not c.finished]
+        record = added(body["messages"], run.view)
+        pending = False
+        for event in run.finish(record):
+            pending = pending or run.is_local_call(event)
+            yield event
         reason = "tool_calls" if pending else "stop"
-        yield ev.StepEnd(finish_reason=reason, usage=usage)
+        yield ev.StepEnd(finish_reason=reason, usage=usage, extra={EXTRA_KEY: record})
 
     @staticmethod
     def _finished(raw: dict[str, Any], usage: ev.Usage) -> bool:
@@ -193,6 +210,148 @@ class AguiProvider(HttpProvider):
         return True
 
 
+class RemoteRun:
+    """One run's events on their way to agentcli. What the agent's own side did passes
+    through as it comes; calls of local tools are held until the run ends and then given
+    with the arguments of the agent's last word on them (a MESSAGES_SNAPSHOT may be the
+    only place a call, or its arguments, appear); what only a snapshot showed is shown."""
+
+    def __init__(
+        self, messages: list[dict[str, Any]], state: Any, local: set[str], source: str
+    ) -> None:
+        self.view = ThreadView(messages, state)
+        self.fold = StreamFold()  # what the stream showed
+        self.local = local
+        self.source = source
+        self._held: set[str] = set()  # local calls seen, not passed on yet
+        self._answered = {m.get("toolCallId") for m in messages if m.get("role") == "tool"}
+        self._sent = {m.get("id") for m in messages}  # a snapshot repeats them: not new
+
+    def feed(self, item: dict[str, Any]) -> list[ev.Event]:
+        try:
+            self.view.apply(item)
+        except StateError as error:
+            return [ev.RunWarning(message=str(error))]  # the state stays as it was
+        if item.get("type") == "MESSAGES_SNAPSHOT":
+            return []  # applied to the thread; what it adds is shown when the run ends
+        event = event_from_wire(item, self.local, self.source)
+        if event is None:
+            return []
+        call_id = getattr(event, "tool_call_id", None)
+        if isinstance(event, ev.ToolCallStart) and event.tool_call_name in self.local:
+            self._held.add(event.tool_call_id)
+            return []
+        if call_id in self._held:
+            return []
+        return [self.fold.apply(event)]
+
+    def finish(self, record: dict[str, Any]) -> list[ev.Event]:
+        """What the run added that the stream did not show, then the local calls left for
+        agentcli to run (a local call the agent answered itself is shown as its own)."""
+        results = {m.get("toolCallId"): m for m in self.view.messages if m.get("role") == "tool"}
+        out: list[ev.Event] = []
+        for message in record["messages"]:
+            if message.get("id") in self._sent:
+                continue
+            if message.get("role") == "tool":
+                out += self._result(message)
+                continue
+            if message.get("role") != "assistant":
+                continue
+            if message.get("content") and message.get("id") not in self.fold.texts:
+                out += _text(message)
+            for call in message.get("toolCalls") or []:
+                if not isinstance(call, dict) or not call.get("id"):
+                    continue
+                if call["id"] in self._answered:
+                    continue
+                mine = _function(call)[0] in self.local and call["id"] not in results
+                if mine or call["id"] in self._held or call["id"] not in self.fold.calls:
+                    out += self._call(message, call, remote=not mine)
+        return [self.fold.apply(event) for event in out]
+
+    def _result(self, message: dict[str, Any]) -> list[ev.Event]:
+        call = self.fold.calls.get(message.get("toolCallId") or "")
+        if call is not None and call.result is not None:
+            return []  # the stream showed it
+        if message.get("toolCallId") in self._answered:
+            return []
+        content = message.get("content")
+        return [
+            ev.ToolCallResult(
+                message_id=str(message.get("id") or new_id("msg")),
+                tool_call_id=str(message.get("toolCallId")),
+                content=content if isinstance(content, str) else "",
+            )
+        ]
+
+    def _call(self, message: dict[str, Any], call: dict[str, Any], *, remote: bool) -> list:
+        name, arguments = _function(call)
+        meta = {"executedBy": "provider"} if remote else None
+        start = ev.ToolCallStart(
+            tool_call_id=call["id"],
+            tool_call_name=name,
+            parent_message_id=message.get("id"),
+            metadata=meta,
+        )
+        return [
+            start,
+            ev.ToolCallArgs(tool_call_id=call["id"], delta=arguments),
+            ev.ToolCallEnd(tool_call_id=call["id"]),
+        ]
+
+    def is_local_call(self, event: ev.Event) -> bool:
+        return (
+            isinstance(event, ev.ToolCallStart)
+            and event.tool_call_name in self.local
+            and (event.metadata or {}).get("executedBy") != "provider"
+        )
+
+
+def _function(call: dict[str, Any]) -> tuple[str, str]:
+    function = call.get("function") or {}
+    arguments = function.get("arguments")
+    return str(function.get("name") or ""), arguments if isinstance(arguments, str) else ""
+
+
+def _text(message: dict[str, Any]) -> list[ev.Event]:
+    ident = str(message["id"])
+    return [
+        ev.TextMessageStart(message_id=ident),
+        ev.TextMessageContent(message_id=ident, delta=str(message["content"])),
+        ev.TextMessageEnd(message_id=ident),
+    ]
+
+
+def agent_context(settings: RunSettings) -> list[dict[str, str]]:
+    """What the remote agent is told of this side, each run: where agentcli's tools act,
+    the project's instructions (AGENTS.md and the like) and the user's --system."""
+    from agentcli.context.instructions import find_instructions, instructions_block
+
+    workspace = settings.workspace
+    context = [
+        {
+            "description": "The user's workspace: agentcli's tools (offered as frontend "
+            "tools) act in this directory; their paths are relative to it",
+            "value": str(workspace),
+        }
+    ]
+    found = find_instructions(workspace, settings.config.get("instructions.files"))
+    if found:
+        context.append(
+            {
+                "description": "Instructions the user's project gives agents working in it",
+                "value": instructions_block(found, workspace),
+            }
+        )
+    if settings.system:
+        told = {"description": "The user's instructions (--system)", "value": settings.system}
+        context.append(told)
+    return context
+
+
 def from_settings(settings: RunSettings) -> AguiProvider:
     """`--agent URL`: the remote agent at the provider's base URL."""
-    return AguiProvider(settings.provider.base_url or "", api_key=settings.api_key)
+    return AguiProvider(
+        settings.provider.base_url or "", api_key=settings.api_key, context=agent_context(settings)
+    )

@@ -11,12 +11,13 @@ import contextlib
 import hmac
 import ipaddress
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from agentcli.agent.session import Agent
 from agentcli.agui import wire
-from agentcli.agui.threads import Plan, open_thread, plan_run
+from agentcli.agui.state import STATE_TOOL, ThreadState, UpdateStateTool, has_state
+from agentcli.agui.threads import Plan, open_thread, plan_run, same_history, thread_messages
 from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold
 from agentcli.conversation.messages import ToolCall
@@ -92,11 +93,17 @@ class Relay:
     def __init__(self) -> None:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.fold = StreamFold()
+        # The thread's messages, sent before the run's end (MESSAGES_SNAPSHOT); set once
+        # the run has a thread.
+        self.snapshot: Callable[[], ev.Event] | None = None
+        self.confirms: list[tuple[str | None, dict[str, Any]]] = []  # (parent, call) asked
 
     def handle(self, event: ev.Event) -> None:
         if isinstance(event, (ev.RunFinished, ev.RunError)):
             for end in self.fold.unclosed():
                 self._put(end)
+            if self.snapshot is not None:
+                self._put(self.snapshot())
         self._put(event)
 
     def _put(self, event: ev.Event) -> None:
@@ -235,7 +242,7 @@ class AgentServer:
             self.busy.discard(thread_id)
             return relay, asyncio.create_task(self._failed(relay, str(error))), None
         try:
-            plan = self._prepare(agent, run_input)
+            plan = self._prepare(agent, run_input, relay)
         except Rejected:
             self.busy.discard(thread_id)
             await agent.aclose(stop_all=False)
@@ -243,7 +250,7 @@ class AgentServer:
         task = asyncio.create_task(self._run(agent, relay, run_input, plan))
         return relay, task, agent
 
-    def _prepare(self, agent: Agent, run_input: Any) -> Plan:
+    def _prepare(self, agent: Agent, run_input: Any, relay: Relay) -> Plan:
         agent.thread_id = run_input.thread_id
         server_tools = set(agent.registry.names())
         specs = self.frontend_specs(run_input, server_tools)
@@ -254,18 +261,40 @@ class AgentServer:
             raise Rejected(
                 422, "nothing new to run: send a new user message or the pending tool results"
             )
+        plan.state = self._thread_state(agent, run_input)
+        plan.forwarded = run_input.forwarded_props
         agent.loop.tools = [*agent.loop.tools, *specs]
         agent.loop.frontend_specs = list(specs)
         agent.loop.frontend = {spec["name"] for spec in specs}
-        agent.loop.system += context_section(run_input, plan.notes)
+        agent.loop.system += context_section(run_input, plan.notes, plan.state.value)
         if any(tool.name == wire.CONFIRM_TOOL for tool in run_input.tools or []):
             agent.executor.defer = lambda call, request, reasons: self._confirm(
-                agent, call, request, reasons
+                agent, relay, call, request, reasons
             )
+        relay.snapshot = lambda: ev.MessagesSnapshot(
+            messages=thread_messages(agent.session.conversation.messages, relay.confirms)
+        )
         return plan
 
+    def _thread_state(self, agent: Agent, run_input: Any) -> ThreadState:
+        """The run's state: the client's when it sends one (recorded as the thread's),
+        the thread's otherwise. With state, the model gets `update_state` to change it."""
+        session = agent.session
+        sent = run_input.state
+        if has_state(sent) and sent != session.state:
+            session.handle(ev.StateSnapshot(snapshot=sent))  # the thread's from now on
+        state = ThreadState(sent if has_state(sent) else session.state, agent.emit)
+        if has_state(state.value) and STATE_TOOL not in agent.registry.names():
+            agent.registry.add(UpdateStateTool(state))
+        return state
+
     def _confirm(
-        self, agent: Agent, call: ToolCall, request: ApprovalRequest, reasons: list[str]
+        self,
+        agent: Agent,
+        relay: Relay,
+        call: ToolCall,
+        request: ApprovalRequest,
+        reasons: list[str],
     ) -> None:
         """An approval nobody here can give: a call of the client's confirm_tool_call."""
         confirm_id = wire.CONFIRM_PREFIX + call.id
@@ -288,11 +317,16 @@ class AgentServer:
         agent.emit(ev.ToolCallArgs(tool_call_id=confirm_id, delta=json.dumps(arguments)))
         agent.emit(ev.ToolCallEnd(tool_call_id=confirm_id))
         agent.pending.append(confirm_id)
+        function = {"name": wire.CONFIRM_TOOL, "arguments": json.dumps(arguments)}
+        call = {"id": confirm_id, "type": "function", "function": function}
+        relay.confirms.append((parent, call))
 
     async def _run(self, agent: Agent, relay: Relay, run_input: Any, plan: Plan) -> None:
         self.runs += 1
         try:
-            await agent.run_turn(None, run_id=run_input.run_id, prelude=lambda: apply(agent, plan))
+            await agent.run_turn(
+                None, run_id=run_input.run_id, prelude=lambda: apply(agent, plan, relay, run_input)
+            )
         finally:
             self.busy.discard(run_input.thread_id)
             # Shielded: a client that leaves as the run ends cancels this task, and a close
@@ -322,8 +356,10 @@ class AgentServer:
                     await task
 
 
-async def apply(agent: Agent, plan: Plan) -> None:
-    """A served run's prelude: the client's results and answers, then its new messages."""
+async def apply(agent: Agent, plan: Plan, relay: Relay, run_input: Any) -> None:
+    """A served run's prelude: the client's results and answers, then its new messages;
+    then what the client's view lacks of the thread (its messages, its state), said as
+    snapshots, and the client's forwardedProps recorded in the session."""
     conversation = agent.session.conversation
     for message in plan.results:
         conversation.add(message)
@@ -333,15 +369,32 @@ async def apply(agent: Agent, plan: Plan) -> None:
     conversation.repair()  # calls still unanswered were abandoned by the client
     for message in plan.messages:
         conversation.add(message)
+    running = {call.id for call in plan.approved_calls}
+    if relay.snapshot and not same_history(run_input.messages, conversation.messages, running):
+        relay.handle(relay.snapshot())  # to the client only: the session has its messages
+    state = plan.state
+    if state is not None and has_state(state.value) and not has_state(run_input.state):
+        relay.handle(ev.StateSnapshot(snapshot=state.value))
+    if plan.forwarded not in (None, {}):
+        agent.session.handle(ev.Custom(name="forwarded_props", value=plan.forwarded))
 
 
-def context_section(run_input: Any, notes: list[str]) -> str:
-    """The client's context, state and system messages, for the model, bounded."""
+def context_section(run_input: Any, notes: list[str], state: Any = None) -> str:
+    """The client's context, the thread's state, the client's forwardedProps and its
+    system messages, for the model, bounded."""
     parts = [note for note in notes if note.strip()]
     for item in run_input.context or []:
         parts.append(f"{item.description}: {item.value}")
-    if run_input.state not in (None, {}, []):
-        parts.append("Application state (JSON): " + json.dumps(run_input.state, default=str))
+    if has_state(state):
+        parts.append(
+            f"Application state (JSON; change it with {STATE_TOOL}): "
+            + json.dumps(state, default=str)
+        )
+    if run_input.forwarded_props not in (None, {}):
+        parts.append(
+            "Properties the application forwarded (JSON): "
+            + json.dumps(run_input.forwarded_props, default=str)
+        )
     if not parts:
         return ""
     text = "\n".join(f"- {part}" for part in parts)

@@ -13,7 +13,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentcli.agui.wire import CONFIRM_PREFIX, message_from_sdk, text_of
+from agentcli.agui.wire import (
+    CONFIRM_PREFIX,
+    message_from_sdk,
+    message_to_wire,
+    text_of,
+)
 from agentcli.conversation.messages import Conversation, Message, ToolCall
 from agentcli.records import dataclass, field
 from agentcli.risk import Decision
@@ -50,6 +55,8 @@ class Plan:
     approved_calls: list[ToolCall] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)  # new user (or imported) messages
     notes: list[str] = field(default_factory=list)  # system/developer messages: context
+    state: Any = None  # the run's ThreadState (agentcli.agui.state)
+    forwarded: Any = None  # the client's forwardedProps
 
     @property
     def empty(self) -> bool:
@@ -118,6 +125,47 @@ def _fresh(
         roles = [m.role for m in messages]
         last = max((i for i, role in enumerate(roles) if role == "assistant"), default=-1)
     return messages[last + 1 :]
+
+
+def _shape(role: str, ident: Any, call_id: Any) -> tuple[str, Any]:
+    return (role, call_id) if role == "tool" else (role, ident)
+
+
+def same_history(client: list[Any], thread: list[Message], running: set[str]) -> bool:
+    """Whether the client's messages are the thread's (by id, and tool results by their
+    call), leaving out what the thread does not keep as messages: system and developer
+    messages (context) and the `confirm_tool_call` exchange (approvals); and the results
+    of the `running` calls (approved calls this run runs: their events show them)."""
+    theirs = [
+        _shape(m.role, m.id, getattr(m, "tool_call_id", None))
+        for m in client
+        if m.role in ("user", "assistant", "tool")
+        and not (m.role == "tool" and m.tool_call_id.startswith(CONFIRM_PREFIX))
+    ]
+    ours = [
+        _shape(m.role, m.id, m.tool_call_id)
+        for m in thread
+        if not (m.role == "tool" and m.tool_call_id in running)
+    ]
+    return theirs == ours
+
+
+def thread_messages(
+    messages: list[Message], confirms: list[tuple[str | None, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The thread's messages in AG-UI's form (MESSAGES_SNAPSHOT), with the run's pending
+    `confirm_tool_call` calls in the assistant message they were sent under, so that a
+    client that replaces its messages with these can still answer them."""
+    wire = [message_to_wire(m) for m in messages]
+    by_id = {m["id"]: m for m in wire if m["role"] == "assistant"}
+    for parent, call in confirms:
+        target = by_id.get(parent or "")
+        if target is None:
+            target = {"id": f"{call['id']}-message", "role": "assistant"}
+            wire.append(target)
+            by_id[target["id"]] = target
+        target.setdefault("toolCalls", []).append(call)
+    return wire
 
 
 _YES = ("approve", "approved", "allow", "allowed", "yes", "y", "true", "ok", "confirm")

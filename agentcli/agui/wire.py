@@ -84,9 +84,11 @@ def message_from_sdk(message: Any) -> Message | None:
             role="assistant", content=message.content or "", tool_calls=calls, id=message.id
         )
     if role == "tool":
-        return Message.tool_result(
+        result = Message.tool_result(
             message.tool_call_id, text_of(message.content), error=message.error
         )
+        result.id = message.id  # the client's: its history and the thread's stay alike
+        return result
     return None
 
 

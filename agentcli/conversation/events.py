@@ -155,6 +155,14 @@ class StateDelta(Event):
 
 
 @dataclass(kw_only=True, slots=True)
+class MessagesSnapshot(Event):
+    """A served thread's messages, in AG-UI's wire form (sent by `serve` only)."""
+
+    type: ClassVar[str] = "MESSAGES_SNAPSHOT"
+    messages: list[dict[str, Any]]
+
+
+@dataclass(kw_only=True, slots=True)
 class ReasoningStart(Event):
     type: ClassVar[str] = "REASONING_START"
     message_id: str

@@ -58,6 +58,9 @@ class Session:
     # The result event just written (call id, content): the tool message that follows it
     # with the same content refers to it instead of storing the content a second time.
     _last_result: tuple[str, str] | None = None
+    # AG-UI state as the recorded STATE_SNAPSHOT / STATE_DELTA events left it (a served
+    # thread's state, kept across its runs); None when none was recorded.
+    state: Any = None
 
     # --- creating and loading
 
@@ -133,12 +136,26 @@ class Session:
                     partial.write(event["delta"])
                 elif event["type"] == "STEP_STARTED":
                     partial = io.StringIO()
+                elif event["type"] in ("STATE_SNAPSHOT", "STATE_DELTA"):
+                    self._restore_state(event)
         conversation.start = min(conversation.start, len(conversation.messages))
         conversation.order_results()
         if partial.tell():  # the process died while the model was answering: keep what it said
             text = partial.getvalue() + "\n[the answer was interrupted here]"
             conversation.messages.append(Message(role="assistant", content=text))
             self.pending_partial = conversation.messages[-1]
+
+    def _restore_state(self, event: dict[str, Any]) -> None:
+        if event["type"] == "STATE_SNAPSHOT":
+            self.state = event.get("snapshot")
+            return
+        import jsonpatch  # only for a session that recorded a delta
+
+        try:
+            base = {} if self.state is None else self.state  # AG-UI's state before any
+            self.state = jsonpatch.apply_patch(base, event.get("delta") or [])
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as error:
+            self.warnings.append(f"a recorded STATE_DELTA does not apply ({error}); skipped")
 
     def open_for_append(self) -> None:
         """Starts recording: messages added from now on, and events, go to the file."""

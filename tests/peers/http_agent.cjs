@@ -1,6 +1,7 @@
 // Drives `agentcli serve` with @ag-ui/client's HttpAgent (a peer nobody here wrote).
 // node http_agent.cjs URL  → prints one JSON object: per scenario, the events the client
-// saw, its messages afterwards, and any error it raised. NODE_PATH names the node_modules.
+// saw, its messages afterwards (and its messages and state after each run), and any error
+// it raised. NODE_PATH names the node_modules.
 const { HttpAgent } = require("@ag-ui/client");
 
 const url = process.argv[2];
@@ -21,12 +22,13 @@ const CONFIRM = {
   parameters: { type: "object", properties: {} },
 };
 
-async function run(agent, params, seen) {
+async function run(agent, params, seen, after) {
   const failures = [];
   await agent.runAgent(params, {
     onEvent: ({ event }) => { seen.push(event); },
     onRunFailed: ({ error }) => { failures.push(String(error)); },
   }).catch((error) => failures.push(String(error)));
+  if (after) after.push({ messages: structuredClone(agent.messages), state: structuredClone(agent.state) });
   return failures;
 }
 
@@ -44,19 +46,35 @@ async function scenario(threadId, tools, answer) {
   agent.addMessage({ id: `${threadId}-u1`, role: "user", content: "hello" });
   const runs = [];
   const events = [];
-  runs.push(await run(agent, { runId: `${threadId}-r1`, tools }, events));
+  const after = [];
+  runs.push(await run(agent, { runId: `${threadId}-r1`, tools }, events, after));
   if (answer) {
     const call = lastCall(agent, answer.tool);
     if (call) {
       agent.addMessage({
         id: `${threadId}-t1`, role: "tool", toolCallId: call.id, content: answer.content,
       });
-      runs.push(await run(agent, { runId: `${threadId}-r2`, tools }, events));
+      runs.push(await run(agent, { runId: `${threadId}-r2`, tools }, events, after));
     } else {
       runs.push([`no ${answer.tool} call in the client's messages`]);
     }
   }
-  return { events, messages: agent.messages, failures: runs.flat() };
+  return { events, messages: agent.messages, after, failures: runs.flat() };
+}
+
+// State and snapshots: a page whose state the agent changes, then the same thread from a
+// page that reloaded (no messages, no state): the server sends it both.
+async function stateScenario(threadId) {
+  const events = [];
+  const after = [];
+  const page = new HttpAgent({ url, threadId, headers, initialState: { items: [] } });
+  page.addMessage({ id: `${threadId}-u1`, role: "user", content: "add milk" });
+  const forwardedProps = { page: "shopping-list" };
+  const failures = await run(page, { runId: `${threadId}-r1`, forwardedProps }, events, after);
+  const reloaded = new HttpAgent({ url, threadId, headers });
+  reloaded.addMessage({ id: `${threadId}-u2`, role: "user", content: "what is on the list?" });
+  failures.push(...await run(reloaded, { runId: `${threadId}-r2` }, events, after));
+  return { events, messages: reloaded.messages, after, failures };
 }
 
 (async () => {
@@ -66,6 +84,7 @@ async function scenario(threadId, tools, answer) {
     confirm: await scenario("js-confirm", [CONFIRM], {
       tool: "confirm_tool_call", content: JSON.stringify({ approved: true }),
     }),
+    state: await stateScenario("js-state"),
   };
   process.stdout.write(JSON.stringify(result));
 })().catch((error) => { console.error(error); process.exit(1); });
