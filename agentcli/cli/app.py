@@ -390,7 +390,16 @@ def mcp_add(
         ),
     ] = None,
     url: Annotated[
-        str | None, typer.Option("--url", help="A streamable HTTP server.", metavar="URL")
+        str | None, typer.Option("--url", help="A server reached by HTTP.", metavar="URL")
+    ] = None,
+    transport: Annotated[
+        str | None,
+        typer.Option(
+            "--transport",
+            help="With --url: http (streamable) or sse (legacy) [default: http, falling back "
+            "to sse for a legacy server].",
+            metavar="TRANSPORT",
+        ),
     ] = None,
     env: Annotated[
         list[str] | None,
@@ -442,6 +451,7 @@ def mcp_add(
             project=project,
             sandbox=sandbox,
             dirs=dirs or [],
+            transport=transport,
         )
     )
 

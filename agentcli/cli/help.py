@@ -100,6 +100,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "agentcli mcp add files --project -- npx -y @modelcontextprotocol/server-filesystem .",
         "agentcli mcp add docs --url http://localhost:8000/mcp",
         "agentcli mcp add api --url http://localhost:9000/mcp --header 'X-Key: ${API_KEY}'",
+        "agentcli mcp add old --url http://localhost:8000/sse --transport sse",
     ),
     "mcp remove": ("agentcli mcp remove time",),
     "mcp list": ("agentcli mcp list", "agentcli mcp list --json"),

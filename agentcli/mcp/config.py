@@ -2,7 +2,9 @@
 
 stdio: `command`, `args`, `cwd` (relative to the workspace), `env` = names of variables to
 pass from agentcli's environment (their values are never copied into the file).
-Streamable HTTP: `url`, `headers` whose values may name variables as `${NAME}`.
+HTTP: `url`, `headers` whose values may name variables as `${NAME}`, `transport` =
+"http" (streamable HTTP) | "sse" (the legacy HTTP+SSE transport); unset: streamable HTTP,
+falling back to SSE when the server answers as a legacy one does.
 Both: `trusted` (honour the server's tool annotations), `start_timeout` and `tool_timeout`
 (the most one call may take) in seconds, and
 `[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"`.
@@ -32,6 +34,7 @@ RISK_LABELS = ("low", "medium", "high")
 # Narrowest first: a server with no profile chosen gets the first it starts in ("none"
 # only when a person chose it).
 SANDBOX_PROFILES = ("read-only", "workspace-write", "network", "none")
+HTTP_TRANSPORTS = {"http": "streamable-http", "streamable-http": "streamable-http", "sse": "sse"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +53,13 @@ class ServerConfig:
     # stdio: the sandbox profile it runs in; None: the narrowest that lets it start
     sandbox: str | None = None
     dirs: tuple[str, ...] = ()  # stdio: more places it may reach (DIR, or DIR:ro)
+    http_transport: str | None = None  # "streamable-http" | "sse"; None: either, found out
 
     @property
     def transport(self) -> str:
-        return "http" if self.url else "stdio"
+        if not self.url:
+            return "stdio"
+        return "sse" if self.http_transport == "sse" else "http"
 
     def shown(self) -> str:
         """One line: what runs, or where it connects."""
@@ -159,6 +165,9 @@ def parse_server(name: str, table: Any) -> ServerConfig:
     if sandbox is not None and url:
         raise _fail(name, "sandbox", "applies to stdio servers (a command), not to a url")
     dirs = _strings(name, "dirs", table.get("dirs"))
+    transport = table.get("transport")
+    if transport is not None and (not url or transport not in HTTP_TRANSPORTS):
+        raise _fail(name, "transport", 'applies to a url: "http" (streamable) or "sse" (legacy)')
     return ServerConfig(
         name=name,
         command=command,
@@ -173,6 +182,7 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         tool_risks=risks,
         sandbox=sandbox,
         dirs=dirs,
+        http_transport=HTTP_TRANSPORTS.get(transport) if transport else None,
     )
 
 

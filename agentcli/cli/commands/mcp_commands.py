@@ -32,6 +32,7 @@ def add(
     project: bool,
     sandbox: str | None = None,
     dirs: list[str] | None = None,
+    transport: str | None = None,
 ) -> int:
     if bool(command) == bool(url):
         raise UsageError(
@@ -51,10 +52,13 @@ def add(
         table["sandbox"] = sandbox
     if dirs:
         table["dirs"] = dirs
+    if transport is not None:
+        table["transport"] = transport
     try:
         parse_server(name, table)
     except ConfigError as error:
-        raise UsageError(str(error).replace(f"mcp.servers.{name}.sandbox", "--sandbox")) from None
+        text = str(error).replace(f"mcp.servers.{name}.sandbox", "--sandbox")
+        raise UsageError(text.replace(f"mcp.servers.{name}.transport", "--transport")) from None
     path = _config_file(workspace, project)
     set_table(path, f"mcp.servers.{name}", table)
     sys.stdout.write(f"added MCP server {name} to {path}\n")
@@ -154,6 +158,8 @@ async def _survey(config: Any, workspace: Path) -> list[dict[str, Any]]:
                 rows.append(row)
                 continue
             row.update(state=source.state, server=source.server_info, error=source.error)
+            if source.http_transport == "sse":
+                row["transport"] = "sse"
             if source.profile is not None:
                 row["sandbox"] = source.profile
                 row["sandboxChosen"] = not source.profile_found
