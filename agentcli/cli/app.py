@@ -479,6 +479,31 @@ def mcp_list(
     _guarded(lambda: mcp_commands.list_servers(_workspace(cwd), as_json))
 
 
+@mcp_app.command("login", **_command_info("mcp login"))
+def mcp_login(
+    name: Annotated[str, typer.Argument(help="The server's name.", metavar="NAME")],
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Print the URL only; open no browser.")
+    ] = False,
+    cwd: Workspace = None,
+) -> None:
+    """Log in to an MCP server reached by URL: prints the URL to open in a browser and
+    stores the tokens the server's authorization server gives (OAuth, PKCE)."""
+    from agentcli.cli.commands import mcp_commands
+
+    _guarded(lambda: mcp_commands.login(_workspace(cwd), name, browser=not no_browser))
+
+
+@mcp_app.command("logout", **_command_info("mcp logout"))
+def mcp_logout(
+    name: Annotated[str, typer.Argument(help="The server's name.", metavar="NAME")],
+) -> None:
+    """Delete the OAuth tokens stored for an MCP server."""
+    from agentcli.cli.commands import mcp_commands
+
+    _guarded(lambda: mcp_commands.logout(name))
+
+
 @app.command(**_command_info("plugins"))
 def plugins(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

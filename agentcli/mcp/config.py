@@ -4,7 +4,8 @@ stdio: `command`, `args`, `cwd` (relative to the workspace), `env` = names of va
 pass from agentcli's environment (their values are never copied into the file).
 HTTP: `url`, `headers` whose values may name variables as `${NAME}`, `transport` =
 "http" (streamable HTTP) | "sse" (the legacy HTTP+SSE transport); unset: streamable HTTP,
-falling back to SSE when the server answers as a legacy one does.
+falling back to SSE when the server answers as a legacy one does. `oauth` = false turns off
+the OAuth login a server may ask for (it is off anyway when `headers` set Authorization).
 Both: `trusted` (honour the server's tool annotations), `start_timeout` and `tool_timeout`
 (the most one call may take) in seconds, and
 `[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"`.
@@ -54,12 +55,19 @@ class ServerConfig:
     sandbox: str | None = None
     dirs: tuple[str, ...] = ()  # stdio: more places it may reach (DIR, or DIR:ro)
     http_transport: str | None = None  # "streamable-http" | "sse"; None: either, found out
+    oauth: bool = True  # a URL server may ask for an OAuth login (`agentcli mcp login`)
 
     @property
     def transport(self) -> str:
         if not self.url:
             return "stdio"
         return "sse" if self.http_transport == "sse" else "http"
+
+    @property
+    def uses_oauth(self) -> bool:
+        """An Authorization header the user set is their credential: no login then."""
+        given = {name.lower() for name in self.headers}
+        return bool(self.url) and self.oauth and "authorization" not in given
 
     def shown(self) -> str:
         """One line: what runs, or where it connects."""
@@ -168,6 +176,9 @@ def parse_server(name: str, table: Any) -> ServerConfig:
     transport = table.get("transport")
     if transport is not None and (not url or transport not in HTTP_TRANSPORTS):
         raise _fail(name, "transport", 'applies to a url: "http" (streamable) or "sse" (legacy)')
+    oauth = table.get("oauth", True)
+    if not isinstance(oauth, bool):
+        raise _fail(name, "oauth", "must be true or false")
     return ServerConfig(
         name=name,
         command=command,
@@ -183,6 +194,7 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         sandbox=sandbox,
         dirs=dirs,
         http_transport=HTTP_TRANSPORTS.get(transport) if transport else None,
+        oauth=oauth,
     )
 
 

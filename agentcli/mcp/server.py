@@ -90,6 +90,7 @@ class McpServer(ToolSource):
         self._pid: int | None = None
         self._restarted = False
         self._answers: Any = None  # what the HTTP responses said (agentcli.mcp.transports)
+        self._oauth: Any = None  # the OAuth provider of a server reached by URL
         self.http_transport: str | None = None  # "streamable-http" | "sse", once connected
         self._reconnect = asyncio.Lock()
         self._garbage: str | None = None  # the first line on stdout that was not JSON-RPC
@@ -203,6 +204,13 @@ class McpServer(ToolSource):
                     f"{tool.name}: no answer within {limit:g} s, so the call was cancelled "
                     f"(raise mcp.servers.{self.config.name}.tool_timeout if it needs longer)",
                     kind="timeout",
+                ) from None
+            if self._oauth is not None and self._oauth.needs_login:
+                from agentcli.mcp.oauth import login_needed_message
+
+                message = login_needed_message(self.config.name)
+                raise ToolFailure(
+                    f"{tool.name}: MCP server {self.config.name}: {message}"
                 ) from None
             closed = isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
             if not closed and self._session is session and self._alive():
@@ -371,18 +379,21 @@ class McpServer(ToolSource):
             guard.end()
 
     async def _open_http(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
-        """Streamable HTTP or legacy SSE (agentcli.mcp.transports)."""
+        """Streamable HTTP or legacy SSE (agentcli.mcp.transports), with OAuth unless the
+        configuration gives the Authorization header (agentcli.mcp.oauth)."""
         from agentcli.errors import ConfigError
         from agentcli.mcp import transports
+        from agentcli.mcp.oauth import session_auth
 
         try:
             headers = self.config.resolved_headers()
         except ConfigError as error:
             raise StartFailed(str(error)) from None
         self._answers = transports.HttpAnswers(self.config.url or "")
+        self._oauth = session_auth(self.config)  # anew: a login elsewhere may have stored tokens
         self.http_transport = self.http_transport or transports.chosen_transport(self.config)
         return await transports.open_http(
-            stack, self.config, self.http_transport, headers, self._answers
+            stack, self.config, self.http_transport, headers, self._answers, self._oauth
         )
 
     async def _list_tools(self, session: Any) -> list[Any]:
@@ -484,9 +495,11 @@ class McpServer(ToolSource):
 
     def _explain(self, error: BaseException) -> str:
         if self.config.url:
+            from agentcli.mcp.oauth import explain_auth
             from agentcli.mcp.transports import explain_http
 
-            if said := explain_http(self.config, self._answers):
+            said = explain_auth(self.config, self._oauth, self._answers, error)
+            if said := said or explain_http(self.config, self._answers):
                 return said
         if self.config.url and "Connect" in type(error).__name__:
             return f"cannot reach {self.config.url}: {error}"

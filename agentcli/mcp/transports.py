@@ -93,13 +93,7 @@ async def open_http(
 
 
 def explain_http(config: ServerConfig, answers: HttpAnswers | None) -> str:
-    """One line for a 401, or for a legacy server that streamable HTTP was chosen for; ""
-    otherwise."""
-    if answers is not None and answers.unauthorized:
-        return (
-            f"{config.url} answered 401 Unauthorized: set the token that "
-            f"mcp.servers.{config.name}.headers names (OAuth is not supported)"
-        )
+    """One line for a legacy server that streamable HTTP was chosen for; "" otherwise."""
     if answers is None or not answers.legacy or config.http_transport != STREAMABLE:
         return ""
     return (

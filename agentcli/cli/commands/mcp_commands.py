@@ -1,5 +1,5 @@
-"""`agentcli mcp add | remove | list`: the MCP servers in the configuration files, and what
-each one offers when started."""
+"""`agentcli mcp add | remove | list | login | logout`: the MCP servers in the configuration
+files, what each one offers when started, and the OAuth logins of those reached by URL."""
 
 from __future__ import annotations
 
@@ -86,6 +86,56 @@ def remove(workspace: Path, name: str, project: bool) -> int:
             f"there is no MCP server {name!r} in {path}; `agentcli mcp list` shows them"
         )
     sys.stdout.write(f"removed MCP server {name} from {path}\n")
+    return 0
+
+
+def _server(workspace: Path, name: str) -> Any:
+    """The configured server a login is for: one reached by URL, with OAuth on."""
+    server = next((s for s in servers_of(load_config(workspace)) if s.name == name), None)
+    if server is None:
+        raise UsageError(f"there is no MCP server {name!r}; `agentcli mcp list` shows them")
+    if not server.url:
+        raise UsageError(f"MCP server {name} runs a command: only servers reached by URL log in")
+    if not server.uses_oauth:
+        raise UsageError(
+            f"MCP server {name} is given its Authorization header by mcp.servers.{name}.headers "
+            "(or has oauth = false): it needs no login"
+        )
+    return server
+
+
+def login(workspace: Path, name: str, browser: bool) -> int:
+    from agentcli.mcp.login import run_login
+
+    server = _server(workspace, name)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(
+            f"logging in to {name} needs a person at a terminal: run `agentcli mcp login "
+            f"{name}` in one"
+        )
+
+    def say(text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    if run_login(server, say, browser=browser):
+        sys.stdout.write(f"logged in to {name}; its tokens are stored for agentcli alone\n")
+    else:
+        sys.stdout.write(f"{name} let agentcli in without a login; nothing was stored\n")
+    return 0
+
+
+def logout(name: str) -> int:
+    """By name alone: a server removed from the configuration may still have tokens."""
+    from agentcli.mcp.config import SERVER_NAME
+    from agentcli.mcp.oauth_store import TokenFile
+
+    if not SERVER_NAME.match(name):
+        raise UsageError(f"{name!r} is not a server name (letters, digits, _ or -)")
+    if TokenFile(name, "").forget():
+        sys.stdout.write(f"logged out of {name}: its tokens are deleted\n")
+    else:
+        sys.stdout.write(f"there were no tokens stored for {name}\n")
     return 0
 
 
