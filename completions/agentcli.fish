@@ -19,7 +19,7 @@ complete -c agentcli -n __fish_use_subcommand -a config -d 'Show and change the 
 complete -c agentcli -n __fish_use_subcommand -a sessions -d 'List, show, export and remove sessions'
 complete -c agentcli -n __fish_use_subcommand -a policy -d 'Explain what the policy decides'
 complete -c agentcli -n __fish_use_subcommand -a tools -d 'The tools the model can call'
-complete -c agentcli -n __fish_use_subcommand -a mcp -d 'MCP servers: add, remove, list'
+complete -c agentcli -n __fish_use_subcommand -a mcp -d 'MCP servers: add, remove, list, login, logout'
 
 # agentcli run
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l model -s m -x -d 'PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]'

@@ -390,7 +390,16 @@ def mcp_add(
         ),
     ] = None,
     url: Annotated[
-        str | None, typer.Option("--url", help="A streamable HTTP server.", metavar="URL")
+        str | None, typer.Option("--url", help="A server reached by HTTP.", metavar="URL")
+    ] = None,
+    transport: Annotated[
+        str | None,
+        typer.Option(
+            "--transport",
+            help="With --url: http (streamable) or sse (legacy) [default: http, falling back "
+            "to sse for a legacy server].",
+            metavar="TRANSPORT",
+        ),
     ] = None,
     env: Annotated[
         list[str] | None,
@@ -442,6 +451,7 @@ def mcp_add(
             project=project,
             sandbox=sandbox,
             dirs=dirs or [],
+            transport=transport,
         )
     )
 
@@ -467,6 +477,31 @@ def mcp_list(
     from agentcli.cli.commands import mcp_commands
 
     _guarded(lambda: mcp_commands.list_servers(_workspace(cwd), as_json))
+
+
+@mcp_app.command("login", **_command_info("mcp login"))
+def mcp_login(
+    name: Annotated[str, typer.Argument(help="The server's name.", metavar="NAME")],
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Print the URL only; open no browser.")
+    ] = False,
+    cwd: Workspace = None,
+) -> None:
+    """Log in to an MCP server reached by URL: prints the URL to open in a browser and
+    stores the tokens the server's authorization server gives (OAuth, PKCE)."""
+    from agentcli.cli.commands import mcp_commands
+
+    _guarded(lambda: mcp_commands.login(_workspace(cwd), name, browser=not no_browser))
+
+
+@mcp_app.command("logout", **_command_info("mcp logout"))
+def mcp_logout(
+    name: Annotated[str, typer.Argument(help="The server's name.", metavar="NAME")],
+) -> None:
+    """Delete the OAuth tokens stored for an MCP server."""
+    from agentcli.cli.commands import mcp_commands
+
+    _guarded(lambda: mcp_commands.logout(name))
 
 
 @app.command(**_command_info("plugins"))

@@ -28,10 +28,12 @@ SUMMARIES = {
     "policy explain": "What the policy would decide for a call, and why.",
     "tools": "The tools the model can call.",
     "tools list": "Every tool with its risk and where it comes from.",
-    "mcp": "MCP servers: add, remove, list.",
+    "mcp": "MCP servers: add, remove, list, login, logout.",
     "mcp add": "Add an MCP server (stdio command or --url).",
     "mcp remove": "Remove an MCP server.",
     "mcp list": "Start each MCP server and show what it offers.",
+    "mcp login": "Log in to an MCP server by URL (OAuth).",
+    "mcp logout": "Forget an MCP server's OAuth tokens.",
 }
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
@@ -100,9 +102,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "agentcli mcp add files --project -- npx -y @modelcontextprotocol/server-filesystem .",
         "agentcli mcp add docs --url http://localhost:8000/mcp",
         "agentcli mcp add api --url http://localhost:9000/mcp --header 'X-Key: ${API_KEY}'",
+        "agentcli mcp add old --url http://localhost:8000/sse --transport sse",
     ),
     "mcp remove": ("agentcli mcp remove time",),
     "mcp list": ("agentcli mcp list", "agentcli mcp list --json"),
+    "mcp login": ("agentcli mcp login docs", "agentcli mcp login docs --no-browser"),
+    "mcp logout": ("agentcli mcp logout docs",),
 }
 
 

@@ -2,7 +2,10 @@
 
 stdio: `command`, `args`, `cwd` (relative to the workspace), `env` = names of variables to
 pass from agentcli's environment (their values are never copied into the file).
-Streamable HTTP: `url`, `headers` whose values may name variables as `${NAME}`.
+HTTP: `url`, `headers` whose values may name variables as `${NAME}`, `transport` =
+"http" (streamable HTTP) | "sse" (the legacy HTTP+SSE transport); unset: streamable HTTP,
+falling back to SSE when the server answers as a legacy one does. `oauth` = false turns off
+the OAuth login a server may ask for (it is off anyway when `headers` set Authorization).
 Both: `trusted` (honour the server's tool annotations), `start_timeout` and `tool_timeout`
 (the most one call may take) in seconds, and
 `[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"`.
@@ -32,6 +35,7 @@ RISK_LABELS = ("low", "medium", "high")
 # Narrowest first: a server with no profile chosen gets the first it starts in ("none"
 # only when a person chose it).
 SANDBOX_PROFILES = ("read-only", "workspace-write", "network", "none")
+HTTP_TRANSPORTS = {"http": "streamable-http", "streamable-http": "streamable-http", "sse": "sse"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +54,20 @@ class ServerConfig:
     # stdio: the sandbox profile it runs in; None: the narrowest that lets it start
     sandbox: str | None = None
     dirs: tuple[str, ...] = ()  # stdio: more places it may reach (DIR, or DIR:ro)
+    http_transport: str | None = None  # "streamable-http" | "sse"; None: either, found out
+    oauth: bool = True  # a URL server may ask for an OAuth login (`agentcli mcp login`)
 
     @property
     def transport(self) -> str:
-        return "http" if self.url else "stdio"
+        if not self.url:
+            return "stdio"
+        return "sse" if self.http_transport == "sse" else "http"
+
+    @property
+    def uses_oauth(self) -> bool:
+        """An Authorization header the user set is their credential: no login then."""
+        given = {name.lower() for name in self.headers}
+        return bool(self.url) and self.oauth and "authorization" not in given
 
     def shown(self) -> str:
         """One line: what runs, or where it connects."""
@@ -159,6 +173,12 @@ def parse_server(name: str, table: Any) -> ServerConfig:
     if sandbox is not None and url:
         raise _fail(name, "sandbox", "applies to stdio servers (a command), not to a url")
     dirs = _strings(name, "dirs", table.get("dirs"))
+    transport = table.get("transport")
+    if transport is not None and (not url or transport not in HTTP_TRANSPORTS):
+        raise _fail(name, "transport", 'applies to a url: "http" (streamable) or "sse" (legacy)')
+    oauth = table.get("oauth", True)
+    if not isinstance(oauth, bool):
+        raise _fail(name, "oauth", "must be true or false")
     return ServerConfig(
         name=name,
         command=command,
@@ -173,6 +193,8 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         tool_risks=risks,
         sandbox=sandbox,
         dirs=dirs,
+        http_transport=HTTP_TRANSPORTS.get(transport) if transport else None,
+        oauth=oauth,
     )
 
 

@@ -89,7 +89,9 @@ class McpServer(ToolSource):
         self._stop = asyncio.Event()
         self._pid: int | None = None
         self._restarted = False
-        self._unauthorized = False
+        self._answers: Any = None  # what the HTTP responses said (agentcli.mcp.transports)
+        self._oauth: Any = None  # the OAuth provider of a server reached by URL
+        self.http_transport: str | None = None  # "streamable-http" | "sse", once connected
         self._reconnect = asyncio.Lock()
         self._garbage: str | None = None  # the first line on stdout that was not JSON-RPC
         self._garbled = asyncio.Event()
@@ -116,7 +118,12 @@ class McpServer(ToolSource):
         """In the profile chosen, or the first of the narrowest ones it starts in."""
         if not self.confined:
             self.profile = None if self.config.url else "none"
-            await self._connect()
+            try:
+                await self._connect()
+            except StartFailed:
+                if not self._falls_back_to_sse():
+                    raise
+                await self._connect()  # the legacy HTTP+SSE transport
             return
         if self.profile is not None:
             await self._connect()
@@ -146,6 +153,17 @@ class McpServer(ToolSource):
             + f"); give it what it needs: mcp.servers.{self.config.name}.dirs, or "
             f'sandbox = "none" to run it unconfined'
         )
+
+    def _falls_back_to_sse(self) -> bool:
+        """The streamable HTTP attempt was answered as a legacy server answers: use SSE."""
+        from agentcli.mcp import transports
+
+        if self.http_transport != transports.STREAMABLE or self._answers is None:
+            return False
+        if not transports.may_fall_back(self.config, self._answers):
+            return False
+        self.http_transport = transports.SSE
+        return True
 
     def status(self) -> dict[str, Any]:
         """For the event stream: the state, the tools, and when the start began and ended."""
@@ -186,6 +204,13 @@ class McpServer(ToolSource):
                     f"{tool.name}: no answer within {limit:g} s, so the call was cancelled "
                     f"(raise mcp.servers.{self.config.name}.tool_timeout if it needs longer)",
                     kind="timeout",
+                ) from None
+            if self._oauth is not None and self._oauth.needs_login:
+                from agentcli.mcp.oauth import login_needed_message
+
+                message = login_needed_message(self.config.name)
+                raise ToolFailure(
+                    f"{tool.name}: MCP server {self.config.name}: {message}"
                 ) from None
             closed = isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
             if not closed and self._session is session and self._alive():
@@ -354,28 +379,21 @@ class McpServer(ToolSource):
             guard.end()
 
     async def _open_http(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
+        """Streamable HTTP or legacy SSE (agentcli.mcp.transports), with OAuth unless the
+        configuration gives the Authorization header (agentcli.mcp.oauth)."""
         from agentcli.errors import ConfigError
+        from agentcli.mcp import transports
+        from agentcli.mcp.oauth import session_auth
 
         try:
             headers = self.config.resolved_headers()
         except ConfigError as error:
             raise StartFailed(str(error)) from None
-
-        async def saw(response: Any) -> None:
-            if response.status_code == 401:
-                self._unauthorized = True
-
-        client = httpx2.AsyncClient(
-            headers=headers,
-            timeout=httpx2.Timeout(30.0, read=300.0),
-            event_hooks={"response": [saw]},
-        )
-        await stack.enter_async_context(client)
-        return await stack.enter_async_context(
-            streamable_http_client(self.config.url or "", http_client=client)
+        self._answers = transports.HttpAnswers(self.config.url or "")
+        self._oauth = session_auth(self.config)  # anew: a login elsewhere may have stored tokens
+        self.http_transport = self.http_transport or transports.chosen_transport(self.config)
+        return await transports.open_http(
+            stack, self.config, self.http_transport, headers, self._answers, self._oauth
         )
 
     async def _list_tools(self, session: Any) -> list[Any]:
@@ -476,11 +494,13 @@ class McpServer(ToolSource):
             return []
 
     def _explain(self, error: BaseException) -> str:
-        if self._unauthorized:
-            return (
-                f"{self.config.url} answered 401 Unauthorized: set the token that "
-                f"mcp.servers.{self.config.name}.headers names (OAuth is not supported)"
-            )
+        if self.config.url:
+            from agentcli.mcp.oauth import explain_auth
+            from agentcli.mcp.transports import explain_http
+
+            said = explain_auth(self.config, self._oauth, self._answers, error)
+            if said := said or explain_http(self.config, self._answers):
+                return said
         if self.config.url and "Connect" in type(error).__name__:
             return f"cannot reach {self.config.url}: {error}"
         if isinstance(error, FileNotFoundError):

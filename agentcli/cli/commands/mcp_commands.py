@@ -1,5 +1,5 @@
-"""`agentcli mcp add | remove | list`: the MCP servers in the configuration files, and what
-each one offers when started."""
+"""`agentcli mcp add | remove | list | login | logout`: the MCP servers in the configuration
+files, what each one offers when started, and the OAuth logins of those reached by URL."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def add(
     project: bool,
     sandbox: str | None = None,
     dirs: list[str] | None = None,
+    transport: str | None = None,
 ) -> int:
     if bool(command) == bool(url):
         raise UsageError(
@@ -51,10 +52,13 @@ def add(
         table["sandbox"] = sandbox
     if dirs:
         table["dirs"] = dirs
+    if transport is not None:
+        table["transport"] = transport
     try:
         parse_server(name, table)
     except ConfigError as error:
-        raise UsageError(str(error).replace(f"mcp.servers.{name}.sandbox", "--sandbox")) from None
+        text = str(error).replace(f"mcp.servers.{name}.sandbox", "--sandbox")
+        raise UsageError(text.replace(f"mcp.servers.{name}.transport", "--transport")) from None
     path = _config_file(workspace, project)
     set_table(path, f"mcp.servers.{name}", table)
     sys.stdout.write(f"added MCP server {name} to {path}\n")
@@ -82,6 +86,56 @@ def remove(workspace: Path, name: str, project: bool) -> int:
             f"there is no MCP server {name!r} in {path}; `agentcli mcp list` shows them"
         )
     sys.stdout.write(f"removed MCP server {name} from {path}\n")
+    return 0
+
+
+def _server(workspace: Path, name: str) -> Any:
+    """The configured server a login is for: one reached by URL, with OAuth on."""
+    server = next((s for s in servers_of(load_config(workspace)) if s.name == name), None)
+    if server is None:
+        raise UsageError(f"there is no MCP server {name!r}; `agentcli mcp list` shows them")
+    if not server.url:
+        raise UsageError(f"MCP server {name} runs a command: only servers reached by URL log in")
+    if not server.uses_oauth:
+        raise UsageError(
+            f"MCP server {name} is given its Authorization header by mcp.servers.{name}.headers "
+            "(or has oauth = false): it needs no login"
+        )
+    return server
+
+
+def login(workspace: Path, name: str, browser: bool) -> int:
+    from agentcli.mcp.login import run_login
+
+    server = _server(workspace, name)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(
+            f"logging in to {name} needs a person at a terminal: run `agentcli mcp login "
+            f"{name}` in one"
+        )
+
+    def say(text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    if run_login(server, say, browser=browser):
+        sys.stdout.write(f"logged in to {name}; its tokens are stored for agentcli alone\n")
+    else:
+        sys.stdout.write(f"{name} let agentcli in without a login; nothing was stored\n")
+    return 0
+
+
+def logout(name: str) -> int:
+    """By name alone: a server removed from the configuration may still have tokens."""
+    from agentcli.mcp.config import SERVER_NAME
+    from agentcli.mcp.oauth_store import TokenFile
+
+    if not SERVER_NAME.match(name):
+        raise UsageError(f"{name!r} is not a server name (letters, digits, _ or -)")
+    if TokenFile(name, "").forget():
+        sys.stdout.write(f"logged out of {name}: its tokens are deleted\n")
+    else:
+        sys.stdout.write(f"there were no tokens stored for {name}\n")
     return 0
 
 
@@ -154,6 +208,8 @@ async def _survey(config: Any, workspace: Path) -> list[dict[str, Any]]:
                 rows.append(row)
                 continue
             row.update(state=source.state, server=source.server_info, error=source.error)
+            if source.http_transport == "sse":
+                row["transport"] = "sse"
             if source.profile is not None:
                 row["sandbox"] = source.profile
                 row["sandboxChosen"] = not source.profile_found

@@ -1,0 +1,113 @@
+"""`agentcli mcp login NAME`: the whole OAuth flow for one server, with a person at the
+terminal. It connects as a session would; the server's 401 starts the SDK's flow
+(discovery, registration, PKCE), whose authorization URL is printed (and opened where there
+is a desktop); the redirect comes back to a loopback listener; the tokens are stored.
+`agentcli mcp logout NAME` forgets them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from agentcli.errors import AgentCliError
+from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.oauth_store import TokenFile
+
+LOGIN_TIMEOUT = 300.0  # seconds a person has to finish in the browser
+
+
+class LoginFailed(AgentCliError):
+    """The login did not end with tokens; the message says why, in one line."""
+
+
+async def login(
+    config: ServerConfig,
+    say: Callable[[str], None],
+    *,
+    browser: bool,
+    timeout: float = LOGIN_TIMEOUT,
+) -> bool:
+    """Logs in to `config`'s server; whether it asked for a login at all (False: it let
+    agentcli in without one, and nothing was stored)."""
+    from agentcli.errors import ConfigError
+    from agentcli.mcp.oauth import AgentcliOAuth, LoginPrompt
+    from agentcli.mcp.oauth_callback import CallbackListener, has_display, open_browser
+    from agentcli.output.visible import visible
+
+    try:
+        headers = config.resolved_headers()
+    except ConfigError as error:
+        raise LoginFailed(str(error)) from None
+    store = TokenFile(config.name, config.url or "")
+    store.forget()  # a login starts afresh: a new registration for this listener's port
+    listener = CallbackListener()
+
+    async def show(url: str) -> None:
+        say(f"Open this URL in a browser to log in to {config.name}:\n\n  {visible(url)}\n")
+        if browser and has_display() and open_browser(url):
+            say("(a browser was asked to open it)")
+        say(f"Waiting for the browser to come back (up to {timeout:g} s; Ctrl-C stops)...")
+
+    async def wait() -> dict[str, str]:
+        try:
+            return await listener.answer(timeout)
+        except TimeoutError:
+            raise LoginFailed(
+                f"the browser did not come back within {timeout:g} s; run the login again"
+            ) from None
+
+    provider = AgentcliOAuth(config, store, LoginPrompt(listener.redirect_uri, show, wait))
+    try:
+        await _connect(config, headers, provider)
+    except LoginFailed:
+        raise
+    except Exception as error:
+        from agentcli.mcp.server import _leaf
+
+        raise LoginFailed(_explain(config, _leaf(error))) from None
+    finally:
+        listener.close()
+    return store.has_tokens()
+
+
+async def _connect(config: ServerConfig, headers: dict[str, str], auth: Any) -> None:
+    """Initializes a session with the server, by the transport a session would use."""
+    from mcp import ClientSession
+
+    from agentcli.mcp import transports
+
+    transport = transports.chosen_transport(config)
+    while True:
+        answers = transports.HttpAnswers(config.url or "")
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await transports.open_http(
+                    stack, config, transport, headers, answers, auth
+                )
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                return
+        except Exception:
+            if transport == transports.STREAMABLE and transports.may_fall_back(config, answers):
+                transport = transports.SSE
+                continue
+            raise
+
+
+def _explain(config: ServerConfig, error: BaseException) -> str:
+    from agentcli.mcp.oauth_callback import AuthorizationRefused
+
+    if isinstance(error, LoginFailed):
+        return str(error)
+    if isinstance(error, AuthorizationRefused):
+        return f"the authorization server refused the login: {error}"
+    if "Connect" in type(error).__name__:
+        return f"cannot reach {config.url}: {error}"
+    text = str(error) or type(error).__name__
+    return f"logging in to {config.name} failed: {text}"
+
+
+def run_login(config: ServerConfig, say: Callable[[str], None], *, browser: bool) -> bool:
+    return asyncio.run(login(config, say, browser=browser))
