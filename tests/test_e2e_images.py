@@ -154,6 +154,25 @@ def test_a_text_only_provider_gets_the_description(
     assert sent[-1]["content"].endswith(f"[image: image/png, {len(png(3))} B]")
 
 
+def test_a_server_that_refuses_the_images_gets_a_line_saying_how_to_go_without(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    (workspace / "shot.png").write_bytes(png(4))
+    server.enqueue(
+        Reply.tool_calls([read("shot.png", "call_img")]),
+        Reply.error(400, "image input is not supported by this model"),
+    )
+    result = run_cli(["run", "look"], server=server)
+
+    assert result.returncode == 1
+    assert_one_error(
+        result,
+        "image input is not supported by this model",
+        "the request carried 1 image(s)",
+        "`images = false` in [providers.openai]",
+    )
+
+
 def test_a_provider_images_setting_that_is_not_a_boolean_is_one_error(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path
 ) -> None:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from agentcli.agent.compaction import Compactor, summary_section
 from agentcli.agent.executor import Executor
-from agentcli.agent.request_images import images_for_request
+from agentcli.agent.request_images import hinted, images_for_request
 from agentcli.agent.stream_limits import Overflow, StreamLimits, StreamMeter
 from agentcli.agent.waiting import WaitingNotice
 from agentcli.conversation import events as ev
@@ -183,7 +183,8 @@ class AgentLoop:
         meter, self._overflow = StreamMeter(self.limits), None
         # aclosing: if anything stops this step early, the provider's stream (and its HTTP
         # response) is closed here, not later by the garbage collector.
-        async with contextlib.aclosing(self.provider.stream(request)) as stream:
+        answer = hinted(self.provider.stream(request), messages, self.provider.name)
+        async with contextlib.aclosing(answer) as stream:
             with WaitingNotice(self.emit) as waiting:
                 async for item in stream:
                     waiting.touch()

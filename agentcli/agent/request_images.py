@@ -5,8 +5,12 @@ the session file keep every image."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import Any
+
 from agentcli.conversation.images import DEFAULT_MAX_PER_REQUEST
 from agentcli.conversation.messages import Message
+from agentcli.errors import ProviderError
 from agentcli.records import replace
 
 LEFT_OUT = (
@@ -36,3 +40,31 @@ def images_for_request(
             content += LEFT_OUT.format(count=dropped, limit=limit)
         fitted[index] = replace(message, content=content, images=kept)
     return fitted
+
+
+REFUSED = {400, 413, 415, 422}  # what a server that takes no images (or not so many) answers
+
+
+async def hinted(
+    stream: AsyncIterator[Any], messages: list[Message], provider: str
+) -> AsyncIterator[Any]:
+    """The provider's stream; a request with images that the server refuses says how to
+    send it without them, in the same one line."""
+    try:
+        async for item in stream:
+            yield item
+    except ProviderError as error:
+        count = sum(len(message.images) for message in messages)
+        if not count or error.status not in REFUSED:
+            raise
+        hint = (
+            f"; the request carried {count} image(s): if this model takes none, set "
+            f"`images = false` in [providers.{provider}] (docs/providers.md#images)"
+        )
+        raise ProviderError(
+            str(error) + hint, status=error.status, retryable=error.retryable, detail=error.detail
+        ) from None
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
