@@ -357,3 +357,9 @@ def test_an_image_mentioned_in_chat_goes_with_the_message(
     assert text.startswith("what is in @cat.png")
     assert f'<file path="cat.png">\n[image: image/png, {len(picture)} B]\n</file>' in text
     assert image_urls(user) == [data_url(picture)]
+
+    # a tool's image is one line on the screen, never its bytes
+    server.enqueue(Reply.tool_calls([read("cat.png", "call_cat")]), Reply.text(["Still a cat."]))
+    screen = session.turn("read it yourself")
+    assert f"read_file: [image: image/png, {len(picture)} B]" in screen
+    assert b64(picture)[:24] not in screen

@@ -70,3 +70,23 @@ def test_a_request_carries_the_latest_images_and_none_for_a_text_only_model() ->
     text_only = images_for_request(conversation, takes_images=False)
     assert [m.images for m in text_only] == [[], []]
     assert [m.content for m in text_only] == ["one", "two"]  # their descriptions, as they are
+
+
+def test_a_user_message_s_images_in_each_wire_form() -> None:
+    from agentcli.providers import anthropic, openai
+
+    image = part(PNG)
+    message = Message.user("look", [image])
+    [user] = openai.to_wire_messages("", [message])
+    assert user["content"] == [
+        {"type": "text", "text": "look"},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{image.data}"}},
+    ]
+    [turn] = anthropic.to_wire_messages([message])
+    assert turn["content"] == [
+        {"type": "text", "text": "look"},
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": image.data},
+        },
+    ]
