@@ -30,12 +30,14 @@ from agentcli.conversation.events import (
     ToolCallStart,
     Usage,
 )
+from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message, ToolCall
 from agentcli.providers.base import ListedModel, ModelRequest
 from agentcli.providers.spec import ProviderSpec
 
 __all__ = [
     "Event",
+    "ImagePart",
     "ListedModel",
     "Message",
     "ModelRequest",
@@ -101,7 +103,9 @@ class Provider(Protocol):
     TextMessageStart / TextMessageContent / TextMessageEnd and tool calls as ToolCallStart /
     ToolCallArgs (the JSON arguments, in pieces or whole) / ToolCallEnd, then exactly one
     StepEnd (finish_reason "stop", or "tool_calls" when it asked for tools; usage when
-    known). A failure raises an exception whose message is said to the user in one line."""
+    known). A failure raises an exception whose message is said to the user in one line.
+    A provider that sees images also sets `takes_images = True`: its messages then carry
+    `images` (ImagePart); otherwise only their descriptions, in the text."""
 
     name: str  # the provider's name, as the user wrote it in --model (settings.provider.name)
     model: str  # the model's name (settings.model.name)

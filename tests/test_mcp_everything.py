@@ -6,6 +6,7 @@ AGENTCLI_TEST_MCP_EVERYTHING; without it these tests are skipped."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunCli
+from tests.scripted_anthropic import AReply, ScriptedAnthropic
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_mcp import events_of, toml_str, tool_messages, write_config
 from tests.test_repl import CTRL_D, StartChat, chat  # noqa: F401 (the `chat` fixture)
@@ -36,9 +38,11 @@ def call(call_id: str, tool: str, **arguments: Any) -> dict[str, Any]:
     return {"id": call_id, "name": f"mcp__ev__{tool}", "arguments": arguments}
 
 
-def test_images_structured_content_and_resource_links_reach_the_model_as_text(
+def test_images_structured_content_and_resource_links_reach_the_model(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path
 ) -> None:
+    """The image as an OpenAI `image_url` after the tool results (tool messages take only
+    text), its description in the tool message; the rest as text."""
     everything(cli_home)
     server.enqueue(
         Reply.tool_calls(
@@ -58,12 +62,44 @@ def test_images_structured_content_and_resource_links_reach_the_model_as_text(
     assert "MCP logo" in image["content"]
     assert "temperature" in json.loads(structured["content"])
     assert links["content"].count("[resource: demo://resource/") == 2
+    follow = server.requests[1].json["messages"][-1]
+    assert follow["role"] == "user"
+    text, picture = follow["content"]
+    assert text["text"] == "The image returned by tool call call_img (mcp__ev__get-tiny-image):"
+    url = picture["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,iVBOR")  # the PNG itself
+    assert len(base64.b64decode(url.partition(",")[2])) > 4000
     results = {
         e["toolCallId"]: e for e in events_of(result.stdout) if e["type"] == "TOOL_CALL_RESULT"
     }
     kinds = [part["type"] for part in results["call_img"]["metadata"]["parts"]]
     assert kinds == ["text", "image", "text"]
     assert "iVBOR" not in json.dumps(results["call_img"])  # the bytes stay out of the events
+
+
+def test_the_tiny_image_reaches_anthropic_inside_its_tool_result(
+    run_cli: RunCli, cli_home: Path
+) -> None:
+    everything(cli_home)
+    with ScriptedAnthropic() as anthropic:
+        anthropic.enqueue(
+            AReply.tool_use([{"id": "toolu_img", "name": "mcp__ev__get-tiny-image", "input": {}}]),
+            AReply.text(["A logo."]),
+        )
+        env = {"ANTHROPIC_BASE_URL": anthropic.base_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+        command = ["run", "--model", "anthropic:claude-scripted", "show me"]
+        result = run_cli(command, env=env, timeout=120)
+        assert anthropic.errors == []
+
+    assert result.returncode == 0, result.stderr
+    [block] = anthropic.requests[1].json["messages"][-1]["content"]
+    assert block["type"] == "tool_result" and block["tool_use_id"] == "toolu_img"
+    kinds = [part["type"] for part in block["content"]]
+    assert kinds == ["text", "image"]
+    source = block["content"][1]["source"]
+    assert source["type"] == "base64" and source["media_type"] == "image/png"
+    assert base64.b64decode(source["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert "[image: image/png, 4 KB]" in block["content"][0]["text"]
 
 
 def test_a_server_killed_during_a_call_gives_an_error_result_then_restarts(

@@ -120,7 +120,7 @@ def test_a_mention_reads_only_a_regular_file_inside(tmp_path):
     os.mkfifo(ws / "pipe")
     (tmp_path / "secret").write_text("SECRET\n")
     (ws / "link").symlink_to(tmp_path / "secret")
-    text, notes = expand_mentions("see @ok.txt @pipe @link", Workspace(ws))
+    text, notes, _ = expand_mentions("see @ok.txt @pipe @link", Workspace(ws))
     assert "fine" in text and "SECRET" not in text
     assert "attached ok.txt (5 bytes)" in notes
     assert "@link is outside the workspace; not attached" in notes

@@ -138,24 +138,28 @@ def test_parts_have_a_text_rendering() -> None:
     assert failed.error and failed.summary == "no such city"
 
 
+PNG_SIGNATURE = ImagePart("iVBORw0KGgo=", "image/png")  # the 8 bytes every PNG starts with
+
+
 def test_image_parts_reach_the_event_as_metadata_not_bytes() -> None:
     class Picture(Echo):
         async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-            return ToolOutput.of_parts([TextPart("a dot"), ImagePart("iVBORw0K", "image/png")])
+            return ToolOutput.of_parts([TextPart("a dot"), PNG_SIGNATURE])
 
-    async def scenario() -> list[ev.Event]:
+    async def scenario() -> tuple[list[ev.Event], list[Any]]:
         events: list[ev.Event] = []
         registry = ToolRegistry([Picture("picture")])
         executor = Executor(registry, Policy(), ToolContext(Workspace(".")), events.append)
-        await executor.run([ToolCall("c1", "picture", "{}")])
-        return events
+        return events, await executor.run([ToolCall("c1", "picture", "{}")])
 
-    [result] = [e for e in asyncio.run(scenario()) if isinstance(e, ev.ToolCallResult)]
-    assert result.content == "a dot\n[image: image/png, 6 B]"
+    events, [message] = asyncio.run(scenario())
+    [result] = [e for e in events if isinstance(e, ev.ToolCallResult)]
+    assert result.content == "a dot\n[image: image/png, 8 B]"
     assert result.metadata["parts"] == [  # type: ignore[index]
         {"type": "text"},
-        {"type": "image", "mimeType": "image/png", "size": 6},
+        {"type": "image", "mimeType": "image/png", "size": 8},
     ]
+    assert message.content == result.content and message.images == [PNG_SIGNATURE]
 
 
 def test_the_approval_prompt_shows_what_the_tool_describes() -> None:

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 from agentcli.agent.quick_schema import conforms
 from agentcli.agent.refine import refine_arguments
 from agentcli.conversation.error_kinds import DENIED, FAILED, INVALID
+from agentcli.conversation.images import admit_all
 from agentcli.conversation.messages import Message, ToolCall, new_id
 from agentcli.policy.engine import Policy, TurnCancelled
 from agentcli.records import dataclass, replace
 from agentcli.risk import ApprovalRequest, Decision
 from agentcli.text.decoding import TooDeep, loads, shown
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.content import part_metadata
+from agentcli.tools.content import ImagePart, part_metadata
 from agentcli.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -171,6 +172,9 @@ class Executor:
                 self.deferred.append(call.id)
                 return None
         latency_ms = int((time.monotonic() - started[0]) * 1000)
+        images = [part for part in output.parts if isinstance(part, ImagePart)]
+        if images:  # what a model may see; the text says why the others were not sent
+            images, output.content = admit_all(images, output.content, self.context.image_limit)
         # File names in a listing or an error are the OS's: bytes that are not UTF-8 are
         # shown `\\xHH`, which the file tools read back (agentcli.text.decoding).
         output.content = shown(output.content)
@@ -202,6 +206,7 @@ class Executor:
                 call.id, output.content, error=metadata["error"], kind=metadata["errorKind"]
             )
         result.id = message_id
+        result.images = images
         if on_result is not None:
             on_result(result)
         return result

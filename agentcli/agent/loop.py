@@ -9,9 +9,11 @@ from typing import Any, Literal
 
 from agentcli.agent.compaction import Compactor, summary_section
 from agentcli.agent.executor import Executor
+from agentcli.agent.request_images import hinted, images_for_request
 from agentcli.agent.stream_limits import Overflow, StreamLimits, StreamMeter
 from agentcli.agent.waiting import WaitingNotice
 from agentcli.conversation import events as ev
+from agentcli.conversation.images import DEFAULT_MAX_PER_REQUEST
 from agentcli.conversation.messages import Conversation, Message, TurnCollector
 from agentcli.errors import AgentCliError, ProviderError
 from agentcli.providers.base import ModelRequest, Provider
@@ -71,6 +73,7 @@ class AgentLoop:
         compactor: Compactor | None = None,
         refresh_tools: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None,
         limits: StreamLimits | None = None,
+        images_per_request: int = DEFAULT_MAX_PER_REQUEST,
     ) -> None:
         self.provider = provider
         self.executor = executor
@@ -81,6 +84,7 @@ class AgentLoop:
         self.compactor = compactor
         self.refresh_tools = refresh_tools  # the registry, read again before every step
         self.limits = limits or StreamLimits()
+        self.images_per_request = images_per_request
         self._overflow: Overflow | None = None  # the cap the last step passed, if any
         self.state = LoopState()
         self.reported: Reported | None = None  # for the REPL's context meter
@@ -169,12 +173,18 @@ class AgentLoop:
         system = self.current_system(conversation)
         if self.compactor is not None:
             messages = self.compactor.fit(system, messages, self.tools)
+        messages = images_for_request(
+            messages,
+            takes_images=bool(getattr(self.provider, "takes_images", False)),
+            limit=self.images_per_request,
+        )
         request = ModelRequest(system=system, messages=messages, tools=self.tools)
         end = ev.StepEnd(finish_reason="stop")
         meter, self._overflow = StreamMeter(self.limits), None
         # aclosing: if anything stops this step early, the provider's stream (and its HTTP
         # response) is closed here, not later by the garbage collector.
-        async with contextlib.aclosing(self.provider.stream(request)) as stream:
+        answer = hinted(self.provider.stream(request), messages, self.provider.name)
+        async with contextlib.aclosing(answer) as stream:
             with WaitingNotice(self.emit) as waiting:
                 async for item in stream:
                     waiting.touch()

@@ -19,6 +19,7 @@ from agentcli.assembly import session_registry
 from agentcli.context.instructions import find_instructions, instructions_block
 from agentcli.context.system_prompt import build_system_prompt
 from agentcli.conversation import events as ev
+from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message, new_id
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.output.base import FanOut, Output, RunSummary
@@ -106,6 +107,7 @@ class Agent:
             jobs=JobManager(self.output_dir, limit=limit, live=self.processes, saving=session),
             processes=self.processes,
             output_limit=limit,
+            image_limit=config.get("images.max_bytes"),
             python=config.get("shell.python"),
             ask=getattr(self.policy.approver, "question", None),  # a person, if one is there
             sandbox=self.sandbox,
@@ -166,6 +168,7 @@ class Agent:
                 tool_arguments=config.get("limits.tool_arguments"),
                 text_message=config.get("limits.text_message"),
             ),
+            images_per_request=config.get("images.max_per_request"),
         )
 
     async def _refresh_tools(self) -> list[dict]:
@@ -206,9 +209,11 @@ class Agent:
         *,
         run_id: str | None = None,
         prelude: Callable[[], Awaitable[None]] | None = None,
+        images: list[ImagePart] | None = None,
     ) -> RunSummary:
         """One run. `prelude` (a served run) adds the client's messages and answers once
-        the run has started; without it, `prompt` is the new user message."""
+        the run has started; without it, `prompt` is the new user message (with `images`,
+        attached by `@path`)."""
         run_id = run_id or new_id("run")
         self._cancel_code = None
         self._turn = asyncio.current_task()
@@ -220,7 +225,7 @@ class Agent:
         if prelude is None:
             conversation.repair()  # before the new prompt, so results follow their calls
             if prompt is not None:  # typed or piped: no lone surrogate goes further
-                conversation.add(Message.user(shown(prompt)))
+                conversation.add(Message.user(shown(prompt), images))
         self.emit(ev.RunStarted(thread_id=self.thread_id, run_id=run_id))
         if self.instructions:
             files = [str(i.path) for i in self.instructions]

@@ -70,6 +70,24 @@ SETTINGS: dict[str, Setting] = {
             minimum=1_000,
             maximum=1_000_000_000,
         ),
+        # The defaults of agentcli.conversation.images, written out so that `--help` does
+        # not import it (a test keeps them the same).
+        Setting(
+            "images.max_bytes",
+            int,
+            3_932_160,
+            "bytes of one image a model may get (larger: its description)",
+            minimum=1,
+            maximum=1_000_000_000,
+        ),
+        Setting(
+            "images.max_per_request",
+            int,
+            20,
+            "images sent in one request, the latest (0: none)",
+            minimum=0,
+            maximum=10_000,
+        ),
         Setting("shell.env", list, [], "extra environment variables commands may see", True),
         Setting("shell.python", str, None, "interpreter for run_python (default: PATH)", True),
         Setting("instructions.files", list, ["AGENTS.md"], "project instruction file names"),

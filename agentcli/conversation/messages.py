@@ -11,6 +11,7 @@ from agentcli.records import dataclass, field
 
 if TYPE_CHECKING:
     from agentcli.conversation import events as ev
+    from agentcli.conversation.images import ImagePart
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -39,10 +40,13 @@ class Message:
     )
     id: str = field(default_factory=lambda: new_id("msg"))
     extra: dict[str, Any] = field(default_factory=dict)  # provider-specific parts
+    # On user and tool messages: images for a model that sees them. `content` describes
+    # each one too, for the models that do not (agentcli.conversation.images).
+    images: list[ImagePart] = field(default_factory=list)
 
     @classmethod
-    def user(cls, text: str) -> Message:
-        return cls(role="user", content=text)
+    def user(cls, text: str, images: list[ImagePart] | None = None) -> Message:
+        return cls(role="user", content=text, images=list(images or []))
 
     @classmethod
     def tool_result(

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentcli.conversation import events as ev
+from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message, new_id
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.providers.base import ListedModel, ModelRequest
@@ -50,7 +51,9 @@ def _parsed_input(raw: str) -> dict[str, Any]:
 
 def _blocks(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
-        content = message.content or "(no output)"
+        content: str | list[dict[str, Any]] = message.content or "(no output)"
+        if message.images:  # a tool result's content may hold image blocks
+            content = [{"type": "text", "text": content}, *map(_image_block, message.images)]
         return [
             {
                 "type": "tool_result",
@@ -76,7 +79,13 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
                 }
             )
         return blocks or [{"type": "text", "text": "(no answer)"}]
-    return [{"type": "text", "text": message.content or "(empty)"}]
+    text = {"type": "text", "text": message.content or "(empty)"}
+    return [text, *map(_image_block, message.images)]
+
+
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": image.mime_type, "data": image.data}
+    return {"type": "image", "source": source}
 
 
 def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -224,6 +233,7 @@ class StreamState:
 
 class AnthropicProvider(HttpProvider):
     base_url_hint = "ANTHROPIC_BASE_URL or providers.anthropic.base_url"
+    takes_images = True  # `images = false` in its [providers.NAME] table: text only
 
     def __init__(
         self,

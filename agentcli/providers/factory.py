@@ -13,6 +13,13 @@ def make_provider(settings: RunSettings) -> Provider:
         config = settings.config
         provider.first_byte_timeout = _seconds(config, "requests.first_byte_timeout")
         provider.max_wait = _seconds(config, "requests.max_wait")
+    images = settings.provider.options.get("images")
+    if images is not None and hasattr(provider, "takes_images"):  # one that can see images
+        if not isinstance(images, bool):
+            raise ConfigError(
+                f"providers.{settings.provider.name}.images must be true or false, not {images!r}"
+            )
+        provider.takes_images = images
     return provider
 
 

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentcli.conversation import events as ev
+from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.providers.base import ListedModel, ModelRequest, StreamItem
@@ -31,13 +32,21 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
     wire: list[dict[str, Any]] = []
     if system:
         wire.append({"role": "system", "content": system})
+    names: dict[str, str] = {}  # call id -> tool name, for the images' message
+    shown: list[Message] = []  # tool results with images, since the last assistant message
     for message in messages:
+        if message.role != "tool" and shown:
+            wire.append(_result_images(shown, names))
+            shown = []
         if message.role == "tool":
             content = message.content
             if message.error and not content.lower().startswith(("error", "denied")):
                 content = f"Error: {content}"
             wire.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
+            if message.images:
+                shown.append(message)
         elif message.role == "assistant" and message.tool_calls:
+            names.update((call.id, call.name) for call in message.tool_calls)
             wire.append(
                 {
                     "role": "assistant",
@@ -56,9 +65,36 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
                     ],
                 }
             )
+        elif message.images:
+            parts = [{"type": "text", "text": message.content}, *map(_image_url, message.images)]
+            wire.append({"role": message.role, "content": parts})
         else:
             wire.append({"role": message.role, "content": message.content})
+    if shown:
+        wire.append(_result_images(shown, names))
     return wire
+
+
+def _image_url(image: ImagePart) -> dict[str, Any]:
+    return {
+        "type": "image_url",
+        "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"},
+    }
+
+
+def _result_images(results: list[Message], names: dict[str, str]) -> dict[str, Any]:
+    """Tool messages take only text: the images of the results just sent follow them in
+    one user message, each group after a line naming the call it belongs to."""
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        call = result.tool_call_id or ""
+        name = f" ({names[call]})" if call in names else ""
+        count = len(result.images)
+        what = "the image" if count == 1 else f"the {count} images"
+        text = f"{what.capitalize()} returned by tool call {call}{name}:"
+        parts.append({"type": "text", "text": text})
+        parts.extend(_image_url(image) for image in result.images)
+    return {"role": "user", "content": parts}
 
 
 class _CannotStream(Exception):
@@ -73,6 +109,7 @@ _NOT_STREAMING: set[tuple[str, str, str]] = set()
 
 class OpenAIProvider(HttpProvider):
     base_url_hint = "--base-url or OPENAI_BASE_URL"
+    takes_images = True  # `images = false` in its [providers.NAME] table: a text-only model
 
     def __init__(
         self,

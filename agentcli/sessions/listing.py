@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentcli.conversation.messages import message_to_dict
+from agentcli.conversation.messages import Message, message_to_dict
 from agentcli.records import asdict, dataclass
+from agentcli.sessions.images import image_ref
 from agentcli.sessions.session import Session
 from agentcli.sessions.shapes import session_entries
 from agentcli.sessions.store import SessionReadError, sessions_dir, unreadable
@@ -217,11 +218,19 @@ def transcript_markdown(session: Session) -> str:
     return "\n".join(out)
 
 
+def _exported(message: Message) -> dict[str, Any]:
+    """A message as the session file has it: its images named, their bytes left out."""
+    data = message_to_dict(message)
+    if message.images:
+        data["images"] = [image_ref(image) for image in message.images]
+    return data
+
+
 def export_json(session: Session) -> str:
     document: dict[str, Any] = {
         "session": session.header,
         "summary": session.conversation.summary,
-        "messages": [message_to_dict(m) for m in session.conversation.messages],
+        "messages": [_exported(m) for m in session.conversation.messages],
         "events": [e.value for e in session_entries(session.path, []) if e.kind == "event"],
     }
     return json.dumps(document, indent=2, ensure_ascii=False)

@@ -20,6 +20,7 @@ from agentcli.errors import UsageError
 from agentcli.output.base import RunSummary
 from agentcli.records import dataclass, field
 from agentcli.sessions.coalesce import Coalescer
+from agentcli.sessions.images import images_dir, store_images
 from agentcli.sessions.shapes import CONTENT_IN_EVENT, Entry, session_entries
 from agentcli.sessions.store import (
     FORMAT_VERSION,
@@ -107,7 +108,7 @@ class Session:
         used are skipped, each said in `warnings`; a damaged header leaves the session
         readable, known by its file name."""
         warnings: list[str] = []
-        entries = session_entries(path, warnings)
+        entries = session_entries(path, warnings, images=True)
         first = next(entries, None)
         if first is None:
             raise UsageError(f"{path} is not an agentcli session file (no line of one)")
@@ -228,11 +229,24 @@ class Session:
 
     def _record_message(self, message: Message) -> None:
         data: dict[str, Any] = message_to_dict(message)
+        if message.images and self.writer is not None:
+            data["images"] = self._stored_images(message)
         last, self._last_result = self._last_result, None
         if message.role == "tool" and last == (message.tool_call_id, message.content):
             del data["content"]
             data[CONTENT_IN_EVENT] = True
         self._append({"t": "message", "m": data})
+
+    def _stored_images(self, message: Message) -> list[dict[str, Any]]:
+        """References to the message's images, each stored once beside the file."""
+        try:
+            return store_images(self.path, message.images)
+        except OSError as error:
+            self.on_problem(
+                f"cannot store an image in {images_dir(self.path)}: {describe_os_error(error)}; "
+                "a resumed session gives the model its description"
+            )
+            return []
 
     def record_compaction(self, summary: str, start: int) -> None:
         self._append({"t": "compaction", "summary": summary, "start": start})

@@ -9,8 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message, message_from_dict
 from agentcli.records import dataclass
+from agentcli.sessions.images import check_refs, images_dir, load_images
 from agentcli.sessions.store import iter_lines
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -126,9 +128,10 @@ class Skipped:
             self.warnings.append(f"{self.path}: {more} more damaged lines skipped")
 
 
-def session_entries(path: Path, warnings: list[str]) -> Iterator[Entry]:
+def session_entries(path: Path, warnings: list[str], *, images: bool = False) -> Iterator[Entry]:
     """The usable lines of a session file, in order, checked; the others are warnings.
-    A tool message stored with CONTENT_IN_EVENT gets its result event's content back.
+    A tool message stored with CONTENT_IN_EVENT gets its result event's content back;
+    with `images`, messages get their stored images back (agentcli.sessions.images).
     Raises SessionReadError when the file cannot be read at all."""
     skipped = Skipped(path, warnings)
     results: dict[str, str] = {}  # result events' contents, until their messages come
@@ -144,6 +147,8 @@ def session_entries(path: Path, warnings: list[str]) -> Iterator[Entry]:
                 message = message_of(data)
                 if isinstance(data, dict) and data.get(CONTENT_IN_EVENT):
                     message.content = _stored_result(results, message)
+                if images and isinstance(data, dict) and data.get("images"):
+                    message.images = _stored_images(path, number, data["images"], warnings)
                 yield Entry("message", message)
             elif kind == "compaction":
                 yield Entry("compaction", compaction_of(record))
@@ -157,6 +162,22 @@ def session_entries(path: Path, warnings: list[str]) -> Iterator[Entry]:
         except BadRecord as bad:
             skipped.add(number, str(bad))
     skipped.done()
+
+
+def _stored_images(path: Path, number: int, refs: Any, warnings: list[str]) -> list[ImagePart]:
+    """A damaged reference or a missing image costs only the image: the message text
+    still describes it."""
+    problem = check_refs(refs)
+    if problem is not None:
+        warnings.append(f"{path}: line {number}: {problem}; its images are left out")
+        return []
+    loaded, lost = load_images(path, refs)
+    if lost:
+        warnings.append(
+            f"{path}: line {number}: {lost} of its images are missing or damaged in "
+            f"{images_dir(path)}; the model gets their descriptions"
+        )
+    return loaded
 
 
 def _stored_result(results: dict[str, str], message: Message) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agentcli.conversation.images import DEFAULT_MAX_BYTES
 from agentcli.records import dataclass, field
 from agentcli.risk import Assessment, Risk, Subjects
 from agentcli.tools.content import Part, render_text
@@ -65,6 +66,7 @@ class ToolContext:
     jobs: Any = None  # the run's JobManager (agentcli.process.jobs)
     processes: Any = None  # the run's LiveTrees (agentcli.process.run): its end stops them
     output_limit: int = 30_000  # characters of command output the model gets
+    image_limit: int = DEFAULT_MAX_BYTES  # bytes of one image a model may get (images.max_bytes)
     python: str | None = None  # interpreter for run_python; None: the one on PATH
     ask: Callable[[str, list[str] | None], Awaitable[str]] | None = None  # a person, if any
     # What any tool may reach (agentcli.sandbox.boundary.Boundary); None: the workspace.

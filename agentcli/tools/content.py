@@ -6,23 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentcli.conversation.images import ImagePart, describe
 from agentcli.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)
 class TextPart:
     text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ImagePart:
-    data: str  # base64, as MCP and the providers carry images
-    mime_type: str
-
-    @property
-    def size(self) -> int:
-        """Decoded bytes, without decoding: 3 bytes per 4 characters, less the padding."""
-        return len(self.data) * 3 // 4 - self.data[-2:].count("=")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,19 +32,11 @@ class ResourceLinkPart:
 Part = TextPart | ImagePart | JsonPart | ResourceLinkPart
 
 
-def human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{round(size / 1024)} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
-
-
 def render_part(part: Part) -> str:
     if isinstance(part, TextPart):
         return part.text
     if isinstance(part, ImagePart):
-        return f"[image: {part.mime_type}, {human_size(part.size)}]"
+        return describe(part)
     if isinstance(part, JsonPart):
         return json.dumps(part.value, ensure_ascii=False, sort_keys=True)
     shown = f"[resource: {part.uri}"

@@ -8,9 +8,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from agentcli.conversation.images import (
+    DEFAULT_MAX_BYTES,
+    ImagePart,
+    describe,
+    human_size,
+    image_type,
+)
 from agentcli.risk import Assessment, Risk
 from agentcli.text.words import plural
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
+from agentcli.tools.content import TextPart
 from agentcli.tools.file_access import PathTool, assess_path, open_for_reading, walk_base
 from agentcli.workspace.safe_open import UnsafePath
 
@@ -55,7 +63,14 @@ def _describe_kind(head: bytes) -> str:
     return "binary data"
 
 
-def read_lines(path: Path, base: Path, shown: str, offset: int, limit: int) -> ToolOutput:
+def read_lines(
+    path: Path,
+    base: Path,
+    shown: str,
+    offset: int,
+    limit: int,
+    image_limit: int = DEFAULT_MAX_BYTES,
+) -> ToolOutput:
     try:
         fd = open_for_reading(path, base, shown)
     except FileNotFoundError:
@@ -72,6 +87,9 @@ def read_lines(path: Path, base: Path, shown: str, offset: int, limit: int) -> T
         raise ToolFailure(f"permission denied: {shown}") from None
     with os.fdopen(fd, "rb") as stream:
         head = stream.read(_SNIFF_BYTES)
+        kind = image_type(head)
+        if kind is not None:  # by its bytes: a screenshot named .txt is still an image
+            return _read_image(stream, head, shown, kind, image_limit)
         if looks_binary(head):
             size = os.fstat(stream.fileno()).st_size
             raise ToolFailure(
@@ -100,13 +118,31 @@ def read_lines(path: Path, base: Path, shown: str, offset: int, limit: int) -> T
     return ToolOutput(content=header + "\n" + "\n".join(out), summary=plural(len(out), "line"))
 
 
+def _read_image(stream: IO[bytes], head: bytes, shown: str, kind: str, cap: int) -> ToolOutput:
+    """The image as a part a model that sees images gets; one over `cap` bytes is only
+    described (and not read further)."""
+    size = os.fstat(stream.fileno()).st_size
+    if size > cap:
+        text = f"{shown}: {kind} image, {size:,} bytes"
+        note = f"not sent to the model: over images.max_bytes ({human_size(cap)})"
+        return ToolOutput(content=f"{text}; {note}", summary=f"{kind}, {human_size(size)}; {note}")
+    data = head + stream.read(cap + 1 - len(head))
+    if len(data) > cap:  # it grew while being read
+        raise ToolFailure(f"{shown} grew past images.max_bytes while it was read; try again")
+    image = ImagePart.of_bytes(data, kind)
+    output = ToolOutput.of_parts([TextPart(f"{shown}: {kind} image, {len(data):,} bytes"), image])
+    output.summary = describe(image)  # the terminal's line: never the bytes
+    return output
+
+
 class ReadFile(PathTool):
     name = "read_file"
     risk_summary = "low; high outside the workspace or for ~/.ssh"
     description = (
         "Read a text file in the workspace. Returns numbered lines (like `cat -n`) with a "
         "header saying which lines of how many were returned. Use offset and limit to page "
-        "through long files."
+        "through long files. An image (PNG, JPEG, GIF, WebP) is returned as the image to a "
+        "model that can see images, otherwise as a one-line description."
     )
     parameters = {  # noqa: RUF012
         "type": "object",
@@ -142,4 +178,6 @@ class ReadFile(PathTool):
         offset = args.get("offset", 1)
         limit = args.get("limit", DEFAULT_LINE_LIMIT)
         base = walk_base(ctx, target, shown, writing=False)
-        return await asyncio.to_thread(read_lines, target.path, base, shown, offset, limit)
+        return await asyncio.to_thread(
+            read_lines, target.path, base, shown, offset, limit, ctx.image_limit
+        )

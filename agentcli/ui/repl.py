@@ -332,7 +332,12 @@ class Repl:
         return self.exit_code
 
     async def turn(self, text: str) -> None:
-        message, notes = expand_mentions(text, self.agent.workspace)
+        message, notes, images = expand_mentions(
+            text,
+            self.agent.workspace,
+            image_limit=self.agent.context.image_limit,
+            sees_images=bool(getattr(self.agent.provider, "takes_images", False)),
+        )
         for note in notes:
             self.say(f"  {note}")
         if self.pending_context:
@@ -342,7 +347,7 @@ class Repl:
         loop.add_signal_handler(signal.SIGINT, self._cancel_turn)
         try:
             with self.keys.watching():
-                summary = await self.agent.run_turn(message)
+                summary = await self.agent.run_turn(message, images=images)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
         if summary.status == "cancelled" and self.queued:

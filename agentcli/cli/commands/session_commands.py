@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from agentcli.errors import UsageError
+from agentcli.sessions.images import remove_images
 from agentcli.sessions.listing import (
     all_summaries,
     export_json,
@@ -64,5 +65,6 @@ def export(reference: str, fmt: str) -> int:
 def remove(reference: str) -> int:
     path = find_session(reference)
     path.unlink()
+    remove_images(path)
     sys.stdout.write(f"removed session {path.stem}\n")
     return 0

@@ -1,0 +1,95 @@
+"""The images of a session, stored once each beside its file: `ID.images/SHA256.EXT`, the
+image's own bytes (not base64) named by their hash. A message records only references
+(`{"sha256", "mimeType", "size"}`), so the session file stays lines of readable JSON and
+an image a run shows the model again and again (or reads twice) is stored once.
+
+Bounded: only images a model may get are stored, each within `images.max_bytes`."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from agentcli.conversation.images import ImagePart, image_type
+
+EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
+
+
+def images_dir(session_path: Path) -> Path:
+    return session_path.with_suffix(".images")
+
+
+def store_images(session_path: Path, images: list[ImagePart]) -> list[dict[str, Any]]:
+    """Each image written once (an existing file of the same hash is the same image);
+    their references. Raises OSError when one cannot be written."""
+    directory = images_dir(session_path)
+    refs = []
+    for image in images:
+        digest = image.digest()
+        path = directory / f"{digest}.{EXTENSIONS.get(image.mime_type, 'bin')}"
+        if not path.exists():
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _write_new(path, base64.b64decode(image.data))
+        refs.append(image_ref(image, digest))
+    return refs
+
+
+def image_ref(image: ImagePart, digest: str | None = None) -> dict[str, Any]:
+    """What a message record holds of an image: its name here, never its bytes."""
+    return {"sha256": digest or image.digest(), "mimeType": image.mime_type, "size": image.size}
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Whole or not at all: a kill mid-write leaves a temporary file, never a cut image."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def check_refs(value: Any) -> str | None:
+    """What is wrong with a message's `images`, or None."""
+    if not isinstance(value, list):
+        return "a message whose images is not a list"
+    for ref in value:
+        if not isinstance(ref, dict) or not isinstance(ref.get("sha256"), str):
+            return "an image reference without its sha256"
+        if ref.get("mimeType") not in EXTENSIONS:
+            return "an image reference of no image type agentcli stores"
+    return None
+
+
+def load_images(session_path: Path, refs: list[dict[str, Any]]) -> tuple[list[ImagePart], int]:
+    """The images the references name, and how many could not be loaded (missing, or not
+    the bytes their hash names): those stay their descriptions in the message text."""
+    import hashlib
+
+    directory = images_dir(session_path)
+    images, lost = [], 0
+    for ref in refs:
+        path = directory / f"{ref['sha256']}.{EXTENSIONS[ref['mimeType']]}"
+        try:
+            data = path.read_bytes()
+        except OSError:
+            lost += 1
+            continue
+        if hashlib.sha256(data).hexdigest() != ref["sha256"] or image_type(data[:16]) is None:
+            lost += 1
+            continue
+        images.append(ImagePart.of_bytes(data, ref["mimeType"]))
+    return images, lost
+
+
+def remove_images(session_path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(images_dir(session_path), ignore_errors=True)
