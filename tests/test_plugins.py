@@ -266,9 +266,17 @@ def test_entry_points_are_cached_until_a_distribution_is_installed(tmp_path: Pat
         "PYTHONDONTWRITEBYTECODE": "1",
     }
 
+    quiet = tmp_path / "cwd"  # `-c` puts the working directory on sys.path: one nobody
+    quiet.mkdir()  # else writes in (the tests beside this one make files in /tmp)
+
     def plugins() -> tuple[list[Any], bool]:
         done = subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+            [sys.executable, "-c", probe],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=quiet,
         )
         found, searched = done.stdout.rsplit(" ", 1)
         return [p for p in eval(found) if p[0] == "cachetest"], searched.strip() == "True"
