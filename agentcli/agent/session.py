@@ -22,6 +22,7 @@ from agentcli.conversation import events as ev
 from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message, new_id
 from agentcli.errors import AgentCliError, ExitCode
+from agentcli.mcp.client_features import bind_session, instructions_section, roots_of
 from agentcli.output.base import FanOut, Output, RunSummary
 from agentcli.paths import data_dir
 from agentcli.policy.engine import Approver, TurnCancelled
@@ -128,6 +129,14 @@ class Agent:
         self.provider = provider or make_provider(settings)
         if hasattr(self.provider, "thread_id"):  # a remote AG-UI agent: the session's thread
             self.provider.thread_id = session.id
+        bind_session(  # what MCP servers may ask of this session: roots, the person, the model
+            self.registry.sources,
+            emit=self.emit,
+            person=self.policy.approver,
+            policy=self.policy,
+            provider=lambda: self.provider,
+            roots=roots_of(self.workspace.root, self.sandbox),
+        )
         self.loop = self._build_loop()
         self.usage = ev.Usage()  # the whole session's tokens, for /usage
         self.thread_id = session.id  # AG-UI's threadId (a served thread names its own)
@@ -150,16 +159,11 @@ class Agent:
             emit=self.emit,
             on_compacted=self.session.record_compaction,
         )
-        system = build_system_prompt(
-            settings.workspace,
-            settings.system,
-            instructions_block(self.instructions, settings.workspace),
-        )
         return AgentLoop(
             self.provider,
             self.executor,
             self.emit,
-            system=system,
+            system=self._built_system(),
             tools=self.registry.specs(),
             max_steps=settings.max_steps,
             compactor=compactor,
@@ -170,6 +174,25 @@ class Agent:
             ),
             images_per_request=config.get("images.max_per_request"),
         )
+
+    def _built_system(self) -> str:
+        """agentcli's, the project's, the instructions of trusted MCP servers running (none
+        before they start), then --system."""
+        self._system = build_system_prompt(
+            self.settings.workspace,
+            self.settings.system,
+            instructions_block(self.instructions, self.settings.workspace),
+            instructions_section(self.registry.sources),
+        )
+        return self._system
+
+    def _update_system(self) -> None:
+        """Once servers have started, their instructions join the system prompt; what a
+        served run added after it (a client's context) stays at its end."""
+        current, before = self.loop.system, self._system
+        added = current[len(before) :] if current.startswith(before) else ""
+        if self._built_system() != before:
+            self.loop.system = self._system + added
 
     async def _refresh_tools(self) -> list[dict]:
         """Before every step: the tools as their sources list them now; what went wrong
@@ -186,6 +209,7 @@ class Agent:
                 status = getattr(source, "status", None)
                 if status is not None:
                     self.emit(ev.Custom(name="mcp_server", value=status()))
+        self._update_system()
         return self.registry.specs()
 
     async def switch_model(self, spec: ModelSpec, settings: RunSettings) -> None:

@@ -17,11 +17,16 @@ def _system_name() -> str:
     return os.uname().sysname if hasattr(os, "uname") else "Windows"
 
 
-def build_system_prompt(workspace: Path, extra: str | None, project: str = "") -> str:
-    """agentcli's instructions, then the project's (AGENTS.md), then --system."""
+def build_system_prompt(
+    workspace: Path, extra: str | None, project: str = "", servers: str = ""
+) -> str:
+    """agentcli's instructions, then the project's (AGENTS.md), then those of the MCP
+    servers the user trusts, then --system."""
     prompt = BASE.format(root=workspace, system=_system_name())
     if project:
         prompt += "\n\n" + project
+    if servers:
+        prompt += "\n\n" + servers
     if extra:
         prompt += "\n\n" + extra.strip()
     from agentcli.text.decoding import shown

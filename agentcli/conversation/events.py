@@ -291,11 +291,16 @@ class ToolState(TypedCustom):
 @_typed("progress")
 @dataclass(kw_only=True, slots=True)
 class Progress(TypedCustom):
-    """A running command's latest output: `{"toolCallId", "lines": [str], "bytes": int}`."""
+    """A running call's news: a command's latest output `{"toolCallId", "lines": [str],
+    "bytes": int}`; an MCP server's progress notification `{"toolCallId", "lines": [the
+    line shown], "progress", "total"?, "message"?}`."""
 
     tool_call_id: str
     lines: list[str] | None = None
     bytes: int | None = None
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
 
 
 @_typed("warning")
@@ -307,6 +312,33 @@ class RunWarning(TypedCustom):
 
     message: str
     code: str | None = None
+
+
+@_typed("mcp_log")
+@dataclass(kw_only=True, slots=True)
+class McpLog(TypedCustom):
+    """A log message an MCP server sent (notifications/message), at or above its
+    configured level: `{"server", "level", "message", "logger"?}`."""
+
+    server: str
+    level: str
+    message: str
+    logger: str | None = None
+
+
+@_typed("mcp_request")
+@dataclass(kw_only=True, slots=True)
+class McpRequest(TypedCustom):
+    """What became of an MCP server's request to agentcli (sampling, elicitation):
+    `{"server", "kind": "sampling" | "elicitation", "outcome": "accept" | "decline" |
+    "cancel", "by": "user" | "rule" | "flag" | "auto", "reason"?, "rule"?}`."""
+
+    server: str
+    kind: str
+    outcome: str
+    by: str
+    reason: str | None = None
+    rule: str | None = None
 
 
 @_typed("instructions")

@@ -29,6 +29,7 @@ def mcp_sources(config: Any, workspace: Path, sandbox: Any = None) -> list[ToolS
             + extra_install_command("mcp")
         )
         return [missing]
+    from agentcli.mcp.client_features import ClientHost, roots_of
     from agentcli.mcp.server import McpServer
     from agentcli.paths import data_dir
 
@@ -38,4 +39,5 @@ def mcp_sources(config: Any, workspace: Path, sandbox: Any = None) -> list[ToolS
         sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
     lock = asyncio.Lock()  # spawns one at a time, each so quick that starts still overlap
     logs = data_dir() / "mcp"
-    return [McpServer(server, workspace, lock, logs, sandbox) for server in servers]
+    host = ClientHost(roots=roots_of(workspace, sandbox))  # the session binds the rest
+    return [McpServer(server, workspace, lock, logs, sandbox, host) for server in servers]

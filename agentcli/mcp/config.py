@@ -6,8 +6,9 @@ HTTP: `url`, `headers` whose values may name variables as `${NAME}`, `transport`
 "http" (streamable HTTP) | "sse" (the legacy HTTP+SSE transport); unset: streamable HTTP,
 falling back to SSE when the server answers as a legacy one does. `oauth` = false turns off
 the OAuth login a server may ask for (it is off anyway when `headers` set Authorization).
-Both: `trusted` (honour the server's tool annotations), `start_timeout` and `tool_timeout`
-(the most one call may take) in seconds, and
+Both: `trusted` (honour the server's tool annotations; its instructions reach the system
+prompt), `start_timeout` and `tool_timeout` (the most one call may take) in seconds,
+`log_level` (the least severe of its log messages shown: one of LOG_LEVELS, or "off"), and
 `[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"`.
 stdio servers run in the OS sandbox, as commands do: `sandbox` = "read-only" |
 "workspace-write" | "network" | "none" (unset: the narrowest of the first three that lets
@@ -32,6 +33,9 @@ MAX_START_TIMEOUT = 600.0
 DEFAULT_TOOL_TIMEOUT = 120.0  # as a shell command's default: a call that hangs ends
 MAX_TOOL_TIMEOUT = 86_400.0
 RISK_LABELS = ("low", "medium", "high")
+# The protocol's levels (syslog's), least severe first.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+DEFAULT_LOG_LEVEL = "warning"
 # Narrowest first: a server with no profile chosen gets the first it starts in ("none"
 # only when a person chose it).
 SANDBOX_PROFILES = ("read-only", "workspace-write", "network", "none")
@@ -56,6 +60,7 @@ class ServerConfig:
     dirs: tuple[str, ...] = ()  # stdio: more places it may reach (DIR, or DIR:ro)
     http_transport: str | None = None  # "streamable-http" | "sse"; None: either, found out
     oauth: bool = True  # a URL server may ask for an OAuth login (`agentcli mcp login`)
+    log_level: str = DEFAULT_LOG_LEVEL  # or "off"
 
     @property
     def transport(self) -> str:
@@ -179,6 +184,9 @@ def parse_server(name: str, table: Any) -> ServerConfig:
     oauth = table.get("oauth", True)
     if not isinstance(oauth, bool):
         raise _fail(name, "oauth", "must be true or false")
+    log_level = table.get("log_level", DEFAULT_LOG_LEVEL)
+    if log_level not in (*LOG_LEVELS, "off"):
+        raise _fail(name, "log_level", f"must be one of {', '.join(LOG_LEVELS)}, or off")
     return ServerConfig(
         name=name,
         command=command,
@@ -195,6 +203,7 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         dirs=dirs,
         http_transport=HTTP_TRANSPORTS.get(transport) if transport else None,
         oauth=oauth,
+        log_level=log_level,
     )
 
 

@@ -20,10 +20,11 @@ from typing import Any
 import psutil
 
 from agentcli.conversation.events import now_ms
+from agentcli.mcp.client_features import ClientHost, ServerFeatures
 from agentcli.mcp.config import ServerConfig
 from agentcli.mcp.tools import McpTool, content_parts, make_tool, result_parts
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.content import render_text
+from agentcli.tools.content import TextPart, render_text
 from agentcli.tools.dynamic import DynamicToolError
 from agentcli.tools.source import ToolSource
 
@@ -64,11 +65,14 @@ class McpServer(ToolSource):
         spawn_lock: asyncio.Lock,
         log_dir: Path,
         sandbox: Any = None,
+        host: ClientHost | None = None,
     ) -> None:
         """`sandbox`: the session's (agentcli.sandbox.confine.Sandbox), in which a stdio
         server runs in the profile its configuration names, or else the narrowest of
-        read-only, workspace-write and network that lets it start."""
+        read-only, workspace-write and network that lets it start. `host`: what the
+        session lends its servers (roots, the person, the model; client_features)."""
         super().__init__()
+        self.features = ServerFeatures(config, host or ClientHost(roots=(str(workspace),)))
         self.config = config
         self.sandbox = sandbox
         self.profile = config.sandbox if config.url is None else None
@@ -197,7 +201,12 @@ class McpServer(ToolSource):
         try:
             # The SDK sends notifications/cancelled when the limit passes, so the server
             # can stop too.
-            result = await session.call_tool(tool.remote_name, args, read_timeout_seconds=limit)
+            result = await session.call_tool(
+                tool.remote_name,
+                args,
+                read_timeout_seconds=limit,
+                progress_callback=self.features.progress_for(ctx.progress),
+            )
         except Exception as error:  # a closed connection shows as MCPError or a stream error
             if isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT:
                 raise ToolFailure(
@@ -215,12 +224,16 @@ class McpServer(ToolSource):
             closed = isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
             if not closed and self._session is session and self._alive():
                 if isinstance(error, MCPError):
-                    raise ToolFailure(f"{tool.name}: the server answered: {error}") from None
+                    notes = " ".join(self.features.take_notes(str(error)))  # declined requests
+                    message = f"{tool.name}: the server answered: {error}"
+                    raise ToolFailure(f"{message} {notes}".strip()) from None
                 raise
             await self._lost(session)
             what = f"stopped during the call ({error or type(error).__name__})"
             raise ToolFailure(self._lost_message(what)) from None
-        return ToolOutput.of_parts(result_parts(result), error=bool(result.is_error))
+        parts = result_parts(result)
+        notes = self.features.take_notes(render_text(parts))  # declined requests, if unsaid
+        return ToolOutput.of_parts([*parts, *map(TextPart, notes)], error=bool(result.is_error))
 
     async def close(self) -> None:
         tree = self._tree()  # before the kill: a descendant that left the group is in it
@@ -299,9 +312,11 @@ class McpServer(ToolSource):
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await self._open_transport(stack)
-                session = ClientSession(read, write, message_handler=self._on_message)
+                options = self.features.session_options()
+                session = ClientSession(read, write, message_handler=self._on_message, **options)
                 await stack.enter_async_context(session)
                 initialized = await session.initialize()
+                await self.features.initialized(session, initialized)
                 self.capabilities = initialized.capabilities
                 info = initialized.server_info
                 self.server_info = f"{info.name} {info.version}" if info else ""
@@ -321,6 +336,7 @@ class McpServer(ToolSource):
                 raise
         finally:
             self._session = None
+            self.features.closed()
             self._release_guard()
 
     async def _open_transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:

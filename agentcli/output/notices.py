@@ -32,6 +32,10 @@ class Notices:
             self._say(f"warning: {event.message}")
         elif getattr(event, "name", None) == "waiting" and self.waiting:
             self._say(waiting_line(event.value if isinstance(event.value, dict) else {}))
+        elif isinstance(event, (ev.McpLog, ev.McpRequest)):
+            line = mcp_notice(event)
+            if line:
+                self._say(line)
         elif isinstance(event, ev.Compacting):
             self._say(event.notice)
         elif isinstance(event, ev.Compaction):
@@ -46,3 +50,15 @@ class Notices:
 
     def finish(self, summary: RunSummary) -> None:
         pass
+
+
+def mcp_notice(event: ev.McpLog | ev.McpRequest) -> str:
+    """A server's log message, or a request of its that was declined (the ones accepted
+    were seen by the person, or allowed by their rule): one line, or none."""
+    if isinstance(event, ev.McpLog):
+        logger = f" {event.logger}" if event.logger else ""
+        return f"MCP server {event.server} [{event.level}{logger}]: {event.message}"
+    if event.outcome == "decline" and event.by != "user":
+        what = "request for input" if event.kind == "elicitation" else "sampling request"
+        return f"declined MCP server {event.server}'s {what}: {event.reason}"
+    return ""

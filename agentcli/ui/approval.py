@@ -9,7 +9,8 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-from typing import Any, TextIO
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO, TypeVar
 
 from agentcli.output import terminal
 from agentcli.output.visible import visible
@@ -24,6 +25,8 @@ from agentcli.ui.approval_block import (
     render_prompt,
     terminal_width,
 )
+
+T = TypeVar("T")
 
 
 def _style(enabled: bool, code: str, text: str) -> str:
@@ -54,10 +57,14 @@ class TerminalApprover:
         self._one_at_a_time = asyncio.Lock()  # approvals and questions share the terminal
 
     async def __call__(self, prompt: Prompt) -> UserChoice:
+        return await self._holding_terminal(lambda: self._ask(prompt))
+
+    async def _holding_terminal(self, ask: Callable[[], Awaitable[T]]) -> T:
+        """One prompt at a time, owning the terminal while it is up."""
         async with self._one_at_a_time:
             self._take_terminal()
             try:
-                return await self._ask(prompt)
+                return await ask()
             finally:
                 self._give_back_terminal()
 
@@ -86,6 +93,26 @@ class TerminalApprover:
                     self.stream.write(f"  choose 1-{len(choices)} or type one of the choices\n")
             finally:
                 self._give_back_terminal()
+
+    async def elicit(self, request: Any) -> Any:
+        """An MCP server's form (agentcli.mcp.client_features.FormRequest), asked here."""
+        from agentcli.ui.mcp_requests import ask_form
+
+        return await self._holding_terminal(lambda: ask_form(self, request))
+
+    async def approve_sampling(self, request: Any) -> str:
+        """An MCP server's sampling request: "once", "session" or "deny"."""
+        from agentcli.ui.mcp_requests import ask_sampling
+
+        return await self._holding_terminal(lambda: ask_sampling(self, request))
+
+    async def read_line(self, message: str) -> str:
+        """One line typed (an MCP form's field), while a prompt holds the terminal."""
+        return await _prompt_async(message)
+
+    async def read_key(self, keys: list[str]) -> str:
+        """One of `keys` pressed, while a prompt holds the terminal."""
+        return await self._read_key(keys)
 
     def _take_terminal(self) -> None:
         """The prompt owns the terminal: no Esc watching, no live lines drawn over it."""

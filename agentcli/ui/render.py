@@ -14,6 +14,7 @@ from agentcli.conversation.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
+from agentcli.output.notices import mcp_notice
 from agentcli.output.results import changed_lines, ending_lines, preview, preview_line, result_line
 from agentcli.output.style import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event, visible_piece
@@ -195,6 +196,10 @@ class ReplRenderer:
             )
         elif isinstance(event, ev.RunWarning):
             self._line(self.style.yellow(f"  warning: {event.message}"))
+        elif isinstance(event, (ev.McpLog, ev.McpRequest)):
+            line = mcp_notice(event)
+            if line:
+                self._line(self.style.dim(f"  {line}"))
 
     def _state(self, event: ev.StateSnapshot | ev.StateDelta) -> None:
         self._line(self.style.dim(f"  state: {state_line(event)}"))

@@ -1,0 +1,329 @@
+"""The MCP client capabilities (agentcli.mcp.client_features) against a server written with
+the official SDK (tests/fixtures/mcp/client_features_server.py), driven through the
+installed `agentcli run` and the REPL on a pseudo-terminal against the scripted model
+server, which also answers the sampling requests: roots, sampling (approved, allowed by a
+rule, declined headless), elicitation (a form in the terminal, declined headless), progress
+on the tool line, server logs at a level, trusted servers' instructions, clientInfo."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.mcp.forms import FormError, defaults_only, fields_of
+from tests.conftest import RunCli
+from tests.scripted_server import Reply, ScriptedServer
+from tests.test_e2e_sessions import only_session
+from tests.test_mcp import events_of, toml_str, tool_messages, write_config
+from tests.test_repl import APPROVAL, CTRL_D, StartChat, chat  # noqa: F401 (the fixture)
+
+pytest.importorskip("mcp")
+SERVER = Path(__file__).parent / "fixtures" / "mcp" / "client_features_server.py"
+SAMPLING_SYSTEM = "You are a test server's helper."
+
+
+def features_server(cli_home: Path, extra: str = "trusted = true\n") -> None:
+    write_config(
+        cli_home,
+        f"[mcp.servers.f]\ncommand = {toml_str(sys.executable)}\n"
+        f"args = [{toml_str(str(SERVER))}]\n{extra}",
+    )
+
+
+def call(call_id: str, tool: str, **arguments: Any) -> dict[str, Any]:
+    return {"id": call_id, "name": f"mcp__f__{tool}", "arguments": arguments}
+
+
+def customs(stdout: str, name: str) -> list[dict[str, Any]]:
+    return [e["value"] for e in events_of(stdout) if e["type"] == "CUSTOM" and e["name"] == name]
+
+
+# --- the form's fields, from the requested schema
+
+
+def test_a_schema_becomes_fields_and_typed_answers_are_checked() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "count": {"type": "integer", "minimum": 1, "maximum": 9, "default": 3},
+            "ok": {"type": "boolean"},
+            "pet": {"type": "string", "enum": ["p1", "p2"], "enumNames": ["Cats", "Dogs"]},
+            "hero": {"type": "string", "oneOf": [{"const": "h1", "title": "Superman"}]},
+            "tools": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["saw", "drill", "file"]},
+                "maxItems": 2,
+            },
+        },
+        "required": ["name"],
+    }
+    name, count, ok, pet, hero, tools = fields_of(schema)
+    assert (name.kind, name.required, count.required) == ("string", True, False)
+    assert count.parse("7") == 7
+    with pytest.raises(ValueError, match="between 1 and 9"):
+        count.parse("10")
+    with pytest.raises(ValueError, match="whole number"):
+        count.parse("2.5")
+    assert ok.parse("y") is True and ok.parse("no") is False
+    assert pet.parse("2") == "p2" and pet.parse("Cats") == "p1"
+    assert hero.parse("Superman") == "h1"
+    assert tools.parse("1, drill") == ["saw", "drill"]
+    with pytest.raises(ValueError, match="choose 0-2"):
+        tools.parse("1,2,3")
+    assert defaults_only(fields_of(schema)) is None  # `name` has no default: nothing to send
+    schema["required"] = ["count"]
+    assert defaults_only(fields_of(schema)) == {"count": 3}
+    with pytest.raises(FormError):
+        fields_of({"type": "object", "properties": {"where": {"type": "object"}}})
+
+
+# --- headless: `agentcli run` with no terminal
+
+
+def test_roots_are_the_workspace_and_the_added_places_and_client_info_is_agentcli(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    features_server(cli_home)
+    extra = tmp_path / "extra place"
+    extra.mkdir()
+    server.enqueue(
+        Reply.tool_calls([call("c1", "roots"), call("c2", "whoami")]), Reply.text(["Done."])
+    )
+    result = run_cli(
+        ["run", "roots?", "--add-dir", f"{extra}:ro", "--allow", "mcp__f__*"],
+        server=server,
+        timeout=60,
+    )
+
+    assert result.returncode == 0, result.stderr
+    roots, whoami = tool_messages(server, 1)
+    assert roots["content"].splitlines() == [workspace.as_uri(), extra.resolve().as_uri()]
+    import agentcli
+
+    assert whoami["content"].startswith(f"agentcli {agentcli.__version__}: ")
+    assert {"elicitation", "roots", "sampling"} <= set(whoami["content"].split(": ")[1].split(", "))
+
+
+def test_sampling_allowed_by_a_rule_runs_one_step_of_the_session_model_without_tools(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    features_server(cli_home)
+    server.enqueue(
+        Reply.tool_calls([call("c1", "ask_model", prompt="name a colour")]),
+        Reply.text(["Teal", "."]),  # the sampling request
+        Reply.text(["The server heard teal."]),
+    )
+    result = run_cli(
+        ["run", "go", "-o", "jsonl", "--allow", "mcp_sampling(f)", "--allow", "mcp__f__*"],
+        server=server,
+        timeout=60,
+    )
+
+    assert result.returncode == 0, result.stderr
+    sampling = server.requests[1].json
+    assert sampling["messages"][0] == {"role": "system", "content": SAMPLING_SYSTEM}
+    assert sampling["messages"][1:] == [{"role": "user", "content": "name a colour"}]
+    assert not sampling.get("tools")
+    [answer] = tool_messages(server, 2)
+    assert "the model said: Teal." in answer["content"]
+    [record] = customs(result.stdout, "mcp_request")
+    assert record == {
+        "server": "f",
+        "kind": "sampling",
+        "outcome": "accept",
+        "by": "rule",
+        "rule": "mcp_sampling(f)",
+    }
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ([], "no terminal to ask the user; allow it with --allow 'mcp_sampling(f)'"),
+        (["--yes"], "--yes approves tool calls, not sampling"),
+        (["--forbid", "mcp_sampling(*)"], "the rule mcp_sampling(*) declines it"),
+    ],
+)
+def test_sampling_headless_is_declined_and_the_result_says_why(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, flags: list[str], said: str
+) -> None:
+    features_server(cli_home)
+    server.enqueue(
+        Reply.tool_calls([call("c1", "ask_model", prompt="name a colour")]),
+        Reply.text(["Declined, then."]),
+    )
+    result = run_cli(["run", "go", "--allow", "mcp__f__*", *flags], server=server, timeout=60)
+
+    assert result.returncode == 0, result.stderr
+    assert len(server.requests) == 2  # no sampling step reached the model
+    [answer] = tool_messages(server, 1)
+    assert f"agentcli declined MCP server f's request to use the model: {said}" in answer["content"]
+    assert f"declined MCP server f's sampling request: {said}" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        ([], "no terminal to ask the user"),
+        (["--yes"], "--yes approves tool calls but cannot answer a server's questions"),
+    ],
+)
+def test_elicitation_headless_is_declined_and_the_result_says_why(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, flags: list[str], said: str
+) -> None:
+    features_server(cli_home)
+    server.enqueue(Reply.tool_calls([call("c1", "order_box")]), Reply.text(["No box."]))
+    result = run_cli(["run", "go", "--allow", "mcp__f__*", *flags], server=server, timeout=60)
+
+    assert result.returncode == 0, result.stderr
+    [answer] = tool_messages(server, 1)
+    assert "no order: the user chose decline" in answer["content"]
+    assert f"agentcli declined MCP server f's request for input: {said}" in answer["content"]
+
+
+def test_progress_reaches_the_event_stream_and_logs_are_shown_from_their_level(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    features_server(cli_home)
+    server.enqueue(
+        Reply.tool_calls([call("c1", "slow", steps=3), call("c2", "chatty")]),
+        Reply.text(["Done."]),
+    )
+    result = run_cli(
+        ["run", "go", "-o", "jsonl", "--allow", "mcp__f__*"], server=server, timeout=60
+    )
+
+    assert result.returncode == 0, result.stderr
+    progress = [p for p in customs(result.stdout, "progress") if p["toolCallId"] == "c1"]
+    assert [(p["progress"], p["total"], p["message"]) for p in progress] == [
+        (1, 3, "step 1"),
+        (2, 3, "step 2"),
+        (3, 3, "step 3"),
+    ]
+    assert progress[-1]["lines"] == ["step 3 · 3/3 (100%)"]
+    logs = customs(result.stdout, "mcp_log")
+    assert [log["level"] for log in logs] == ["warning", "error"]  # the default: warning
+    assert "MCP server f [warning boxes]: warning message from chatty" in result.stderr
+    assert "info message" not in result.stderr
+    recorded = only_session(cli_home).read_text(encoding="utf-8")
+    assert recorded.count('"name": "mcp_log"') == 2 or recorded.count('"name":"mcp_log"') == 2
+
+
+def test_log_level_is_configurable_per_server(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    features_server(cli_home, 'log_level = "debug"\n')
+    server.enqueue(Reply.tool_calls([call("c1", "chatty")]), Reply.text(["Done."]))
+    result = run_cli(
+        ["run", "go", "-o", "jsonl", "--allow", "mcp__f__*"], server=server, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    levels = [log["level"] for log in customs(result.stdout, "mcp_log")]
+    assert levels == ["debug", "info", "warning", "error"]
+
+
+def test_a_bad_log_level_is_one_clear_error(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    features_server(cli_home, 'log_level = "loud"\n')
+    result = run_cli(["run", "go"], server=server, timeout=30)
+    assert result.returncode == 2
+    assert "mcp.servers.f.log_level: must be one of debug, info" in result.stderr
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_instructions_of_a_trusted_server_reach_the_system_prompt(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, trusted: bool
+) -> None:
+    features_server(cli_home, f"trusted = {str(trusted).lower()}\n")
+    server.enqueue(Reply.text(["Hi."]))
+    result = run_cli(["run", "hello"], server=server, timeout=60)
+
+    assert result.returncode == 0, result.stderr
+    system = server.requests[0].json["messages"][0]["content"]
+    said = "Call the roots tool before any other tool." in system
+    assert said is trusted
+    assert ("### MCP server f" in system) is trusted
+
+
+# --- a person at the terminal: the REPL on a pseudo-terminal
+
+
+def test_repl_asks_the_form_in_the_terminal_and_sends_the_answers(
+    chat: StartChat,  # noqa: F811
+    server: ScriptedServer,
+    cli_home: Path,
+) -> None:
+    features_server(cli_home)
+    server.enqueue(Reply.tool_calls([call("c1", "order_box")]), Reply.text(["Ordered."]))
+    session = chat("--allow", "mcp__f__*")
+    session.submit("order a box")
+    session.expect("MCP server f asks you:")
+    session.expect("choose [")
+    session.send("y")
+    session.expect("colour:")
+    session.send("\r")  # required: asked again
+    session.expect("required: type an answer")
+    session.send("green\r")
+    session.expect("count:")
+    session.send("12\r")
+    session.expect("answer between 1 and 9")
+    session.send("4\r")
+    session.expect("gift:")
+    session.send("\r")  # its default
+    session.expect("Ordered.")
+    session.prompt()
+    session.send(CTRL_D)
+    assert session.exit_status() == 0
+    [answer] = tool_messages(server, 1)
+    assert "ordered 4 green boxes (gift: False)" in answer["content"]
+
+
+def test_repl_shows_a_sampling_request_and_runs_it_once_approved(
+    chat: StartChat,  # noqa: F811
+    server: ScriptedServer,
+    cli_home: Path,
+) -> None:
+    features_server(cli_home)
+    server.enqueue(
+        Reply.tool_calls([call("c1", "ask_model", prompt="name a \x1b[31mcolour")]),
+        Reply.text(["Ochre"]),
+        Reply.tool_calls([call("c2", "ask_model", prompt="again")]),
+        Reply.text(["Umber"]),
+        Reply.text(["Both heard."]),
+    )
+    session = chat("--allow", "mcp__f__*")
+    mark = session.submit("ask twice")
+    session.expect("asks to use the model (sampling):")
+    session.expect(APPROVAL)
+    shown = session.screen(mark)
+    assert f"system: {SAMPLING_SYSTEM}" in shown
+    assert "user: name a ␛[31mcolour" in shown  # the server's escape, shown, not obeyed
+    session.send("s")  # and for f's later requests this session: not asked again
+    session.expect("Both heard.")
+    session.prompt()
+    assert session.screen(mark).count("asks to use the model") == 1
+    session.send(CTRL_D)
+    assert session.exit_status() == 0
+    assert "the model said: Ochre" in tool_messages(server, 2)[0]["content"]
+    assert "the model said: Umber" in tool_messages(server, 4)[-1]["content"]
+
+
+def test_repl_shows_progress_on_the_tool_line(
+    chat: StartChat,  # noqa: F811
+    server: ScriptedServer,
+    cli_home: Path,
+) -> None:
+    features_server(cli_home)
+    server.enqueue(Reply.tool_calls([call("c1", "slow", steps=3)]), Reply.text(["Slow done."]))
+    session = chat("--allow", "mcp__f__*")
+    session.submit("go slowly")
+    session.expect("mcp__f__slow: step 2 · 2/3 (67%)")
+    session.expect("Slow done.")
+    session.prompt()
+    session.send(CTRL_D)
+    assert session.exit_status() == 0
