@@ -81,6 +81,49 @@ def test_a_schema_becomes_fields_and_typed_answers_are_checked() -> None:
         fields_of({"type": "object", "properties": {"where": {"type": "object"}}})
 
 
+def test_new_roots_are_announced_with_list_changed_and_listed_again(tmp_path: Path) -> None:
+    """A session that binds other places (the REPL's next agent, say) tells the server."""
+    import asyncio
+
+    from agentcli.mcp.client_features import ClientHost
+    from agentcli.mcp.config import parse_server
+    from agentcli.mcp.server import McpServer
+    from agentcli.tools.base import ToolContext
+    from agentcli.workspace.root import Workspace
+
+    other = tmp_path / "other"
+    other.mkdir()
+
+    async def scenario() -> list[str]:
+        host = ClientHost(roots=(str(tmp_path),))
+        config = parse_server("f", {"command": sys.executable, "args": [str(SERVER)]})
+        source = McpServer(config, tmp_path, asyncio.Lock(), tmp_path, None, host)
+        await source.start()
+        tools = {tool.remote_name: tool for tool in source.tools()}
+        context = ToolContext(Workspace(tmp_path))
+
+        async def ask(name: str) -> str:
+            return (await source.call(tools[name], {}, context)).content
+
+        try:
+            seen = [await ask("roots"), await ask("roots_changed")]
+            lent = {"emit": None, "person": None, "policy": None, "provider": lambda: None}
+            host.bind(**lent, roots=(str(tmp_path),))  # the same places: nothing to say
+            host.bind(**lent, roots=(str(tmp_path), str(other)))
+            for _ in range(50):
+                if "1 times" in await ask("roots_changed"):
+                    break
+                await asyncio.sleep(0.1)
+            return [*seen, await ask("roots_changed"), await ask("roots")]
+        finally:
+            await source.close()
+
+    before, unchanged, changed, after = asyncio.run(scenario())
+    assert before == tmp_path.as_uri() and unchanged == "roots changed 0 times"
+    assert changed == "roots changed 1 times"
+    assert after.splitlines() == [tmp_path.as_uri(), other.as_uri()]
+
+
 # --- headless: `agentcli run` with no terminal
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +165,7 @@ class ServerFeatures:
         self.instructions = (getattr(result, "instructions", None) or "").strip()
         if self.config.log_level == "off" or not getattr(result.capabilities, "logging", None):
             return
-        with warnings.catch_warnings(), contextlib.suppress(Exception):
-            warnings.simplefilter("ignore")  # deprecated in the 2026 protocol, still spoken
+        with _spoken_still(), contextlib.suppress(Exception):
             await session.set_logging_level(self.config.log_level)
 
     def closed(self) -> None:
@@ -179,7 +178,7 @@ class ServerFeatures:
         import asyncio
 
         async def notify() -> None:
-            with contextlib.suppress(Exception):  # a server gone: it asks again at restart
+            with _spoken_still(), contextlib.suppress(Exception):  # gone: asks at restart
                 await session.send_roots_list_changed()
 
         with contextlib.suppress(RuntimeError):  # no loop running: nothing to tell
@@ -356,6 +355,15 @@ class ServerFeatures:
                 server=self.config.name, kind=kind, outcome=outcome, by=by, reason=reason, rule=rule
             )
         )
+
+
+@contextlib.contextmanager
+def _spoken_still() -> Iterator[None]:
+    """The SDK marks logging and roots deprecated in the 2026 protocol; the handshake
+    versions most servers speak still have them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def progress_value(done: float, total: float | None, message: str | None) -> dict[str, Any]:
