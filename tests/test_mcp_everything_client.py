@@ -14,6 +14,7 @@ from tests.test_mcp import events_of, toml_str, tool_messages, write_config
 from tests.test_mcp_client_features import customs
 from tests.test_mcp_everything import EVERYTHING, call, everything, pytestmark  # noqa: F401
 from tests.test_repl import APPROVAL, CTRL_D, StartChat, chat  # noqa: F401 (the fixture)
+from tests.test_repl_screens import StartTerminal, term, turn  # noqa: F401 (the fixture)
 
 EVERYTHING_SYSTEM = "You are a helpful test server."
 # The form of trigger-elicitation-request after `name`, in its order: each kept by Enter
@@ -108,6 +109,37 @@ def test_its_logs_are_shown_at_the_configured_level(
     logs = [e["value"] for e in events_of(result.stdout) if e.get("name") == "mcp_log"]
     assert any("message" in log["message"] and log["server"] == "ev" for log in logs), logs
     assert "agentcli: MCP server ev [" in result.stderr
+
+
+def test_logs_between_turns_are_drawn_above_the_prompt_not_into_it(
+    term: StartTerminal,  # noqa: F811
+    server: ScriptedServer,
+    cli_home: Path,
+) -> None:
+    """server-everything's simulated logging goes on every 5 seconds after its turn: each
+    message is a line above the prompt, which is drawn again with what was being typed."""
+    write_config(
+        cli_home,
+        f"[mcp.servers.ev]\ncommand = {toml_str(EVERYTHING)}\n"
+        'trusted = true\nlog_level = "debug"\n',
+    )
+    server.enqueue(
+        Reply.tool_calls([call("c1", "toggle-simulated-logging")]), Reply.text(["Started."])
+    )
+    terminal = term("chat", "--allow", "mcp__ev__*", columns=120)  # a log line in one row
+    turn(terminal, "start logging")
+    after_turn = len(terminal.lines())
+    terminal.send("half typed")
+    terminal.wait_for(
+        lambda: any("MCP server ev [" in line for line in terminal.lines()[after_turn - 1 :]),
+        timeout=15,
+    )
+    terminal.settle()
+    lines = terminal.lines()
+    assert lines[-1] == "› half typed"  # the prompt, below the news, with the draft
+    assert all(line.startswith("  MCP server ev [") for line in lines[after_turn - 1 : -1]), lines
+    terminal.send("\x15" + CTRL_D)  # Ctrl-U clears the draft; Ctrl-D leaves
+    assert terminal.finish() == 0
 
 
 def test_repl_answers_its_form_and_approves_its_sampling(

@@ -38,6 +38,9 @@ class ReplRenderer:
         self._retry_reason: str | None = None  # said once for retries in a row
         self.screen = screen if screen is not None else TerminalGate()  # the approver's too
         self.screen.on_hold(self._clear_live_line)
+        # The REPL's prompt, while it waits for a line: news between turns (an MCP
+        # server's log) is drawn above it, and the prompt drawn again below.
+        self.idle_prompt: Any = None
 
     @property
     def console(self) -> Any:
@@ -68,6 +71,18 @@ class ReplRenderer:
         self._clear_live_line()
         self.stream.write(text + "\n")
         self.stream.flush()
+
+    def _between_turns(self, line: str) -> None:
+        """A line that may come while the prompt waits: drawn above it, not into it."""
+        app = getattr(self.idle_prompt, "app", None)
+        if app is None or not app.is_running:
+            self._line(line)
+            return
+        from prompt_toolkit.application import run_in_terminal
+        from prompt_toolkit.application.current import set_app
+
+        with set_app(app):  # (the news comes from a task the prompt's context never reached)
+            run_in_terminal(lambda: self._line(line))
 
     def _clear_live_line(self) -> None:
         if self._live_line:
@@ -199,7 +214,7 @@ class ReplRenderer:
         elif isinstance(event, (ev.McpLog, ev.McpRequest)):
             line = mcp_notice(event)
             if line:
-                self._line(self.style.dim(f"  {line}"))
+                self._between_turns(self.style.dim(f"  {line}"))
 
     def _state(self, event: ev.StateSnapshot | ev.StateDelta) -> None:
         self._line(self.style.dim(f"  state: {state_line(event)}"))

@@ -137,6 +137,7 @@ class Repl:
             vi_mode=bool(settings.config.get("repl.vi_mode")),
             enable_history_search=False,  # Ctrl-R stays the reverse search
         )
+        self.renderer.idle_prompt = self.prompt  # news between turns is drawn above it
         self.done = False
         self.exit_code = ExitCode.OK
         self._command_task: asyncio.Task | None = None  # a `!command` in progress
