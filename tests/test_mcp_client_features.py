@@ -187,7 +187,7 @@ def test_sampling_allowed_by_a_rule_runs_one_step_of_the_session_model_without_t
     ("flags", "said"),
     [
         ([], "no terminal to ask the user; allow it with --allow 'mcp_sampling(f)'"),
-        (["--yes"], "--yes approves tool calls, not sampling"),
+        (["--yes"], "no terminal to ask the user, and --yes approves tool calls, not sampling"),
         (["--forbid", "mcp_sampling(*)"], "the rule mcp_sampling(*) declines it"),
     ],
 )
@@ -212,7 +212,11 @@ def test_sampling_headless_is_declined_and_the_result_says_why(
     ("flags", "said"),
     [
         ([], "no terminal to ask the user"),
-        (["--yes"], "--yes approves tool calls but cannot answer a server's questions"),
+        (
+            ["--yes"],
+            "no terminal to ask the user, and --yes approves tool calls but cannot answer a "
+            "server's questions",
+        ),
     ],
 )
 def test_elicitation_headless_is_declined_and_the_result_says_why(
@@ -226,6 +230,20 @@ def test_elicitation_headless_is_declined_and_the_result_says_why(
     [answer] = tool_messages(server, 1)
     assert "no order: the user chose decline" in answer["content"]
     assert f"agentcli declined MCP server f's request for input: {said}" in answer["content"]
+
+
+def test_yes_without_a_terminal_sends_a_form_whose_defaults_answer_it(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    features_server(cli_home)
+    server.enqueue(Reply.tool_calls([call("c1", "pick_size")]), Reply.text(["Sized."]))
+    result = run_cli(["run", "go", "--yes", "-o", "jsonl"], server=server, timeout=60)
+
+    assert result.returncode == 0, result.stderr
+    [answer] = tool_messages(server, 1)
+    assert answer["content"] == "size 2 (wrapped: False)"
+    [record] = customs(result.stdout, "mcp_request")
+    assert (record["outcome"], record["by"]) == ("accept", "flag")
 
 
 def test_progress_reaches_the_event_stream_and_logs_are_shown_from_their_level(

@@ -5,13 +5,13 @@ logging — plus progress on calls, the server's instructions, and agentcli's ow
 - **roots**: the workspace and the places added with `--add-dir` (`sandbox.add_dirs`), as
   `file://` URIs; `notifications/roots/list_changed` when a session binds other places.
 - **elicitation**: the server's form, asked in the terminal by the person there (the
-  approver's `elicit`). Declined with nobody to ask, under `--deny`, and under `--yes`
-  unless the schema's defaults answer every required field (then those are sent: `--yes`
-  approves, it never invents an answer).
+  approver's `elicit`), as ask_user's questions are, `--yes` or not. Declined under
+  `--deny`, and with nobody to ask — unless `--yes` and the schema's defaults answer every
+  required field: then those are sent (`--yes` approves; it never invents an answer).
 - **sampling**: one step of the session's own model, no tools, after the person approves
   (the approver's `approve_sampling`). Rules decide first: `mcp_sampling(SERVER)` in
-  allow, ask or deny lists; with no rule and no person (or `--deny`, or `--yes`, which
-  approves tool calls only) it is declined.
+  allow, ask or deny lists; with no rule and no person (`--yes` approves tool calls only),
+  or under `--deny`, it is declined.
 - **logging**: `logging/setLevel` at the server's `log_level`; messages at or above it are
   `mcp_log` events (notices on stderr, lines in the REPL, records in the session).
 - **progress**: a progress token on every call; notifications are `progress` events.
@@ -241,17 +241,18 @@ class ServerFeatures:
             return self._declined("elicitation", "auto", f"its form cannot be asked: {error}")
         if policy is not None and policy.deny:
             return self._declined("elicitation", "flag", "--deny declines servers' questions")
-        if policy is not None and policy.yes:
+        elicit = getattr(self.host.person, "elicit", None)
+        if elicit is None and policy is not None and policy.yes:
             defaults = None if url else defaults_only(fields)
             if defaults is None:
                 return self._declined(
                     "elicitation",
                     "flag",
-                    "--yes approves tool calls but cannot answer a server's questions",
+                    "no terminal to ask the user, and --yes approves tool calls but cannot "
+                    "answer a server's questions",
                 )
             self._record("elicitation", "accept", "flag", "--yes sent the form's defaults")
             return FormAnswer("accept", defaults)
-        elicit = getattr(self.host.person, "elicit", None)
         if elicit is None:
             return self._declined("elicitation", "auto", "no terminal to ask the user")
         message = str(getattr(params, "message", "") or "")
@@ -296,7 +297,6 @@ class ServerFeatures:
         server, policy = self.config.name, self.host.policy
         if self.host.provider is None:
             return self._refusal("auto", "no model in this session")
-        verdict = None
         if policy is not None:
             request = ApprovalRequest(
                 SAMPLING_RULE,
@@ -312,13 +312,13 @@ class ServerFeatures:
                 return None
             if policy.deny:
                 return self._refusal("flag", "--deny declines it")
-            if policy.yes:
-                return self._refusal(
-                    "flag",
-                    f"--yes approves tool calls, not sampling; allow it with --allow "
-                    f"'{SAMPLING_RULE}({server})'",
-                )
         approve = getattr(self.host.person, "approve_sampling", None)
+        if approve is None and policy is not None and policy.yes:
+            return self._refusal(
+                "flag",
+                f"no terminal to ask the user, and --yes approves tool calls, not sampling; "
+                f"allow it with --allow '{SAMPLING_RULE}({server})'",
+            )
         if approve is None:
             return self._refusal(
                 "auto",
