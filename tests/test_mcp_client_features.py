@@ -374,6 +374,30 @@ def test_repl_shows_a_sampling_request_and_runs_it_once_approved(
     assert "the model said: Umber" in tool_messages(server, 4)[-1]["content"]
 
 
+def test_repl_declines_a_request_that_comes_between_turns(
+    chat: StartChat,  # noqa: F811
+    server: ScriptedServer,
+    cli_home: Path,
+) -> None:
+    """The prompt owns the terminal between turns: a server's question then is declined,
+    not drawn into the prompt (the server logs what it got)."""
+    features_server(cli_home)
+    server.enqueue(Reply.tool_calls([call("c1", "ask_later", seconds=1)]), Reply.text(["Later."]))
+    session = chat("--allow", "mcp__f__*")
+    mark = session.submit("ask me later")
+    session.expect("Later.")
+    session.prompt()
+    session.expect(
+        "declined MCP server f's request for input: it came between turns, when agentcli "
+        "asks nobody",
+        timeout=15,
+    )
+    session.expect("MCP server f [error]: later answer: decline")
+    assert "A question between turns?" not in session.screen(mark)
+    session.send(CTRL_D)
+    assert session.exit_status() == 0
+
+
 def test_repl_shows_progress_on_the_tool_line(
     chat: StartChat,  # noqa: F811
     server: ScriptedServer,

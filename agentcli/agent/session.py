@@ -136,6 +136,7 @@ class Agent:
             policy=self.policy,
             provider=lambda: self.provider,
             roots=roots_of(self.workspace.root, self.sandbox),
+            in_turn=lambda: self._turn is not None,
         )
         self.loop = self._build_loop()
         self.usage = ev.Usage()  # the whole session's tokens, for /usage

@@ -74,6 +74,7 @@ class ClientHost:
     person: Any = None  # the approver, when someone can answer (its elicit, approve_sampling)
     policy: Any = None  # agentcli.policy.engine.Policy: its rules and flags
     provider: Callable[[], Any] | None = None  # the session's provider as it is now
+    in_turn: Callable[[], bool] = lambda: True  # a turn runs: the person may be asked now
     servers: list[ServerFeatures] = field(default_factory=list)
 
     def bind(
@@ -84,8 +85,10 @@ class ClientHost:
         policy: Any,
         provider: Callable[[], Any],
         roots: tuple[str, ...],
+        in_turn: Callable[[], bool] = lambda: True,
     ) -> None:
         self.emit, self.person, self.policy, self.provider = emit, person, policy, provider
+        self.in_turn = in_turn
         if roots != self.roots:
             self.roots = roots
             for server in self.servers:
@@ -94,6 +97,11 @@ class ClientHost:
     def say(self, event: ev.Event) -> None:
         if self.emit is not None:
             self.emit(event)
+
+    def asker(self, method: str) -> Any:
+        """The person's `method`, when someone can be asked now. Between turns nobody is:
+        the REPL's prompt owns the terminal, and a question there would answer nothing."""
+        return getattr(self.person, method, None) if self.in_turn() else None
 
 
 def roots_of(workspace: Path, sandbox: Any) -> tuple[str, ...]:
@@ -241,20 +249,20 @@ class ServerFeatures:
             return self._declined("elicitation", "auto", f"its form cannot be asked: {error}")
         if policy is not None and policy.deny:
             return self._declined("elicitation", "flag", "--deny declines servers' questions")
-        elicit = getattr(self.host.person, "elicit", None)
+        elicit = self.host.asker("elicit")
         if elicit is None and policy is not None and policy.yes:
             defaults = None if url else defaults_only(fields)
             if defaults is None:
                 return self._declined(
                     "elicitation",
                     "flag",
-                    "no terminal to ask the user, and --yes approves tool calls but cannot "
-                    "answer a server's questions",
+                    f"{self._nobody()}, and --yes approves tool calls but cannot answer a "
+                    "server's questions",
                 )
             self._record("elicitation", "accept", "flag", "--yes sent the form's defaults")
             return FormAnswer("accept", defaults)
         if elicit is None:
-            return self._declined("elicitation", "auto", "no terminal to ask the user")
+            return self._declined("elicitation", "auto", self._nobody())
         message = str(getattr(params, "message", "") or "")
         answer: FormAnswer = await elicit(FormRequest(server, message, fields, url))
         self._record("elicitation", answer.action, "user", None)
@@ -312,17 +320,17 @@ class ServerFeatures:
                 return None
             if policy.deny:
                 return self._refusal("flag", "--deny declines it")
-        approve = getattr(self.host.person, "approve_sampling", None)
+        approve = self.host.asker("approve_sampling")
         if approve is None and policy is not None and policy.yes:
             return self._refusal(
                 "flag",
-                f"no terminal to ask the user, and --yes approves tool calls, not sampling; "
-                f"allow it with --allow '{SAMPLING_RULE}({server})'",
+                f"{self._nobody()}, and --yes approves tool calls, not sampling; allow it "
+                f"with --allow '{SAMPLING_RULE}({server})'",
             )
         if approve is None:
             return self._refusal(
                 "auto",
-                f"no terminal to ask the user; allow it with --allow '{SAMPLING_RULE}({server})'",
+                f"{self._nobody()}; allow it with --allow '{SAMPLING_RULE}({server})'",
             )
         shown = sampling_request(server, params, self.host.provider())
         choice = await approve(shown)  # "once" | "session" | "deny"
@@ -340,6 +348,11 @@ class ServerFeatures:
         return self.notes[-1].strip("[]")  # the server hears what the model will
 
     # --- what became of a request
+
+    def _nobody(self) -> str:
+        if self.host.person is not None and not self.host.in_turn():
+            return "it came between turns, when agentcli asks nobody"
+        return "no terminal to ask the user"
 
     def _declined(self, kind: str, by: str, reason: str, rule: str | None = None) -> FormAnswer:
         self._record(kind, "decline", by, reason, rule)
