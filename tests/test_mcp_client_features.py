@@ -19,6 +19,7 @@ from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_sessions import only_session
 from tests.test_mcp import events_of, toml_str, tool_messages, write_config
 from tests.test_repl import APPROVAL, CTRL_D, StartChat, chat  # noqa: F401 (the fixture)
+from tests.test_repl_screens import StartTerminal, term  # noqa: F401 (the fixture)
 
 pytest.importorskip("mcp")
 SERVER = Path(__file__).parent / "fixtures" / "mcp" / "client_features_server.py"
@@ -396,6 +397,21 @@ def test_repl_declines_a_request_that_comes_between_turns(
     assert "A question between turns?" not in session.screen(mark)
     session.send(CTRL_D)
     assert session.exit_status() == 0
+
+
+def test_run_on_a_terminal_shows_progress_on_its_live_line(
+    term: StartTerminal,  # noqa: F811
+    server: ScriptedServer,
+    cli_home: Path,
+) -> None:
+    features_server(cli_home)
+    server.enqueue(Reply.tool_calls([call("c1", "slow", steps=3)]), Reply.text(["Slow done."]))
+    terminal = term("run", "go slowly", "--allow", "mcp__f__*")
+    terminal.wait_for("│ step 2 · 2/3 (67%)", timeout=30)
+    assert terminal.finish() == 0
+    shown = terminal.text()
+    assert "step 2 · 2/3" not in shown  # the live line gave way to the result
+    assert "Slow done." in shown
 
 
 def test_repl_shows_progress_on_the_tool_line(
