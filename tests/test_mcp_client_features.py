@@ -181,7 +181,10 @@ def test_sampling_allowed_by_a_rule_runs_one_step_of_the_session_model_without_t
         "outcome": "accept",
         "by": "rule",
         "rule": "mcp_sampling(f)",
+        "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15},  # the scripted
     }
+    notice = "answered MCP server f's sampling request (allowed by the rule mcp_sampling(f)"
+    assert f"{notice}, 15 tokens)" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -245,6 +248,9 @@ def test_yes_without_a_terminal_sends_a_form_whose_defaults_answer_it(
     assert answer["content"] == "size 2 (wrapped: False)"
     [record] = customs(result.stdout, "mcp_request")
     assert (record["outcome"], record["by"]) == ("accept", "flag")
+    assert "answered MCP server f's request for input (--yes sent the form's defaults)" in (
+        result.stderr
+    )
 
 
 def test_progress_reaches_the_event_stream_and_logs_are_shown_from_their_level(

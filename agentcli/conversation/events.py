@@ -331,7 +331,9 @@ class McpLog(TypedCustom):
 class McpRequest(TypedCustom):
     """What became of an MCP server's request to agentcli (sampling, elicitation):
     `{"server", "kind": "sampling" | "elicitation", "outcome": "accept" | "decline" |
-    "cancel", "by": "user" | "rule" | "flag" | "auto", "reason"?, "rule"?}`."""
+    "cancel" | "error", "by": "user" | "rule" | "flag" | "auto", "reason"?, "rule"?,
+    "usage"?}` — `usage`: the tokens a sampling request took of the session's model
+    (`{"inputTokens", "outputTokens", "totalTokens"}`), beside the turn's own."""
 
     server: str
     kind: str
@@ -339,6 +341,7 @@ class McpRequest(TypedCustom):
     by: str
     reason: str | None = None
     rule: str | None = None
+    usage: dict[str, Any] | None = None
 
 
 @_typed("instructions")

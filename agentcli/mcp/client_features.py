@@ -278,18 +278,20 @@ class ServerFeatures:
     async def sample(self, context: Any, params: Any) -> Any:
         from mcp_types import CreateMessageResult, ErrorData, TextContent
 
-        decided = await self._sampling_decision(params)
-        if decided is not None:
-            return ErrorData(code=-1, message=decided)
+        refusal, by, rule = await self._sampling_decision(params)
+        if refusal is not None:
+            return ErrorData(code=-1, message=refusal)
         provider = self.host.provider() if self.host.provider is not None else None
         try:
-            text = await run_sampling(provider, params)
+            text, usage = await run_sampling(provider, params)
         except Exception as error:  # a provider failure: the server hears it, the run goes on
             reason = f"the model failed: {error}"
             self.notes.append(
                 f"[agentcli: MCP server {self.config.name}'s sampling request: {reason}]"
             )
+            self._record("sampling", "error", by, reason, rule)
             return ErrorData(code=-1, message=reason)
+        self._record("sampling", "accept", by, None, rule, usage)
         model = getattr(provider, "model", "") or ""
         return CreateMessageResult(
             role="assistant",
@@ -298,13 +300,14 @@ class ServerFeatures:
             stop_reason="endTurn",
         )
 
-    async def _sampling_decision(self, params: Any) -> str | None:
-        """None: approved; else why it is declined (said to the server and in the result)."""
+    async def _sampling_decision(self, params: Any) -> tuple[str | None, str, str | None]:
+        """(why it is declined, said to the server and in the result, or None: approved;
+        who decided; the rule that did)."""
         from agentcli.risk import ApprovalRequest, Assessment, Risk, Subjects
 
         server, policy = self.config.name, self.host.policy
         if self.host.provider is None:
-            return self._refusal("auto", "no model in this session")
+            return self._refusal("auto", "no model in this session"), "auto", None
         if policy is not None:
             request = ApprovalRequest(
                 SAMPLING_RULE,
@@ -314,34 +317,27 @@ class ServerFeatures:
             )
             verdict = policy.verdict(request)
             if verdict.decision == "deny":
-                return self._refusal("rule", f"the rule {verdict.rule} declines it", verdict.rule)
+                why = f"the rule {verdict.rule} declines it"
+                return self._refusal("rule", why, verdict.rule), "rule", verdict.rule
             if verdict.decision == "allow":
-                self._record("sampling", "accept", "rule", None, verdict.rule)
-                return None
+                return None, "rule", verdict.rule
             if policy.deny:
-                return self._refusal("flag", "--deny declines it")
+                return self._refusal("flag", "--deny declines it"), "flag", None
         approve = self.host.asker("approve_sampling")
-        if approve is None and policy is not None and policy.yes:
-            return self._refusal(
-                "flag",
-                f"{self._nobody()}, and --yes approves tool calls, not sampling; allow it "
-                f"with --allow '{SAMPLING_RULE}({server})'",
-            )
         if approve is None:
-            return self._refusal(
-                "auto",
-                f"{self._nobody()}; allow it with --allow '{SAMPLING_RULE}({server})'",
-            )
+            by = "flag" if policy is not None and policy.yes else "auto"
+            yes = ", and --yes approves tool calls, not sampling" if by == "flag" else ""
+            why = f"{self._nobody()}{yes}; allow it with --allow '{SAMPLING_RULE}({server})'"
+            return self._refusal(by, why), by, None
         shown = sampling_request(server, params, self.host.provider())
         choice = await approve(shown)  # "once" | "session" | "deny"
         if choice == "deny":
-            return self._refusal("user", "the user declined it")
+            return self._refusal("user", "the user declined it"), "user", None
         if choice == "session" and policy is not None:
             from agentcli.policy.rules import parse_rule
 
             policy.session_allow.append(parse_rule(f"{SAMPLING_RULE}({server})", "session"))
-        self._record("sampling", "accept", "user", None)
-        return None
+        return None, "user", None
 
     def _refusal(self, by: str, reason: str, rule: str | None = None) -> str:
         self._declined("sampling", by, reason, rule)
@@ -361,13 +357,25 @@ class ServerFeatures:
         return FormAnswer("decline")
 
     def _record(
-        self, kind: str, outcome: str, by: str, reason: str | None, rule: str | None = None
+        self,
+        kind: str,
+        outcome: str,
+        by: str,
+        reason: str | None,
+        rule: str | None = None,
+        usage: ev.Usage | None = None,
     ) -> None:
-        self.host.say(
-            ev.McpRequest(
-                server=self.config.name, kind=kind, outcome=outcome, by=by, reason=reason, rule=rule
-            )
+        tokens = usage.to_wire() if usage is not None else None  # sampling: the model's spend
+        request = ev.McpRequest(
+            server=self.config.name,
+            kind=kind,
+            outcome=outcome,
+            by=by,
+            reason=reason,
+            rule=rule,
+            usage=tokens,
         )
+        self.host.say(request)
 
 
 @contextlib.contextmanager
@@ -426,8 +434,9 @@ def sampling_request(server: str, params: Any, provider: Any) -> SamplingRequest
     return SamplingRequest(server, params.system_prompt or "", messages, params.max_tokens, model)
 
 
-async def run_sampling(provider: Any, params: Any) -> str:
-    """One step of the session's model on the server's messages, without tools."""
+async def run_sampling(provider: Any, params: Any) -> tuple[str, ev.Usage]:
+    """One step of the session's model on the server's messages, without tools: its text
+    and the tokens it took."""
     from agentcli.conversation.messages import Message
     from agentcli.providers.base import ModelRequest
 
@@ -437,8 +446,11 @@ async def run_sampling(provider: Any, params: Any) -> str:
     ]
     request = ModelRequest(system=params.system_prompt or "", messages=messages)
     pieces: list[str] = []
+    usage = ev.Usage()
     async with contextlib.aclosing(provider.stream(request)) as stream:
         async for item in stream:
             if isinstance(item, ev.TextMessageContent):
                 pieces.append(item.delta)
-    return "".join(pieces).strip()
+            elif isinstance(item, ev.StepEnd) and item.usage is not None:
+                usage.add(item.usage)
+    return "".join(pieces).strip(), usage

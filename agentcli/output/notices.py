@@ -53,12 +53,19 @@ class Notices:
 
 
 def mcp_notice(event: ev.McpLog | ev.McpRequest) -> str:
-    """A server's log message, or a request of its that was declined (the ones accepted
-    were seen by the person, or allowed by their rule): one line, or none."""
+    """A server's log message, or what became of a request of its that no person saw
+    (declined, sent its defaults, or run on the model by a rule): one line, or none."""
     if isinstance(event, ev.McpLog):
         logger = f" {event.logger}" if event.logger else ""
         return f"MCP server {event.server} [{event.level}{logger}]: {event.message}"
+    what = "request for input" if event.kind == "elicitation" else "sampling request"
     if event.outcome == "decline" and event.by != "user":
-        what = "request for input" if event.kind == "elicitation" else "sampling request"
         return f"declined MCP server {event.server}'s {what}: {event.reason}"
+    if event.outcome == "error":
+        return f"MCP server {event.server}'s {what} failed: {event.reason}"
+    if event.outcome == "accept" and event.by in ("rule", "flag"):
+        how = f"allowed by the rule {event.rule}" if event.rule else event.reason
+        tokens = (event.usage or {}).get("totalTokens")
+        spent = f", {tokens:,} tokens" if isinstance(tokens, int) else ""
+        return f"answered MCP server {event.server}'s {what} ({how}{spent})"
     return ""
