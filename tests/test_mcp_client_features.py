@@ -125,6 +125,23 @@ def test_new_roots_are_announced_with_list_changed_and_listed_again(tmp_path: Pa
     assert after.splitlines() == [tmp_path.as_uri(), other.as_uri()]
 
 
+def test_the_servers_max_tokens_caps_the_request_on_each_wire() -> None:
+    from agentcli.conversation.messages import Message
+    from agentcli.providers.anthropic import AnthropicProvider
+    from agentcli.providers.base import ModelRequest
+    from agentcli.providers.openai import OpenAIProvider
+
+    capped = ModelRequest(system="", messages=[Message.user("hi")], max_tokens=50)
+    plain = ModelRequest(system="", messages=[Message.user("hi")])
+    official, local = OpenAIProvider("m"), OpenAIProvider("m", base_url="http://127.0.0.1:9/v1")
+    assert official._body(capped)["max_completion_tokens"] == 50
+    assert local._body(capped)["max_tokens"] == 50
+    assert "max_tokens" not in local._body(plain)
+    anthropic = AnthropicProvider("m", max_tokens=4096)
+    assert anthropic._body(capped)["max_tokens"] == 50
+    assert anthropic._body(plain)["max_tokens"] == 4096
+
+
 # --- headless: `agentcli run` with no terminal
 
 
@@ -172,6 +189,7 @@ def test_sampling_allowed_by_a_rule_runs_one_step_of_the_session_model_without_t
     assert sampling["messages"][0] == {"role": "system", "content": SAMPLING_SYSTEM}
     assert sampling["messages"][1:] == [{"role": "user", "content": "name a colour"}]
     assert not sampling.get("tools")
+    assert sampling["max_tokens"] == 50  # the server's maxTokens, as the request's cap
     [answer] = tool_messages(server, 2)
     assert "the model said: Teal." in answer["content"]
     [record] = customs(result.stdout, "mcp_request")

@@ -444,7 +444,9 @@ async def run_sampling(provider: Any, params: Any) -> tuple[str, ev.Usage]:
         Message(role="assistant" if m.role == "assistant" else "user", content=_text_of(m.content))
         for m in params.messages
     ]
-    request = ModelRequest(system=params.system_prompt or "", messages=messages)
+    request = ModelRequest(
+        system=params.system_prompt or "", messages=messages, max_tokens=params.max_tokens
+    )
     pieces: list[str] = []
     usage = ev.Usage()
     async with contextlib.aclosing(provider.stream(request)) as stream:

@@ -268,7 +268,7 @@ class AnthropicProvider(HttpProvider):
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": min(self.max_tokens, request.max_tokens or self.max_tokens),
             "messages": to_wire_messages(request.messages),
             "stream": True,
         }

@@ -15,6 +15,7 @@ class ModelRequest:
     system: str
     messages: list[Message]
     tools: list[dict[str, Any]] = field(default_factory=list)  # {name, description, parameters}
+    max_tokens: int | None = None  # a cap for this request alone (an MCP server's sampling)
 
 
 @dataclass(frozen=True, slots=True)

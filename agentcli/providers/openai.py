@@ -148,6 +148,9 @@ class OpenAIProvider(HttpProvider):
         }
         if stream:
             body["stream_options"] = {"include_usage": True}
+        if request.max_tokens:  # OpenAI's own API names it anew; compatible servers, as was
+            official = self.base_url == DEFAULT_BASE_URL.rstrip("/")
+            body["max_completion_tokens" if official else "max_tokens"] = request.max_tokens
         if request.tools:
             body["tools"] = [
                 {

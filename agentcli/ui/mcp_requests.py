@@ -142,7 +142,7 @@ async def ask_sampling(approver: Any, request: SamplingRequest) -> str:
         more = len(lines) - MAX_MESSAGE_LINES
         lines = [*lines[:MAX_MESSAGE_LINES], f"… {more} more lines"]
     model = visible(request.model) or "the session's model"
-    lines.append(f"to {model}, no tools; the server asks for up to {request.max_tokens} tokens")
+    lines.append(f"to {model}, no tools; at most {request.max_tokens} tokens")
     heading = f"MCP server {visible(request.server)} asks to use the model (sampling):"
     _block(approver, heading, lines, SAMPLING_CHOICES)
     return await _choose(approver, SAMPLING_CHOICES) or "deny"
