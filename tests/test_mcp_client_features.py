@@ -145,7 +145,7 @@ def test_the_servers_max_tokens_caps_the_request_on_each_wire() -> None:
 # --- headless: `agentcli run` with no terminal
 
 
-def test_roots_are_the_workspace_and_the_added_places_and_client_info_is_agentcli(
+def test_roots_client_info_and_a_trusted_servers_instructions(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path, workspace: Path, tmp_path: Path
 ) -> None:
     features_server(cli_home)
@@ -167,6 +167,8 @@ def test_roots_are_the_workspace_and_the_added_places_and_client_info_is_agentcl
 
     assert whoami["content"].startswith(f"agentcli {agentcli.__version__}: ")
     assert {"elicitation", "roots", "sampling"} <= set(whoami["content"].split(": ")[1].split(", "))
+    system = server.requests[0].json["messages"][0]["content"]  # a trusted server's
+    assert "### MCP server f (its tools are mcp__f__*)\nCall the roots tool before" in system
 
 
 def test_sampling_allowed_by_a_rule_runs_one_step_of_the_session_model_without_tools(
@@ -205,69 +207,71 @@ def test_sampling_allowed_by_a_rule_runs_one_step_of_the_session_model_without_t
     assert f"{notice}, 15 tokens)" in result.stderr
 
 
-@pytest.mark.parametrize(
-    ("flags", "said"),
-    [
-        ([], "no terminal to ask the user; allow it with --allow 'mcp_sampling(f)'"),
-        (["--yes"], "no terminal to ask the user, and --yes approves tool calls, not sampling"),
-        (["--forbid", "mcp_sampling(*)"], "the rule mcp_sampling(*) declines it"),
-    ],
-)
-def test_sampling_headless_is_declined_and_the_result_says_why(
-    run_cli: RunCli, server: ScriptedServer, cli_home: Path, flags: list[str], said: str
-) -> None:
-    features_server(cli_home)
-    server.enqueue(
-        Reply.tool_calls([call("c1", "ask_model", prompt="name a colour")]),
-        Reply.text(["Declined, then."]),
-    )
-    result = run_cli(["run", "go", "--allow", "mcp__f__*", *flags], server=server, timeout=60)
-
-    assert result.returncode == 0, result.stderr
-    assert len(server.requests) == 2  # no sampling step reached the model
-    [answer] = tool_messages(server, 1)
-    assert f"agentcli declined MCP server f's request to use the model: {said}" in answer["content"]
-    assert f"declined MCP server f's sampling request: {said}" in result.stderr
-
-
-@pytest.mark.parametrize(
-    ("flags", "said"),
-    [
-        ([], "no terminal to ask the user"),
-        (
-            ["--yes"],
-            "no terminal to ask the user, and --yes approves tool calls but cannot answer a "
-            "server's questions",
-        ),
-    ],
-)
-def test_elicitation_headless_is_declined_and_the_result_says_why(
-    run_cli: RunCli, server: ScriptedServer, cli_home: Path, flags: list[str], said: str
-) -> None:
-    features_server(cli_home)
-    server.enqueue(Reply.tool_calls([call("c1", "order_box")]), Reply.text(["No box."]))
-    result = run_cli(["run", "go", "--allow", "mcp__f__*", *flags], server=server, timeout=60)
-
-    assert result.returncode == 0, result.stderr
-    [answer] = tool_messages(server, 1)
-    assert "no order: the user chose decline" in answer["content"]
-    assert f"agentcli declined MCP server f's request for input: {said}" in answer["content"]
-
-
-def test_yes_without_a_terminal_sends_a_form_whose_defaults_answer_it(
+def test_without_a_terminal_its_questions_and_sampling_are_declined_saying_why(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path
 ) -> None:
     features_server(cli_home)
-    server.enqueue(Reply.tool_calls([call("c1", "pick_size")]), Reply.text(["Sized."]))
+    server.enqueue(
+        Reply.tool_calls([call("c1", "ask_model", prompt="a colour"), call("c2", "order_box")]),
+        Reply.text(["Declined, then."]),
+    )
+    result = run_cli(["run", "go", "--allow", "mcp__f__*"], server=server, timeout=60)
+
+    assert result.returncode == 0, result.stderr
+    assert len(server.requests) == 2  # no sampling step reached the model
+    sampling, form = tool_messages(server, 1)
+    said = "no terminal to ask the user; allow it with --allow 'mcp_sampling(f)'"
+    assert f"declined MCP server f's request to use the model: {said}" in sampling["content"]
+    assert f"declined MCP server f's sampling request: {said}" in result.stderr
+    assert "no order: the user chose decline" in form["content"]
+    said = "agentcli declined MCP server f's request for input: no terminal to ask the user"
+    assert said in form["content"]
+
+
+def test_yes_declines_sampling_and_a_form_it_cannot_answer_and_sends_one_it_can(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    features_server(cli_home)
+    calls = [call("c1", "ask_model", prompt="a colour"), call("c2", "order_box")]
+    server.enqueue(Reply.tool_calls([*calls, call("c3", "pick_size")]), Reply.text(["Some of it."]))
     result = run_cli(["run", "go", "--yes", "-o", "jsonl"], server=server, timeout=60)
 
     assert result.returncode == 0, result.stderr
-    [answer] = tool_messages(server, 1)
-    assert answer["content"] == "size 2 (wrapped: False)"
-    [record] = customs(result.stdout, "mcp_request")
-    assert (record["outcome"], record["by"]) == ("accept", "flag")
+    sampling, form, sized = tool_messages(server, 1)
+    assert "and --yes approves tool calls, not sampling" in sampling["content"]
+    assert "no order: the user chose decline" in form["content"]
+    assert "--yes approves tool calls but cannot answer a server's questions" in form["content"]
+    # the defaults answer every field; the declines are said too: the protocol does not
+    # say which of the calls running then a request came from, so each is told
+    assert sized["content"].startswith("size 2 (wrapped: False)\n[agentcli declined")
+    records = {
+        r["kind"] + ":" + r["outcome"]: r["by"] for r in customs(result.stdout, "mcp_request")
+    }
+    assert records == {
+        "sampling:decline": "flag",
+        "elicitation:decline": "flag",
+        "elicitation:accept": "flag",
+    }
     assert "answered MCP server f's request for input (--yes sent the form's defaults)" in (
         result.stderr
+    )
+
+
+def test_a_deny_rule_declines_sampling_whatever_allows_it(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    features_server(cli_home)
+    server.enqueue(
+        Reply.tool_calls([call("c1", "ask_model", prompt="a colour")]), Reply.text(["No."])
+    )
+    flags = ["--allow", "mcp__f__*", "--allow", "mcp_sampling(f)", "--forbid", "mcp_sampling(*)"]
+    result = run_cli(["run", "go", *flags], server=server, timeout=60)
+
+    assert result.returncode == 0, result.stderr
+    [answer] = tool_messages(server, 1)
+    assert (
+        "declined MCP server f's request to use the model: the rule mcp_sampling(*) "
+        in (answer["content"])
     )
 
 
@@ -299,10 +303,10 @@ def test_progress_reaches_the_event_stream_and_logs_are_shown_from_their_level(
     assert recorded.count('"name": "mcp_log"') == 2 or recorded.count('"name":"mcp_log"') == 2
 
 
-def test_log_level_is_configurable_per_server(
+def test_log_level_is_per_server_and_an_untrusted_servers_instructions_stay_out(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path
 ) -> None:
-    features_server(cli_home, 'log_level = "debug"\n')
+    features_server(cli_home, 'log_level = "debug"\n')  # and not trusted
     server.enqueue(Reply.tool_calls([call("c1", "chatty")]), Reply.text(["Done."]))
     result = run_cli(
         ["run", "go", "-o", "jsonl", "--allow", "mcp__f__*"], server=server, timeout=60
@@ -310,6 +314,8 @@ def test_log_level_is_configurable_per_server(
     assert result.returncode == 0, result.stderr
     levels = [log["level"] for log in customs(result.stdout, "mcp_log")]
     assert levels == ["debug", "info", "warning", "error"]
+    system = server.requests[0].json["messages"][0]["content"]
+    assert "Call the roots tool" not in system and "MCP server" not in system
 
 
 def test_a_bad_log_level_is_one_clear_error(
@@ -319,21 +325,6 @@ def test_a_bad_log_level_is_one_clear_error(
     result = run_cli(["run", "go"], server=server, timeout=30)
     assert result.returncode == 2
     assert "mcp.servers.f.log_level: must be one of debug, info" in result.stderr
-
-
-@pytest.mark.parametrize("trusted", [True, False])
-def test_instructions_of_a_trusted_server_reach_the_system_prompt(
-    run_cli: RunCli, server: ScriptedServer, cli_home: Path, trusted: bool
-) -> None:
-    features_server(cli_home, f"trusted = {str(trusted).lower()}\n")
-    server.enqueue(Reply.text(["Hi."]))
-    result = run_cli(["run", "hello"], server=server, timeout=60)
-
-    assert result.returncode == 0, result.stderr
-    system = server.requests[0].json["messages"][0]["content"]
-    said = "Call the roots tool before any other tool." in system
-    assert said is trusted
-    assert ("### MCP server f" in system) is trusted
 
 
 # --- a person at the terminal: the REPL on a pseudo-terminal

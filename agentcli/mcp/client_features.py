@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,18 @@ class FormRequest:
 class FormAnswer:
     action: str  # accept | decline | cancel
     content: dict[str, Any] | None = None
+    reason: str = ""  # declined by agentcli: why, as the model is told
+
+
+class CallNotes:
+    """What one call's result must say besides the server's answer."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def unsaid(self, said: str) -> list[str]:
+        """The notes `said` (the result's text so far) does not already say."""
+        return [note for note in self.notes if note.strip("[]") not in said]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +157,10 @@ class ServerFeatures:
         self.host = host
         host.servers.append(self)
         self.instructions = ""
-        self.notes: list[str] = []  # said in the result of the call that is running
+        # The calls running now, each with what its result must say (requests declined
+        # while it ran: the wire does not say which call a request came from, so each
+        # running call is told). Weak: a call that ended, however, drops out.
+        self._calls: weakref.WeakSet[CallNotes] = weakref.WeakSet()
         self._session: Any = None
 
     # --- the session
@@ -192,10 +208,15 @@ class ServerFeatures:
         with contextlib.suppress(RuntimeError):  # no loop running: nothing to tell
             asyncio.get_running_loop().create_task(notify())
 
-    def take_notes(self, said: str = "") -> list[str]:
-        """What the call's result must say that `said` (its text so far) does not."""
-        notes, self.notes = self.notes, []
-        return [note for note in notes if note.strip("[]") not in said]
+    def call_notes(self) -> CallNotes:
+        """For a call about to start: what its result must add, filled while it runs."""
+        notes = CallNotes()
+        self._calls.add(notes)
+        return notes
+
+    def _note(self, text: str) -> None:
+        for call in list(self._calls):
+            call.notes.append(text)
 
     # --- roots
 
@@ -268,9 +289,7 @@ class ServerFeatures:
         self._record("elicitation", answer.action, "user", None)
         if answer.action != "accept":
             verb = "declined" if answer.action == "decline" else "cancelled"
-            self.notes.append(
-                f"[agentcli: the user {verb} MCP server {server}'s request for input]"
-            )
+            self._note(f"[agentcli: the user {verb} MCP server {server}'s request for input]")
         return answer
 
     # --- sampling
@@ -286,9 +305,7 @@ class ServerFeatures:
             text, usage = await run_sampling(provider, params)
         except Exception as error:  # a provider failure: the server hears it, the run goes on
             reason = f"the model failed: {error}"
-            self.notes.append(
-                f"[agentcli: MCP server {self.config.name}'s sampling request: {reason}]"
-            )
+            self._note(f"[agentcli: MCP server {self.config.name}'s sampling request: {reason}]")
             self._record("sampling", "error", by, reason, rule)
             return ErrorData(code=-1, message=reason)
         self._record("sampling", "accept", by, None, rule, usage)
@@ -340,8 +357,7 @@ class ServerFeatures:
         return None, "user", None
 
     def _refusal(self, by: str, reason: str, rule: str | None = None) -> str:
-        self._declined("sampling", by, reason, rule)
-        return self.notes[-1].strip("[]")  # the server hears what the model will
+        return self._declined("sampling", by, reason, rule).reason  # as the model hears it
 
     # --- what became of a request
 
@@ -353,8 +369,9 @@ class ServerFeatures:
     def _declined(self, kind: str, by: str, reason: str, rule: str | None = None) -> FormAnswer:
         self._record(kind, "decline", by, reason, rule)
         what = "request for input" if kind == "elicitation" else "request to use the model"
-        self.notes.append(f"[agentcli declined MCP server {self.config.name}'s {what}: {reason}]")
-        return FormAnswer("decline")
+        said = f"agentcli declined MCP server {self.config.name}'s {what}: {reason}"
+        self._note(f"[{said}]")
+        return FormAnswer("decline", reason=said)
 
     def _record(
         self,

@@ -198,6 +198,7 @@ class McpServer(ToolSource):
         session = await self._live_session()
         assert isinstance(tool, McpTool)
         limit = self.config.tool_timeout
+        notes = self.features.call_notes()  # requests of the server declined meanwhile
         try:
             # The SDK sends notifications/cancelled when the limit passes, so the server
             # can stop too.
@@ -224,16 +225,15 @@ class McpServer(ToolSource):
             closed = isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
             if not closed and self._session is session and self._alive():
                 if isinstance(error, MCPError):
-                    notes = " ".join(self.features.take_notes(str(error)))  # declined requests
                     message = f"{tool.name}: the server answered: {error}"
-                    raise ToolFailure(f"{message} {notes}".strip()) from None
+                    raise ToolFailure(" ".join([message, *notes.unsaid(message)])) from None
                 raise
             await self._lost(session)
             what = f"stopped during the call ({error or type(error).__name__})"
             raise ToolFailure(self._lost_message(what)) from None
         parts = result_parts(result)
-        notes = self.features.take_notes(render_text(parts))  # declined requests, if unsaid
-        return ToolOutput.of_parts([*parts, *map(TextPart, notes)], error=bool(result.is_error))
+        parts += map(TextPart, notes.unsaid(render_text(parts)))
+        return ToolOutput.of_parts(parts, error=bool(result.is_error))
 
     async def close(self) -> None:
         tree = self._tree()  # before the kill: a descendant that left the group is in it
