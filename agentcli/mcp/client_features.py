@@ -467,9 +467,10 @@ async def run_sampling(provider: Any, params: Any) -> tuple[str, ev.Usage]:
     pieces: list[str] = []
     usage = ev.Usage()
     async with contextlib.aclosing(provider.stream(request)) as stream:
-        async for item in stream:
-            if isinstance(item, ev.TextMessageContent):
-                pieces.append(item.delta)
-            elif isinstance(item, ev.StepEnd) and item.usage is not None:
-                usage.add(item.usage)
+        async for item in stream:  # an event, a list of them, or the StepEnd
+            for event in item if type(item) is list else (item,):
+                if isinstance(event, ev.TextMessageContent):
+                    pieces.append(event.delta)
+                elif isinstance(event, ev.StepEnd) and event.usage is not None:
+                    usage.add(event.usage)
     return "".join(pieces).strip(), usage
