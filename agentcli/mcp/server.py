@@ -20,6 +20,7 @@ from typing import Any
 import psutil
 
 from agentcli.conversation.events import now_ms
+from agentcli.mcp.cancellation import CancelledCalls
 from agentcli.mcp.config import ServerConfig
 from agentcli.mcp.tools import McpTool, content_parts, make_tool, result_parts
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
@@ -95,6 +96,7 @@ class McpServer(ToolSource):
         self._reconnect = asyncio.Lock()
         self._garbage: str | None = None  # the first line on stdout that was not JSON-RPC
         self._garbled = asyncio.Event()
+        self.cancelled = CancelledCalls()  # told to the server before it is stopped
         self.started_at = self.ready_at = 0  # ms since the epoch, as event timestamps
 
     # --- the source interface
@@ -197,7 +199,8 @@ class McpServer(ToolSource):
         try:
             # The SDK sends notifications/cancelled when the limit passes, so the server
             # can stop too.
-            result = await session.call_tool(tool.remote_name, args, read_timeout_seconds=limit)
+            with self.cancelled.watch():
+                result = await session.call_tool(tool.remote_name, args, read_timeout_seconds=limit)
         except Exception as error:  # a closed connection shows as MCPError or a stream error
             if isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT:
                 raise ToolFailure(
@@ -223,8 +226,10 @@ class McpServer(ToolSource):
         return ToolOutput.of_parts(result_parts(result), error=bool(result.is_error))
 
     async def close(self) -> None:
+        gently = await self.cancelled.flush(self._session)
         tree = self._tree()  # before the kill: a descendant that left the group is in it
-        _signal_all(tree, signal.SIGTERM)  # a quick end, rather than the SDK's wait on stdin
+        if not gently:  # a quick end, rather than the SDK's wait on stdin
+            _signal_all(tree, signal.SIGTERM)
         await self._end_task()
         deadline = asyncio.get_running_loop().time() + STOP_GRACE
         while _living(tree) and asyncio.get_running_loop().time() < deadline:
@@ -317,6 +322,7 @@ class McpServer(ToolSource):
                 ready.set_exception(
                     error if isinstance(error, Exception) else StartFailed("stopped")
                 )
+                ready.exception()  # marked read: a start cut by --timeout is no traceback
             if not isinstance(error, Exception):
                 raise
         finally:
