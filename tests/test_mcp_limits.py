@@ -146,3 +146,54 @@ def test_the_hand_written_server_s_text_and_bytes(
     assert contents["call_described"] == 'three items\n{"count": 3}'
     assert contents["call_bytes"] == "caf\ufffd \ufffd\ufffd"
     records(only_session(cli_home))
+
+
+def test_a_per_tool_timeout_beats_the_server_s(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    """`[mcp.servers.f.tools.nap] timeout` ends that tool's calls; the message names it."""
+    write_config(cli_home, fault_server(extra="[mcp.servers.f.tools.nap]\ntimeout = 1.5"))
+    started = time.monotonic()
+    _, contents = run_calls(run_cli, server, [call("nap", {"seconds": 600}, "call_hangs")])
+    assert time.monotonic() - started < 30
+    assert "no answer within 1.5 s" in contents["call_hangs"], contents
+    assert "raise mcp.servers.f.tools.nap.timeout" in contents["call_hangs"]
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ("timeout = 0", "mcp.servers.f.tools.nap.timeout"),
+        ('speed = "fast"', "may set risk = low|medium|high and timeout"),
+    ],
+)
+def test_a_bad_per_tool_setting_is_one_config_error(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, table: str, problem: str
+) -> None:
+    write_config(cli_home, fault_server(extra=f"[mcp.servers.f.tools.nap]\n{table}"))
+    result = run_cli(["run", "hi"], server=server)
+    assert result.returncode == 2
+    assert_one_error(result, problem)
+
+
+@pytest.mark.parametrize(
+    ("hints", "trusted", "risk"),
+    [
+        ({"read_only_hint": True}, True, "low"),
+        ({"read_only_hint": True, "open_world_hint": True}, True, "medium"),
+        ({"read_only_hint": True, "open_world_hint": False}, True, "low"),
+        ({"destructive_hint": False, "open_world_hint": True}, True, "medium"),
+        ({"read_only_hint": True, "open_world_hint": True}, False, "high"),
+    ],
+)
+def test_open_world_reads_of_a_trusted_server_are_medium(
+    hints: dict[str, bool], trusted: bool, risk: str
+) -> None:
+    """As the built-in fetch_url: a read of the open world is not a read of the workspace."""
+    from mcp_types import ToolAnnotations
+
+    from agentcli.mcp.config import parse_server
+    from agentcli.mcp.tools import rate
+
+    config = parse_server("f", {"command": "x", "trusted": trusted})
+    assert rate(config, "fetch", ToolAnnotations(**hints))[0] == risk

@@ -195,7 +195,7 @@ class McpServer(ToolSource):
 
         session = await self._live_session()
         assert isinstance(tool, McpTool)
-        limit = self.config.tool_timeout
+        limit, setting = self.config.timeout_of(tool.remote_name)
         try:
             # The SDK sends notifications/cancelled when the limit passes, so the server
             # can stop too.
@@ -205,7 +205,7 @@ class McpServer(ToolSource):
             if isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT:
                 raise ToolFailure(
                     f"{tool.name}: no answer within {limit:g} s, so the call was cancelled "
-                    f"(raise mcp.servers.{self.config.name}.tool_timeout if it needs longer)",
+                    f"(raise {setting} if it needs longer)",
                     kind="timeout",
                 ) from None
             if self._oauth is not None and self._oauth.needs_login:

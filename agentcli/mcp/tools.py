@@ -2,8 +2,9 @@
 below, and their results turned into content parts.
 
 Risk: high unless the user says otherwise. A server marked `trusted = true` has its
-annotations honoured (readOnlyHint → low; destructiveHint false → medium; anything else,
-destructive being the protocol's default, → high); `[mcp.servers.S.tools.T] risk` beats
+annotations honoured (readOnlyHint → low, but medium with openWorldHint true, as the
+built-in fetch_url; destructiveHint false → medium; anything else, destructive being the
+protocol's default, → high); `[mcp.servers.S.tools.T] risk` beats
 both. Annotations of an untrusted server never lower a risk."""
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def rate(server: ServerConfig, tool: str, annotations: Any) -> tuple[str, str]:
         return "high", f"MCP server {server.name} is not marked trusted"
     read_only = getattr(annotations, "read_only_hint", None)
     destructive = getattr(annotations, "destructive_hint", None)
+    if read_only and getattr(annotations, "open_world_hint", None) is True:
+        # as the built-in fetch_url: reading the open world is not a read of the workspace
+        return "medium", f"trusted MCP server {server.name} says it reads the open world"
     if read_only:
         return "low", f"trusted MCP server {server.name} says it only reads"
     if destructive is False:
