@@ -121,7 +121,7 @@ def test_each_result_reaches_the_model_and_the_file_once(
 ) -> None:
     """FastMCP-style: text "42" beside structuredContent {"result": 42} say one thing, as
     a list's text blocks beside {"result": [...]}, and a dict's JSON text beside itself."""
-    size = 200_000  # under the context window: no compaction asks the model
+    size = 20_000  # under the output limit: the model gets it whole
     write_config(cli_home, fault_server())
     calls = [
         call("plain", {"n": 42}, "call_plain"),
@@ -131,8 +131,26 @@ def test_each_result_reaches_the_model_and_the_file_once(
     _, contents = run_calls(run_cli, server, calls)
     assert contents["call_plain"] == "42"
     assert contents["call_list"] == "0\n1\n2"
+    assert json.loads(contents["call_big"]) == {"data": "x" * size}
     file_size = only_session(cli_home).stat().st_size
-    assert size < file_size < 1.2 * size, file_size  # once: not text and structured, twice
+    assert size < file_size < 1.5 * size, file_size  # once: not text and structured, twice
+
+
+def test_a_large_result_is_capped_as_command_output_is(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    """10 MB from a server does not fill the context: the model gets the head and the
+    tail within shell.output_limit and where the whole is kept; it is kept once."""
+    size = 10_000_000
+    write_config(cli_home, fault_server())
+    _, contents = run_calls(run_cli, server, [call("big", {"size": size}, "call_big")])
+    content = contents["call_big"]
+    assert len(content) < 31_000, len(content)
+    assert content.startswith('{\n  "data": "xxx') and content.endswith('xxx"\n}')
+    assert "bytes omitted; the full output is in" in content
+    kept = Path(content.split("is in ")[1].split(" (read it")[0])
+    assert json.loads(kept.read_text()) == {"data": "x" * size}
+    assert only_session(cli_home).stat().st_size < 100_000  # the session holds the cut
 
 
 def test_the_hand_written_server_s_text_and_bytes(

@@ -22,6 +22,7 @@ import psutil
 from agentcli.conversation.events import now_ms
 from agentcli.mcp.cancellation import CancelledCalls
 from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.results import capped
 from agentcli.mcp.tools import McpTool, content_parts, make_tool, result_parts
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import render_text
@@ -223,7 +224,8 @@ class McpServer(ToolSource):
             await self._lost(session)
             what = f"stopped during the call ({error or type(error).__name__})"
             raise ToolFailure(self._lost_message(what)) from None
-        return ToolOutput.of_parts(result_parts(result), error=bool(result.is_error))
+        parts = capped(result_parts(result), ctx)  # a 10 MB result does not fill the context
+        return ToolOutput.of_parts(parts, error=bool(result.is_error))
 
     async def close(self) -> None:
         gently = await self.cancelled.flush(self._session)
