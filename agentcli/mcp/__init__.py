@@ -38,4 +38,7 @@ def mcp_sources(config: Any, workspace: Path, sandbox: Any = None) -> list[ToolS
         sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
     lock = asyncio.Lock()  # spawns one at a time, each so quick that starts still overlap
     logs = data_dir() / "mcp"
-    return [McpServer(server, workspace, lock, logs, sandbox) for server in servers]
+    from agentcli.mcp.resources import ResourceSource
+
+    started = [McpServer(server, workspace, lock, logs, sandbox) for server in servers]
+    return [*started, ResourceSource(started)]  # mcp_read_resource, over their resources

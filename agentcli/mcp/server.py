@@ -22,6 +22,7 @@ import psutil
 from agentcli.conversation.events import now_ms
 from agentcli.mcp.cancellation import CancelledCalls
 from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.resources import ServerResources
 from agentcli.mcp.results import capped
 from agentcli.mcp.tools import McpTool, content_parts, make_tool, result_parts
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
@@ -98,6 +99,7 @@ class McpServer(ToolSource):
         self._garbage: str | None = None  # the first line on stdout that was not JSON-RPC
         self._garbled = asyncio.Event()
         self.cancelled = CancelledCalls()  # told to the server before it is stopped
+        self.catalog = ServerResources(self)  # resources, and prompt and resource list changes
         self.started_at = self.ready_at = 0  # ms since the epoch, as event timestamps
 
     # --- the source interface
@@ -434,6 +436,7 @@ class McpServer(ToolSource):
         method = getattr(message, "method", "")
         if method == "notifications/tools/list_changed":
             self.changed = True  # listed again before the next model step
+        self.catalog.notice(message)
 
     # --- a server that died
 
