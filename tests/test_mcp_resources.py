@@ -147,3 +147,23 @@ def test_repl_prompts_before_the_start_and_resources_attached_and_refreshed(
     assert users[0] == "Please greet Ann."
     assert '<resource server="n" uri="note://counter">\ncount 0\n</resource>' in users[1]
     assert '<resource server="n" uri="note://counter">\ncount 1\n</resource>' in users[3]
+
+
+def test_tools_list_shows_mcp_tools_with_their_server_risk_and_state(
+    run_cli: RunCli, cli_home: Path
+) -> None:
+    broken = '[mcp.servers.gone]\ncommand = "no-such-mcp-server-program"\n'
+    write_config(cli_home, notes_config(extra='[mcp.servers.n.tools.bump]\nrisk = "low"') + broken)
+    listed = run_cli(["tools", "list", "--json"], timeout=90)
+    assert listed.returncode == 0, listed.stderr
+    rows = {(row["source"], row["name"]): row for row in json.loads(listed.stdout)}
+    assert rows["mcp:n", "mcp__n__bump"]["risk"] == "low"
+    assert rows["mcp:n", "mcp__n__add_note"]["risk"] == "high"  # trusted, not said harmless
+    assert rows["mcp:n", "mcp__n__hang"]["risk"] == "low"  # read-only
+    assert rows["mcp:n", "mcp_read_resource"]["risk"] == "low"
+    assert {row["state"] for key, row in rows.items() if key[0] == "mcp:n"} == {"running"}
+    assert any(name == "read_file" for _, name in rows)  # the built-ins are still there
+    text = run_cli(["tools", "list"], timeout=90).stdout
+    assert "mcp__n__bump" in text
+    [line] = [line for line in text.splitlines() if line.startswith("mcp:gone")]
+    assert "failed" in line and "program not found" in line and "tools are absent" in line

@@ -137,14 +137,16 @@ def content_parts(items: list[Any]) -> list[Part]:
 
 def said_in_text(value: Any, parts: list[Part]) -> bool:
     """Whether the text parts already say the structured content `value`. Servers repeat
-    it as JSON text; FastMCP-style servers wrap a plain return value as `{"result": v}`
-    and send v as the text (a list as one text block per item)."""
+    it as JSON text; many wrap the value in an object of one key and send the value as
+    the text: FastMCP-style servers a plain return value as `{"result": v}` (a list as one
+    text block per item), server-filesystem a file as `{"content": text}`, server-memory
+    `{"entities": [...]}` beside the list's JSON."""
     texts = [part.text for part in parts if isinstance(part, TextPart)]
     if not texts:
         return False
     candidates = [value]
-    if isinstance(value, dict) and list(value) == ["result"]:
-        candidates.append(value["result"])
+    if isinstance(value, dict) and len(value) == 1:
+        candidates.append(next(iter(value.values())))
     for candidate in candidates:
         if any(_says(text, candidate) for text in texts):
             return True
