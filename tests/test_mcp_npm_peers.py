@@ -30,6 +30,15 @@ needs_memory = pytest.mark.skipif(
 )
 
 
+def filesystem_server(cli_home: Path, workspace: Path) -> None:
+    """server-filesystem, trusted, allowed the workspace."""
+    args = json.dumps([str(workspace)])
+    write_config(
+        cli_home,
+        f"[mcp.servers.fs]\ncommand = {toml_str(FILESYSTEM)}\nargs = {args}\ntrusted = true\n",
+    )
+
+
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
     return {"id": call_id, "name": name, "arguments": arguments}
 
@@ -38,10 +47,7 @@ def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
 def test_filesystem_results_reach_the_model_once(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path, workspace: Path
 ) -> None:
-    table = (
-        f"[mcp.servers.fs]\ncommand = {toml_str(FILESYSTEM)}\nargs = [{toml_str(str(workspace))}]\n"
-    )
-    write_config(cli_home, table + "trusted = true\n")
+    filesystem_server(cli_home, workspace)
     notes = (workspace / "notes.txt").read_text(encoding="utf-8")
     server.enqueue(
         Reply.tool_calls(
@@ -65,10 +71,7 @@ def test_filesystem_results_reach_the_model_once(
 def test_filesystem_risks_follow_its_annotations(
     run_cli: RunCli, cli_home: Path, workspace: Path
 ) -> None:
-    table = (
-        f"[mcp.servers.fs]\ncommand = {toml_str(FILESYSTEM)}\nargs = [{toml_str(str(workspace))}]\n"
-    )
-    write_config(cli_home, table + "trusted = true\n")
+    filesystem_server(cli_home, workspace)
     listed = run_cli(["tools", "list", "--json"], timeout=120)
     risks = {
         row["name"]: row["risk"] for row in json.loads(listed.stdout) if row["source"] == "mcp:fs"
