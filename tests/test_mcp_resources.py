@@ -167,3 +167,32 @@ def test_tools_list_shows_mcp_tools_with_their_server_risk_and_state(
     assert "mcp__n__bump" in text
     [line] = [line for line in text.splitlines() if line.startswith("mcp:gone")]
     assert "failed" in line and "program not found" in line and "tools are absent" in line
+
+
+def test_completion_offers_the_servers_and_their_uris(tmp_path: Path) -> None:
+    from agentcli.mcp.config import parse_server
+    from agentcli.mcp.resources import ResourceSource
+    from agentcli.mcp.server import McpServer
+    from agentcli.tools.registry import ToolRegistry
+    from agentcli.ui.resource_mentions import resource_completions
+
+    async def scenario() -> tuple[list[Any], list[Any], list[Any]]:
+        table = {"command": sys.executable, "args": [str(NOTES_SERVER)], "sandbox": "none"}
+        notes = McpServer(parse_server("n", table), tmp_path, asyncio.Lock(), tmp_path)
+        registry = ToolRegistry()
+        registry.add_source(notes)
+        registry.add_source(ResourceSource([notes]))
+        registry.start()
+        await registry.refresh()
+        found = (
+            list(resource_completions("", registry)),
+            list(resource_completions("n:note://h", registry)),
+            list(resource_completions("x:", registry)),
+        )
+        await registry.aclose()
+        return found
+
+    servers, uris, unknown = asyncio.run(scenario())
+    assert servers == [("n:", "n: (MCP resources)")]
+    assert uris == [("n:note://hello", "note://hello")]
+    assert unknown == []

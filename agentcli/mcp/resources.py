@@ -165,7 +165,10 @@ class ReadResource(Tool):
         self.description = describe(listings)
 
     def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
-        config = self.catalogs[args["server"]].server.config
+        catalog = self.catalogs.get(args.get("server", ""))
+        if catalog is None:  # the schema's enum stops this first
+            return Assessment(Risk.HIGH, f"{READ_TOOL}: no such MCP server")
+        config = catalog.server.config
         if config.trusted:
             return Assessment(Risk.LOW, f"{READ_TOOL}: trusted MCP server {config.name}'s resource")
         return Assessment(
