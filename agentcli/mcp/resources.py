@@ -20,9 +20,10 @@ import contextlib
 import warnings
 from typing import Any
 
+from agentcli.conversation.images import human_size
 from agentcli.risk import Assessment, Risk
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
-from agentcli.tools.content import ImagePart, Part, TextPart, human_size
+from agentcli.tools.content import ImagePart, Part, TextPart
 from agentcli.tools.source import ToolSource
 
 READ_TOOL = "mcp_read_resource"
