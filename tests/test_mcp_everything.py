@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import RunCli
 from tests.scripted_anthropic import AReply, ScriptedAnthropic
 from tests.scripted_server import Reply, ScriptedServer
-from tests.test_mcp import events_of, toml_str, tool_messages, write_config
+from tests.test_mcp import events_of, sent_tools, toml_str, tool_messages, write_config
 from tests.test_repl import CTRL_D, StartChat, chat  # noqa: F401 (the `chat` fixture)
 
 pytest.importorskip("mcp")
@@ -227,3 +227,53 @@ def test_mcp_prompts_are_repl_slash_commands(
     assert session.exit_status() == 0
     users = [m for m in server.requests[0].json["messages"] if m["role"] == "user"]
     assert "Paris" in users[-1]["content"] and "Texas" in users[-1]["content"]
+
+
+DOCUMENT = "demo://resource/static/document/architecture.md"
+
+
+def test_the_model_reads_a_resource(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    everything(cli_home)
+    read = {"server": "ev", "uri": DOCUMENT}
+    server.enqueue(
+        Reply.tool_calls([{"id": "call_doc", "name": "mcp_read_resource", "arguments": read}]),
+        Reply.text(["Read."]),
+    )
+    result = run_cli(["run", "read the architecture"], server=server, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert DOCUMENT in sent_tools(server)["mcp_read_resource"]["description"]
+    [document] = tool_messages(server, 1)
+    assert document["content"].startswith("# Everything Server"), document["content"][:200]
+
+
+def test_an_attached_resource_that_changed_goes_again(
+    chat: StartChat,  # noqa: F811 (the fixture imported above)
+    server: ScriptedServer,
+    cli_home: Path,
+) -> None:
+    """`@ev:URI` attaches the document and subscribes to it; toggle-subscriber-updates
+    makes the server send notifications/resources/updated every 5 s: the next message
+    carries the document again."""
+    write_config(
+        cli_home,
+        f"[mcp.servers.ev]\ncommand = {toml_str(EVERYTHING)}\ntrusted = true\n"
+        '[mcp.servers.ev.tools.toggle-subscriber-updates]\nrisk = "low"\n',
+    )
+    server.enqueue(
+        Reply.tool_calls([call("call_toggle", "toggle-subscriber-updates")]),
+        Reply.text(["Watching."]),
+        Reply.text(["Seen."]),
+    )
+    session = chat()
+    shown = session.turn(f"@ev:{DOCUMENT} keep an eye on it")
+    assert f"attached ev:{DOCUMENT}" in shown, shown
+    time.sleep(6)  # one update interval
+    shown = session.turn("anything new?")
+    assert f"changed since it was attached; attached again ev:{DOCUMENT}" in shown, shown
+    session.send(CTRL_D)
+    assert session.exit_status() == 0
+    last = [m for m in server.requests[-1].json["messages"] if m["role"] == "user"][-1]
+    assert last["content"].startswith("anything new?")
+    assert f'<resource server="ev" uri="{DOCUMENT}">\n# Everything Server' in last["content"]

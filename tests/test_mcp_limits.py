@@ -121,7 +121,7 @@ def test_each_result_reaches_the_model_and_the_file_once(
 ) -> None:
     """FastMCP-style: text "42" beside structuredContent {"result": 42} say one thing, as
     a list's text blocks beside {"result": [...]}, and a dict's JSON text beside itself."""
-    size = 200_000  # under the context window: no compaction asks the model
+    size = 20_000  # under the output limit: the model gets it whole
     write_config(cli_home, fault_server())
     calls = [
         call("plain", {"n": 42}, "call_plain"),
@@ -131,8 +131,26 @@ def test_each_result_reaches_the_model_and_the_file_once(
     _, contents = run_calls(run_cli, server, calls)
     assert contents["call_plain"] == "42"
     assert contents["call_list"] == "0\n1\n2"
+    assert json.loads(contents["call_big"]) == {"data": "x" * size}
     file_size = only_session(cli_home).stat().st_size
-    assert size < file_size < 1.2 * size, file_size  # once: not text and structured, twice
+    assert size < file_size < 1.5 * size, file_size  # once: not text and structured, twice
+
+
+def test_a_large_result_is_capped_as_command_output_is(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    """10 MB from a server does not fill the context: the model gets the head and the
+    tail within shell.output_limit and where the whole is kept; it is kept once."""
+    size = 10_000_000
+    write_config(cli_home, fault_server())
+    _, contents = run_calls(run_cli, server, [call("big", {"size": size}, "call_big")])
+    content = contents["call_big"]
+    assert len(content) < 31_000, len(content)
+    assert content.startswith('{\n  "data": "xxx') and content.endswith('xxx"\n}')
+    assert "bytes omitted; the full output is in" in content
+    kept = Path(content.split("is in ")[1].split(" (read it")[0])
+    assert json.loads(kept.read_text()) == {"data": "x" * size}
+    assert only_session(cli_home).stat().st_size < 100_000  # the session holds the cut
 
 
 def test_the_hand_written_server_s_text_and_bytes(
@@ -146,3 +164,54 @@ def test_the_hand_written_server_s_text_and_bytes(
     assert contents["call_described"] == 'three items\n{"count": 3}'
     assert contents["call_bytes"] == "caf\ufffd \ufffd\ufffd"
     records(only_session(cli_home))
+
+
+def test_a_per_tool_timeout_beats_the_server_s(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    """`[mcp.servers.f.tools.nap] timeout` ends that tool's calls; the message names it."""
+    write_config(cli_home, fault_server(extra="[mcp.servers.f.tools.nap]\ntimeout = 1.5"))
+    started = time.monotonic()
+    _, contents = run_calls(run_cli, server, [call("nap", {"seconds": 600}, "call_hangs")])
+    assert time.monotonic() - started < 30
+    assert "no answer within 1.5 s" in contents["call_hangs"], contents
+    assert "raise mcp.servers.f.tools.nap.timeout" in contents["call_hangs"]
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ("timeout = 0", "mcp.servers.f.tools.nap.timeout"),
+        ('speed = "fast"', "may set risk = low|medium|high and timeout"),
+    ],
+)
+def test_a_bad_per_tool_setting_is_one_config_error(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, table: str, problem: str
+) -> None:
+    write_config(cli_home, fault_server(extra=f"[mcp.servers.f.tools.nap]\n{table}"))
+    result = run_cli(["run", "hi"], server=server)
+    assert result.returncode == 2
+    assert_one_error(result, problem)
+
+
+@pytest.mark.parametrize(
+    ("hints", "trusted", "risk"),
+    [
+        ({"read_only_hint": True}, True, "low"),
+        ({"read_only_hint": True, "open_world_hint": True}, True, "medium"),
+        ({"read_only_hint": True, "open_world_hint": False}, True, "low"),
+        ({"destructive_hint": False, "open_world_hint": True}, True, "medium"),
+        ({"read_only_hint": True, "open_world_hint": True}, False, "high"),
+    ],
+)
+def test_open_world_reads_of_a_trusted_server_are_medium(
+    hints: dict[str, bool], trusted: bool, risk: str
+) -> None:
+    """As the built-in fetch_url: a read of the open world is not a read of the workspace."""
+    from mcp_types import ToolAnnotations
+
+    from agentcli.mcp.config import parse_server
+    from agentcli.mcp.tools import rate
+
+    config = parse_server("f", {"command": "x", "trusted": trusted})
+    assert rate(config, "fetch", ToolAnnotations(**hints))[0] == risk

@@ -39,5 +39,8 @@ def mcp_sources(config: Any, workspace: Path, sandbox: Any = None) -> list[ToolS
         sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
     lock = asyncio.Lock()  # spawns one at a time, each so quick that starts still overlap
     logs = data_dir() / "mcp"
+    from agentcli.mcp.resources import ResourceSource
+
     host = ClientHost(roots=roots_of(workspace, sandbox))  # the session binds the rest
-    return [McpServer(server, workspace, lock, logs, sandbox, host) for server in servers]
+    started = [McpServer(server, workspace, lock, logs, sandbox, host) for server in servers]
+    return [*started, ResourceSource(started)]  # mcp_read_resource, over their resources

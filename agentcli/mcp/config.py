@@ -9,7 +9,8 @@ the OAuth login a server may ask for (it is off anyway when `headers` set Author
 Both: `trusted` (honour the server's tool annotations; its instructions reach the system
 prompt), `start_timeout` and `tool_timeout` (the most one call may take) in seconds,
 `log_level` (the least severe of its log messages shown: one of LOG_LEVELS, or "off"), and
-`[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"`.
+per tool `[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"` and `timeout` =
+seconds (that tool's calls; beats `tool_timeout`).
 stdio servers run in the OS sandbox, as commands do: `sandbox` = "read-only" |
 "workspace-write" | "network" | "none" (unset: the narrowest of the first three that lets
 the server start), `dirs` = more places it may reach ("DIR" read-write, "DIR:ro")."""
@@ -55,12 +56,19 @@ class ServerConfig:
     start_timeout: float = DEFAULT_START_TIMEOUT
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     tool_risks: Mapping[str, str] = field(default_factory=dict)
+    tool_timeouts: Mapping[str, float] = field(default_factory=dict)  # per tool, seconds
     # stdio: the sandbox profile it runs in; None: the narrowest that lets it start
     sandbox: str | None = None
     dirs: tuple[str, ...] = ()  # stdio: more places it may reach (DIR, or DIR:ro)
     http_transport: str | None = None  # "streamable-http" | "sse"; None: either, found out
     oauth: bool = True  # a URL server may ask for an OAuth login (`agentcli mcp login`)
     log_level: str = DEFAULT_LOG_LEVEL  # or "off"
+
+    def timeout_of(self, tool: str) -> tuple[float, str]:
+        """The most a call of `tool` may take, and the setting that says so."""
+        if tool in self.tool_timeouts:
+            return self.tool_timeouts[tool], f"mcp.servers.{self.name}.tools.{tool}.timeout"
+        return self.tool_timeout, f"mcp.servers.{self.name}.tool_timeout"
 
     @property
     def transport(self) -> str:
@@ -166,12 +174,7 @@ def parse_server(name: str, table: Any) -> ServerConfig:
     cwd = table.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise _fail(name, "cwd", "must be a string")
-    risks: dict[str, str] = {}
-    for tool, settings in (table.get("tools") or {}).items():
-        risk = settings.get("risk") if isinstance(settings, dict) else None
-        if risk not in RISK_LABELS:
-            raise _fail(name, f"tools.{tool}.risk", "must be low, medium or high")
-        risks[tool] = risk
+    risks, timeouts = _tool_settings(name, table.get("tools") or {})
     sandbox = table.get("sandbox")
     if sandbox is not None and sandbox not in SANDBOX_PROFILES:
         raise _fail(name, "sandbox", f"must be one of {', '.join(SANDBOX_PROFILES)}")
@@ -199,12 +202,33 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         start_timeout=timeout,
         tool_timeout=tool_timeout,
         tool_risks=risks,
+        tool_timeouts=timeouts,
         sandbox=sandbox,
         dirs=dirs,
         http_transport=HTTP_TRANSPORTS.get(transport) if transport else None,
         oauth=oauth,
         log_level=log_level,
     )
+
+
+def _tool_settings(name: str, tools: Any) -> tuple[dict[str, str], dict[str, float]]:
+    """`[mcp.servers.NAME.tools.TOOL]`: each tool's `risk` and `timeout`."""
+    if not isinstance(tools, dict):
+        raise _fail(name, "tools", "must be a table of tools: [mcp.servers.NAME.tools.TOOL]")
+    risks: dict[str, str] = {}
+    timeouts: dict[str, float] = {}
+    for tool, settings in tools.items():
+        unknown = set(settings) - {"risk", "timeout"} if isinstance(settings, dict) else None
+        if not settings or unknown is None or unknown:
+            raise _fail(name, f"tools.{tool}", "may set risk = low|medium|high and timeout")
+        if "risk" in settings:
+            if settings["risk"] not in RISK_LABELS:
+                raise _fail(name, f"tools.{tool}.risk", "must be low, medium or high")
+            risks[tool] = settings["risk"]
+        if "timeout" in settings:
+            where = f"{name}.tools.{tool}"
+            timeouts[tool] = _seconds(where, "timeout", settings, 0, MAX_TOOL_TIMEOUT)
+    return risks, timeouts
 
 
 def servers_of(config: Any) -> list[ServerConfig]:

@@ -20,8 +20,11 @@ from typing import Any
 import psutil
 
 from agentcli.conversation.events import now_ms
+from agentcli.mcp.cancellation import CancelledCalls
 from agentcli.mcp.client_features import ClientHost, ServerFeatures
 from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.resources import ServerResources
+from agentcli.mcp.results import capped
 from agentcli.mcp.tools import McpTool, content_parts, make_tool, result_parts
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import TextPart, render_text
@@ -99,6 +102,8 @@ class McpServer(ToolSource):
         self._reconnect = asyncio.Lock()
         self._garbage: str | None = None  # the first line on stdout that was not JSON-RPC
         self._garbled = asyncio.Event()
+        self.cancelled = CancelledCalls()  # told to the server before it is stopped
+        self.catalog = ServerResources(self)  # resources, and prompt and resource list changes
         self.started_at = self.ready_at = 0  # ms since the epoch, as event timestamps
 
     # --- the source interface
@@ -197,22 +202,23 @@ class McpServer(ToolSource):
 
         session = await self._live_session()
         assert isinstance(tool, McpTool)
-        limit = self.config.tool_timeout
+        limit, setting = self.config.timeout_of(tool.remote_name)
         notes = self.features.call_notes()  # requests of the server declined meanwhile
         try:
             # The SDK sends notifications/cancelled when the limit passes, so the server
             # can stop too.
-            result = await session.call_tool(
-                tool.remote_name,
-                args,
-                read_timeout_seconds=limit,
-                progress_callback=self.features.progress_for(ctx.progress),
-            )
+            with self.cancelled.watch():
+                result = await session.call_tool(
+                    tool.remote_name,
+                    args,
+                    read_timeout_seconds=limit,
+                    progress_callback=self.features.progress_for(ctx.progress),
+                )
         except Exception as error:  # a closed connection shows as MCPError or a stream error
             if isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT:
                 raise ToolFailure(
                     f"{tool.name}: no answer within {limit:g} s, so the call was cancelled "
-                    f"(raise mcp.servers.{self.config.name}.tool_timeout if it needs longer)",
+                    f"(raise {setting} if it needs longer)",
                     kind="timeout",
                 ) from None
             if self._oauth is not None and self._oauth.needs_login:
@@ -231,13 +237,15 @@ class McpServer(ToolSource):
             await self._lost(session)
             what = f"stopped during the call ({error or type(error).__name__})"
             raise ToolFailure(self._lost_message(what)) from None
-        parts = result_parts(result)
+        parts = capped(result_parts(result), ctx)  # a 10 MB result does not fill the context
         parts += map(TextPart, notes.unsaid(render_text(parts)))
         return ToolOutput.of_parts(parts, error=bool(result.is_error))
 
     async def close(self) -> None:
+        gently = await self.cancelled.flush(self._session)
         tree = self._tree()  # before the kill: a descendant that left the group is in it
-        _signal_all(tree, signal.SIGTERM)  # a quick end, rather than the SDK's wait on stdin
+        if not gently:  # a quick end, rather than the SDK's wait on stdin
+            _signal_all(tree, signal.SIGTERM)
         await self._end_task()
         deadline = asyncio.get_running_loop().time() + STOP_GRACE
         while _living(tree) and asyncio.get_running_loop().time() < deadline:
@@ -332,6 +340,7 @@ class McpServer(ToolSource):
                 ready.set_exception(
                     error if isinstance(error, Exception) else StartFailed("stopped")
                 )
+                ready.exception()  # marked read: a start cut by --timeout is no traceback
             if not isinstance(error, Exception):
                 raise
         finally:
@@ -442,6 +451,7 @@ class McpServer(ToolSource):
         method = getattr(message, "method", "")
         if method == "notifications/tools/list_changed":
             self.changed = True  # listed again before the next model step
+        self.catalog.notice(message)
 
     # --- a server that died
 

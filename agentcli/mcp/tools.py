@@ -2,8 +2,9 @@
 below, and their results turned into content parts.
 
 Risk: high unless the user says otherwise. A server marked `trusted = true` has its
-annotations honoured (readOnlyHint → low; destructiveHint false → medium; anything else,
-destructive being the protocol's default, → high); `[mcp.servers.S.tools.T] risk` beats
+annotations honoured (readOnlyHint → low, but medium with openWorldHint true, as the
+built-in fetch_url; destructiveHint false → medium; anything else, destructive being the
+protocol's default, → high); `[mcp.servers.S.tools.T] risk` beats
 both. Annotations of an untrusted server never lower a risk."""
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def rate(server: ServerConfig, tool: str, annotations: Any) -> tuple[str, str]:
         return "high", f"MCP server {server.name} is not marked trusted"
     read_only = getattr(annotations, "read_only_hint", None)
     destructive = getattr(annotations, "destructive_hint", None)
+    if read_only and getattr(annotations, "open_world_hint", None) is True:
+        # as the built-in fetch_url: reading the open world is not a read of the workspace
+        return "medium", f"trusted MCP server {server.name} says it reads the open world"
     if read_only:
         return "low", f"trusted MCP server {server.name} says it only reads"
     if destructive is False:
@@ -133,14 +137,16 @@ def content_parts(items: list[Any]) -> list[Part]:
 
 def said_in_text(value: Any, parts: list[Part]) -> bool:
     """Whether the text parts already say the structured content `value`. Servers repeat
-    it as JSON text; FastMCP-style servers wrap a plain return value as `{"result": v}`
-    and send v as the text (a list as one text block per item)."""
+    it as JSON text; many wrap the value in an object of one key and send the value as
+    the text: FastMCP-style servers a plain return value as `{"result": v}` (a list as one
+    text block per item), server-filesystem a file as `{"content": text}`, server-memory
+    `{"entities": [...]}` beside the list's JSON."""
     texts = [part.text for part in parts if isinstance(part, TextPart)]
     if not texts:
         return False
     candidates = [value]
-    if isinstance(value, dict) and list(value) == ["result"]:
-        candidates.append(value["result"])
+    if isinstance(value, dict) and len(value) == 1:
+        candidates.append(next(iter(value.values())))
     for candidate in candidates:
         if any(_says(text, candidate) for text in texts):
             return True

@@ -67,6 +67,13 @@ class ToolRegistry:
     def starting(self) -> bool:
         return self._starting is not None and not self._starting.done()
 
+    async def started(self) -> None:
+        """Waits for the sources to start (a REPL command that needs an MCP server)."""
+        import asyncio
+
+        if self._starting is not None:
+            await asyncio.shield(self._starting)
+
     async def _start_all(self) -> None:
         import asyncio
 

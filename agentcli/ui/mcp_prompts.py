@@ -20,6 +20,16 @@ def prompt_commands(registry: Any) -> dict[str, tuple[Any, Any]]:
     return found
 
 
+def server_of(command: str, registry: Any) -> str | None:
+    """The configured MCP server `/mcp__SERVER__PROMPT` names (server names hold no
+    `__`), started or not."""
+    name = command.removeprefix("mcp__").partition("__")[0]
+    for source in registry.sources:
+        if source.kind == "mcp" and getattr(source, "config", None) and source.config.name == name:
+            return name
+    return None
+
+
 def describe(prompt: Any) -> str:
     names = " ".join(f"{a.name}=…" for a in prompt.arguments or [])
     return (prompt.description or prompt.title or "an MCP prompt") + (

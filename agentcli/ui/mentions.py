@@ -5,7 +5,7 @@ images, and as its one-line description in the text, for one that does not."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from agentcli.conversation.images import (
     DEFAULT_MAX_BYTES,
@@ -29,11 +29,15 @@ def expand_mentions(
     *,
     image_limit: int = DEFAULT_MAX_BYTES,
     sees_images: bool = True,
+    skip: Callable[[str], bool] | None = None,
 ) -> tuple[str, list[str], list[ImagePart]]:
     """The message with each mentioned file's content appended, notes on what was done
-    (or why a mention was left alone), and the images attached."""
+    (or why a mention was left alone), and the images attached. `skip`: mentions that are
+    not files (`@server:uri`)."""
     attachments, notes, images = [], [], []
     for match in MENTION.finditer(text):
+        if skip is not None and skip(match.group(1)):
+            continue
         requested = match.group(1).rstrip(".,;:!?)")
         target = workspace.resolve(requested)
         if not target.inside:

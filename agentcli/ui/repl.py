@@ -44,8 +44,9 @@ from agentcli.ui.approval_mode import (
     set_mode,
 )
 from agentcli.ui.keys import EscWatcher
-from agentcli.ui.mentions import expand_mentions, path_completions
+from agentcli.ui.mentions import path_completions
 from agentcli.ui.render import ReplRenderer
+from agentcli.ui.resource_mentions import expand_chat_mentions, resource_completions
 from agentcli.ui.screen import TerminalGate
 from agentcli.ui.slash import COMMANDS, SlashCommands
 from agentcli.workspace.root import Workspace
@@ -71,6 +72,8 @@ class ChatCompleter(Completer):
         if word.startswith("@"):
             workspace = self.repl.agent.workspace
             for completion, display in path_completions(word[1:], workspace):
+                yield Completion("@" + completion, -len(word), display=display)
+            for completion, display in resource_completions(word[1:], self.repl.registry):
                 yield Completion("@" + completion, -len(word), display=display)
 
     def _commands(self) -> dict[str, str]:
@@ -333,9 +336,11 @@ class Repl:
         return self.exit_code
 
     async def turn(self, text: str) -> None:
-        message, notes, images = expand_mentions(
+        message, notes, images = await expand_chat_mentions(
             text,
             self.agent.workspace,
+            self.registry,
+            self.say,
             image_limit=self.agent.context.image_limit,
             sees_images=bool(getattr(self.agent.provider, "takes_images", False)),
         )

@@ -48,7 +48,12 @@ class SlashCommands:
     async def _mcp_prompt(self, name: str, argument: str) -> None:
         from agentcli.ui import mcp_prompts
 
-        found = mcp_prompts.prompt_commands(self.repl.agent.registry).get(name)
+        registry = self.repl.agent.registry
+        found = mcp_prompts.prompt_commands(registry).get(name)
+        if found is None and registry.starting and mcp_prompts.server_of(name, registry):
+            self.repl.say(f"  (waiting for MCP server {mcp_prompts.server_of(name, registry)}…)")
+            await registry.started()
+            found = mcp_prompts.prompt_commands(registry).get(name)
         if found is None:
             self.repl.say(f"no MCP prompt /{name}; /help lists them")
             return

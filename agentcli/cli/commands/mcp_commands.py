@@ -141,7 +141,7 @@ def logout(name: str) -> int:
 
 def list_servers(workspace: Path, as_json: bool) -> int:
     config = load_config(workspace)
-    rows = asyncio.run(_survey(config, workspace))
+    rows = asyncio.run(survey(config, workspace))
     rows += [
         {
             "name": name,
@@ -183,7 +183,7 @@ def _text(row: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def _survey(config: Any, workspace: Path) -> list[dict[str, Any]]:
+async def survey(config: Any, workspace: Path) -> list[dict[str, Any]]:
     """Starts every server at once, asks what it offers, and stops them all."""
     from agentcli.mcp import mcp_sources
     from agentcli.mcp.server import McpServer
@@ -226,3 +226,30 @@ async def _survey(config: Any, workspace: Path) -> list[dict[str, Any]]:
     finally:
         await asyncio.gather(*(source.close() for source in sources))
     return rows
+
+
+def tool_rows(config: Any, workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """For `agentcli tools list`: the configured MCP servers' tools (the servers started,
+    asked and stopped), and a line for each server whose tools are absent, saying why."""
+    if not servers_of(config):
+        return [], []
+    rows, absent = [], []
+    for server in asyncio.run(survey(config, workspace)):
+        source = f"mcp:{server['name']}"
+        rows += [{**tool, "source": source, "state": server["state"]} for tool in server["tools"]]
+        if server["resources"]:
+            rows.append(
+                {
+                    "name": "mcp_read_resource",
+                    "risk": "low" if server["trusted"] else "high",
+                    "source": source,
+                    "state": server["state"],
+                    "description": f"read a resource of {server['name']}",
+                }
+            )
+        if server["state"] != "running":
+            absent.append(f"{source}: {server['state']}: {server.get('error') or 'no tools'}")
+    absent += [
+        f"mcp:{name}: waiting for trust (`agentcli trust`)" for name in ignored_servers(config)
+    ]
+    return rows, absent

@@ -208,15 +208,18 @@ def list_tools(workspace: Path, as_json: bool) -> int:
         for tool in provider_tools(provider):
             if registry.get(tool.name) is None:
                 registry.add(tool)
-    for plugin in plugin_sources():  # (MCP servers' tools: `agentcli mcp list`)
+    for plugin in plugin_sources():
         plugin.load()
         for tool in plugin.tools():
             if registry.get(tool.name) is None:
                 registry.add(tool)
+    from agentcli.cli.commands.mcp_commands import tool_rows
+
+    mcp_rows, absent = tool_rows(config, workspace)  # the servers are started to be asked
     rows = [
         {"name": t.name, "risk": t.risk_summary, "source": t.source, "description": t.description}
         for t in sorted(registry, key=lambda t: t.name)
-    ]
+    ] + sorted(mcp_rows, key=lambda row: (row["source"], row["name"]))
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return 0
@@ -226,4 +229,6 @@ def list_tools(workspace: Path, as_json: bool) -> int:
         sys.stdout.write(
             f"{row['name']:<{width}}  {row['source']:<{source_width}}  {row['risk']}\n"
         )
+    for line in absent:  # a server that failed: its tools are absent, and why
+        sys.stdout.write(f"{line}; its tools are absent\n")
     return 0
