@@ -1,7 +1,8 @@
 """How often the embedded local model calls the right tool with the right arguments, and
 how much of that the model decides and how much the examples decide.
 
-    python bench/local_model.py [--set all|original|heldout|two-args|frozen|heldout30|dev]
+    python bench/local_model.py [--set all|original|heldout|two-args|frozen|heldout30|
+                                       heldout30b|dev]
                                 [--models smollm2-135m] [--formats fewshot-core,...]
                                 [--json FILE] [-v] [--calibrate]
 
@@ -23,7 +24,9 @@ Sets: `original`, `heldout` and `two-args` are development sets (the provider wa
 developed and tuned on them); `frozen` was written and committed alone before any change
 for issue 18, never tuned on, but its misses were read and written down, so for issue 30
 it is a development set too; `heldout30` was written and committed alone before any
-change for issue 30 and is never tuned on: its row is the honest measure. Formats:
+change for issue 30, and run once, but its results were read, so it is a development set
+now; `heldout30b` was written and committed alone before any change of issue 30's second
+round and is never tuned on: its row is the honest measure. Formats:
 
 - `fewshot-core`    (the default): chat template, scored choice, few-shot examples, the
                     core tools (and any tool that brings examples) offered;
@@ -41,7 +44,7 @@ change for issue 30 and is never tuned on: its row is the honest measure. Format
                     intent; off by default), `nocal-core` without the contextual
                     calibration, `old-core` both as issue 18 had them.
 
-Target: >= 80% right (tool and arguments) on the held-out set's (`heldout30`) simple
+Target: >= 80% right (tool and arguments) on the held-out set's (`heldout30b`) simple
 single-tool requests. Always exits 0.
 """
 
@@ -64,7 +67,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 TARGET = 0.80
-HELD_OUT = "heldout30"  # the set the target is measured on: never tuned on
+HELD_OUT = "heldout30b"  # the set the target is measured on: never tuned on
 Check = Callable[[dict[str, Any]], bool]
 
 
@@ -455,6 +458,111 @@ HELDOUT_30_TWO_ARGS: list[Case] = [
     )
 ]  # fmt: skip
 
+# A fifth set, written and committed alone for issue 30's second round, before any change
+# to the choice (the fourth set's results had been read: its misses are named in
+# docs/local-model.md, so it is a development set now). Written in a user's words without
+# looking at any set's per-case results, in the fourth set's shape (48 simple requests,
+# 12 two-argument requests, 8 plain questions); never tuned on. Its files exist in the
+# workspace (HELDOUT_30B_WORKSPACE).
+HELDOUT_30B: list[Case] = [
+    Case("can you show me the file src/server.ts", "read_file", _path_is("src/server.ts")),
+    Case("tell me what docs/setup.md says", "read_file", _path_is("docs/setup.md")),
+    Case("I want to see the contents of Cargo.toml", "read_file", _path_is("Cargo.toml")),
+    Case("display pkg/handler.go", "read_file", _path_is("pkg/handler.go")),
+    Case("read the changelog file HISTORY.rst", "read_file", _path_is("HISTORY.rst")),
+    Case("print out the contents of scripts/build.sh", "read_file",
+         _path_is("scripts/build.sh")),
+    Case("what does the file .editorconfig look like?", "read_file", _path_is(".editorconfig")),
+    Case("open web/index.css so I can see it", "read_file", _path_is("web/index.css")),
+    Case("have a look at requirements-dev.txt", "read_file", _path_is("requirements-dev.txt")),
+    Case("what's in the src folder?", "list_directory", _path_is("src", "src/")),
+    Case("give me the list of files in docs", "list_directory", _path_is("docs", "docs/")),
+    Case("show what files are in the root of this repo", "list_directory", _no_path_or()),
+    Case("which files does the web directory contain?", "list_directory",
+         _path_is("web", "web/")),
+    Case("list what's here", "list_directory", _no_path_or()),
+    Case("what is in pkg?", "list_directory", _path_is("pkg", "pkg/")),
+    Case("find all the typescript files", "search_files", _contains("pattern", "ts")),
+    Case("are there any .go files in this project?", "search_files", _contains("pattern", "go")),
+    Case("where's the file named Makefile?", "search_files", _contains("pattern", "Makefile")),
+    Case("show me every .sh file", "search_files", _contains("pattern", "sh")),
+    Case("locate the csv files", "search_files", _contains("pattern", "csv")),
+    Case("which files contain the word retry?", "search_content", _contains("pattern", "retry")),
+    Case("grep the codebase for get_user", "search_content", _contains("pattern", "get_user")),
+    Case("where in the code do we use DATABASE_URL", "search_content",
+         _contains("pattern", "DATABASE_URL")),
+    Case("look for console.log in the code", "search_content",
+         _contains("pattern", "console.log")),
+    Case("search for the phrase not implemented", "search_content",
+         _contains("pattern", "not implemented")),
+    Case("which source files reference http_client?", "search_content",
+         _contains("pattern", "http_client")),
+    Case("what does 48 * 12 come to?", "calculator", _computes(576)),
+    Case("calculate 1024 / 16", "calculator", _computes(64)),
+    Case("give me 2.5 * 4", "calculator", _computes(10)),
+    Case("solve 17 + 25 * 2", "calculator", _computes(67)),
+    Case("what's 60 times 7", "calculator", _computes(420)),
+    Case("can you do 900 / 30 for me", "calculator", _computes(30)),
+    Case("run pytest -x", "run_shell", _contains("command", "pytest -x")),
+    Case("please execute ls -l /tmp", "run_shell", _contains("command", "ls -l /tmp")),
+    Case("check git diff --stat", "run_shell", _contains("command", "git diff --stat")),
+    Case("install the dependencies with npm ci", "run_shell", _contains("command", "npm ci")),
+    Case("type whoami in the shell", "run_shell", _contains("command", "whoami")),
+    Case("can you run cargo test please", "run_shell", _contains("command", "cargo test")),
+    Case("tell me the CPU model of this box", "system_info"),
+    Case("is the disk almost full?", "system_info"),
+    Case("which Linux distribution is installed here?", "system_info"),
+    Case("download the page at https://example.com/docs/intro", "fetch_url",
+         _equals("url", "https://example.com/docs/intro")),
+    Case("fetch http://127.0.0.1:8080/health", "fetch_url",
+         _equals("url", "http://127.0.0.1:8080/health")),
+    Case("what's on https://example.org/blog?", "fetch_url",
+         _equals("url", "https://example.org/blog")),
+    Case("search the web for the latest python release", "web_search",
+         _contains("query", "python")),
+    Case("look up online how to undo a git commit", "web_search", _contains("query", "undo")),
+    Case("find on the internet what a kubernetes pod is", "web_search",
+         _contains("query", "kubernetes")),
+    Case("do a web search for cheap flights to Rome", "web_search", _contains("query", "Rome")),
+    Case("what is the boiling point of water?", None),
+    Case("hey there", None),
+    Case("tell me a fun fact about octopuses", None),
+    Case("what does RAM stand for?", None),
+    Case("write a two-line poem about coffee", None),
+    Case("thank you so much!", None),
+    Case("how many days are in a leap year?", None),
+    Case("explain the difference between TCP and UDP", None),
+]  # fmt: skip
+
+# The fifth set's two-argument requests (both arguments must be right).
+HELDOUT_30B_TWO_ARGS: list[Case] = [
+    Case(prompt, tool, check, simple=False, two_args=True)
+    for prompt, tool, check in (
+        ("create hello.txt with the text hi there", "write_file",
+         _two("path", "hello.txt", "content", "hi there")),
+        ("write passed to results/ci.txt", "write_file",
+         _two("path", "results/ci.txt", "content", "passed")),
+        ("make a new file called notes/today.md containing meeting at 3", "write_file",
+         _two("path", "notes/today.md", "content", "meeting at 3")),
+        ("save hello world in greet.txt", "write_file",
+         _two("path", "greet.txt", "content", "hello world")),
+        ("create a file config.ini that says debug=true", "write_file",
+         _two("path", "config.ini", "content", "debug=true")),
+        ("put the word draft into stage.txt", "write_file",
+         _two("path", "stage.txt", "content", "draft")),
+        ("write the line import sys to main.py", "write_file",
+         _two("path", "main.py", "content", "import sys")),
+        ("search pkg/handler.go for func", "search_content",
+         _two("path", "pkg/handler.go", "pattern", "func")),
+        ("find the word TODO in src/server.ts", "search_content",
+         _two("path", "src/server.ts", "pattern", "TODO")),
+        ("look for retry inside the web folder", "search_content",
+         _two("path", "web", "pattern", "retry")),
+        ("find the go files in pkg", "search_files", _two("path", "pkg", "pattern", "go")),
+        ("list the css files under web", "search_files", _two("path", "web", "pattern", "css")),
+    )
+]  # fmt: skip
+
 # Two-argument requests for development (the improvements for them were tuned here).
 DEV_TWO_ARGS: list[Case] = [
     Case(prompt, tool, check, simple=False, two_args=True)
@@ -491,14 +599,16 @@ SETS = {
     "two-args": DEV_TWO_ARGS,
     "frozen": FROZEN + _as_two_args(FROZEN_TWO_ARGS),
     "heldout30": HELDOUT_30 + HELDOUT_30_TWO_ARGS,
+    "heldout30b": HELDOUT_30B + HELDOUT_30B_TWO_ARGS,
 }
-SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS + SETS["frozen"]
+SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS + SETS["frozen"] + SETS["heldout30"]
 SET_LABELS = {
     "original": "development: first set",
     "heldout": "development: second set (written held out, tuned on since)",
     "two-args": "development: two-argument requests",
     "frozen": "frozen before issue 18's changes, looked at since (development for issue 30)",
-    "heldout30": "held out: frozen for issue 30 before its changes, never tuned on",
+    "heldout30": "frozen for issue 30 before its changes, looked at since (development now)",
+    "heldout30b": "held out: frozen for issue 30's second round before its changes",
     "dev": "development: all",
 }
 
@@ -568,13 +678,20 @@ HELDOUT_30_WORKSPACE = (
     "notes/ideas.md", "app/models.py", "CONTRIBUTING.md", "config/prod.yaml", ".env.example",
     "lib/utils.js", "tsconfig.json", "main.c", "docs/README.txt", "assets/logo.png",
 )  # fmt: skip
+# The files and folders the fifth set names.
+HELDOUT_30B_WORKSPACE = (
+    "src/server.ts", "docs/setup.md", "Cargo.toml", "pkg/handler.go", "HISTORY.rst",
+    "scripts/build.sh", ".editorconfig", "web/index.css", "requirements-dev.txt",
+)  # fmt: skip
 
 
 def make_workspace() -> Path:
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
-    for entry in WORKSPACE_ENTRIES + FROZEN_WORKSPACE + HELDOUT_30_WORKSPACE:
+    for entry in (
+        WORKSPACE_ENTRIES + FROZEN_WORKSPACE + HELDOUT_30_WORKSPACE + HELDOUT_30B_WORKSPACE
+    ):
         (root / entry).parent.mkdir(parents=True, exist_ok=True)
         (root / entry).write_text("example\n", encoding="utf-8")
     return root
