@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -71,8 +72,17 @@ HELD_OUT = "heldout30b"  # the set the target is measured on: never tuned on
 Check = Callable[[dict[str, Any]], bool]
 
 
+def _bare_path(value: Any) -> str:
+    """A path as the checks compare it: without a leading ./ (a dot-file's own dot kept:
+    `.env.example` is not `env.example`)."""
+    path = str(value or "").strip()
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
 def _path_is(*names: str) -> Check:
-    return lambda a: str(a.get("path", "")).strip().lstrip("./") in names
+    return lambda a: _bare_path(a.get("path", "")) in names
 
 
 def _no_path_or(*names: str) -> Check:
@@ -268,7 +278,7 @@ def _two(key: str, value: str, key2: str, value2: str) -> Check:
     trailing /) and `key2` contains `value2`."""
 
     def check(args: dict[str, Any]) -> bool:
-        got = str(args.get(key, "")).strip().lstrip("./").rstrip("/")
+        got = _bare_path(args.get(key, "")).rstrip("/")
         return got == value and value2.lower() in str(args.get(key2, "")).lower()
 
     return check
@@ -706,8 +716,15 @@ def registry_tools() -> list[dict[str, Any]]:
 
 
 async def run_provider(
-    model: str, options: dict[str, Any], tools: list[dict], cases: list[Case]
+    model: str,
+    options: dict[str, Any],
+    tools: list[dict],
+    cases: list[Case],
+    *,
+    full_answers: bool = False,
 ) -> list[Outcome]:
+    """Each case through the provider; a step that answers in words is stopped at its
+    first text (the decision is what is measured) unless `full_answers`."""
     from agentcli import events as ev
     from agentcli.messages import Message
     from agentcli.providers.base import ModelRequest
@@ -726,11 +743,14 @@ async def run_provider(
         started = time.monotonic()
         name, args_text, error = None, "", None
         try:
-            async for item in provider.stream(request):
-                if isinstance(item, ev.ToolCallStart):
-                    name = item.tool_call_name
-                elif isinstance(item, ev.ToolCallArgs):
-                    args_text += item.delta
+            async with contextlib.aclosing(provider.stream(request)) as stream:
+                async for item in stream:
+                    if isinstance(item, ev.ToolCallStart):
+                        name = item.tool_call_name
+                    elif isinstance(item, ev.ToolCallArgs):
+                        args_text += item.delta
+                    elif isinstance(item, ev.TextMessageStart) and not full_answers:
+                        break  # answering was decided: its text is not what is measured
         except Exception as exc:  # a bench reports, never stops
             error = f"{type(exc).__name__}: {exc}"
         seconds = time.monotonic() - started
@@ -976,6 +996,12 @@ def main() -> int:
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="print every case")
     parser.add_argument(
+        "--full-answers",
+        action="store_true",
+        help="let a step that answers write its whole answer (by default it is stopped at "
+        "its first text: the seconds per step are then the decision's)",
+    )
+    parser.add_argument(
         "--calibrate",
         action="store_true",
         help="only choose the scored choice's weights on the example bank (leave-one-out)",
@@ -1010,7 +1036,9 @@ def main() -> int:
                 if options.pop("baseline", False):
                     outcomes = run_baseline(model, tools, cases)
                 else:
-                    outcomes = asyncio.run(run_provider(model, options, tools, cases))
+                    outcomes = asyncio.run(
+                        run_provider(model, options, tools, cases, full_answers=args.full_answers)
+                    )
                 summary = summarize(outcomes)
                 rows.append((model, fmt, set_name, summary))
                 for o in outcomes:
