@@ -159,8 +159,11 @@ def test_copied_arguments_are_limited_to_spans_of_the_request():
     assert schema["properties"]["offset"]["type"] == "integer"  # numbers are not copied
     finding = tool("search_files")
     glob = grammar.copy_constrained(finding, grammar.arguments_schema(finding),
-                                    "find all python files")  # fmt: skip
+                                    "find what changed")  # fmt: skip
     assert "enum" not in glob["properties"]["pattern"]  # a glob is made, not copied
+    glob = grammar.copy_constrained(finding, grammar.arguments_schema(finding),
+                                    "find all python files")  # fmt: skip
+    assert glob["properties"]["pattern"]["enum"] == ["**/*.py"]  # unless the kind is named
 
 
 def test_a_path_is_a_span_that_reads_as_one_or_names_an_entry(tmp_path: Path):
@@ -190,7 +193,12 @@ def test_a_path_is_a_span_that_reads_as_one_or_names_an_entry(tmp_path: Path):
     listing = tool("list_directory")
     schema = grammar.copy_constrained(listing, grammar.arguments_schema(listing),
                                       "show the docs folder", workspace=tmp_path)  # fmt: skip
-    assert schema["properties"]["path"]["enum"] == ["docs", "."]
+    assert schema["properties"]["path"]["enum"] == ["docs"]  # named: not the default
+    assert schema["required"] == ["path"]
+    off = grammar.copy_constrained(listing, grammar.arguments_schema(listing),
+                                   "show the docs folder", workspace=tmp_path,
+                                   spelled=False)  # fmt: skip
+    assert off["properties"]["path"]["enum"] == ["docs", "."]
 
 
 def test_arithmetic_and_plurals_make_requests_alike():

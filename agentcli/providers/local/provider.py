@@ -94,6 +94,9 @@ class LocalOptions:
     channel_weight: float = _WEIGHTS.channel_weight
     prior_weight: float = _WEIGHTS.prior_weight
     answer_bias: float = _WEIGHTS.answer_bias
+    # a copied argument limited to what the request spells out for its kind (a URL, an
+    # expression, a file's text...) when it spells any out, else to the request's spans
+    spelled_arguments: bool = True
     prompt_style: str = "auto"  # auto | chat | plain
     answer_model: str = "auto"  # auto | same | a model name: who writes free-text answers
     after_tool: str = "auto"  # auto | template | model: the answer after a tool result
@@ -328,7 +331,11 @@ class LocalProvider:
                 else None
             )
             schema = arguments_grammar(
-                tool, arguments=options.arguments, copy_from=copy_from, workspace=self.workspace
+                tool,
+                arguments=options.arguments,
+                copy_from=copy_from,
+                workspace=self.workspace,
+                spelled=options.spelled_arguments,
             )
             head = f'{prefix}{name}","arguments":'
             own = own_examples(tool, request, offered) if options.few_shot else []
