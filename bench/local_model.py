@@ -42,7 +42,14 @@ round and is never tuned on: its row is the honest measure. Formats:
                     (the default writes them after the decision's prompt);
 - `channel-core`    with the channel score (the request's likelihood under each tool's
                     intent; off by default), `nocal-core` without the contextual
-                    calibration, `old-core` both as issue 18 had them.
+                    calibration, `old-core` both as issue 18 had them;
+- `nospell-core`    the copied arguments limited to the request's spans only, not to what
+                    it spells out for each kind of argument (a URL, an expression, a
+                    file's text...: agentcli.providers.local.spelled);
+- `nofit-core`      the prior without the arguments' fit (agentcli.providers.local.fit).
+
+Each set's choice is also printed with one part of it taken out (the examples, the fit,
+the calibration, the answer bias), from the same scores: what each part contributes.
 
 Target: >= 80% right (tool and arguments) on the held-out set's (`heldout30b`) simple
 single-tool requests. Always exits 0.
@@ -60,7 +67,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -635,6 +642,31 @@ FORMATS: dict[str, dict[str, Any]] = {
     "channel-core": {"channel_weight": 1.0},
     "nocal-core": {"calibration": 0},
     "old-core": {"argument_prompt": "own", "channel_weight": 1.0},  # issue 18's defaults
+    "nospell-core": {"spelled_arguments": False},
+    "nofit-core": {"fit_weight": 0.0},
+}
+
+
+def _without(scores: Any, weights: Any, *, model: bool = True, **changes: float) -> str:
+    """The scored choice with some weights changed and, with `model=False`, the model's
+    parts taken out."""
+    from agentcli.providers.local import scoring
+    from agentcli.records import replace as changed
+
+    return scoring.choose(
+        scores if model else scoring.prior_only(scores), changed(weights, **changes)
+    )
+
+
+# The parts of the scored choice, each taken out in turn (computed from the same scores:
+# the tool choice only; the arguments are those of the combined choice)
+ABLATIONS: dict[str, Callable[[Any, Any], str]] = {
+    "model + examples (no fit)": lambda s, w: _without(s, w, fit_weight=0.0),
+    "model + fit (no examples)": lambda s, w: _without(s, w, prior_weight=0.0),
+    "examples only": lambda s, w: _without(s, w, model=False, fit_weight=0.0),
+    "fit only": lambda s, w: _without(s, w, model=False, prior_weight=0.0),
+    "no calibration": lambda s, w: _without(s, w, calibration=0.0),
+    "no answer bias": lambda s, w: _without(s, w, answer_bias=0.0),
 }
 
 
@@ -652,6 +684,8 @@ class Outcome:
     prior_only: str | None = None
     scored: bool = False
     chosen: str | None = None  # the combined choice, before its arguments were written
+    # the choice with one part of the scored choice taken out (ABLATIONS), by name
+    ablations: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def right_tool(self) -> bool:
@@ -661,6 +695,8 @@ class Outcome:
         """Whether the choice of `part` ("model", "prior" or "combined") was right."""
         combined = self.chosen if self.scored else self.tool
         chosen = {"model": self.model_only, "prior": self.prior_only}.get(part, combined)
+        if part in ABLATIONS:
+            chosen = self.ablations.get(part, "?")
         return chosen == self.case.tool
 
     @property
@@ -767,6 +803,9 @@ async def run_provider(
             outcome.model_only = _tool(scoring.choose(scores, scoring.model_only(weights)))
             outcome.prior_only = _tool(scoring.choose(scoring.prior_only(scores), weights))
             outcome.chosen = _tool(scoring.choose(scores, weights))
+            outcome.ablations = {
+                name: _tool(choose(scores, weights)) for name, choose in ABLATIONS.items()
+            }
         outcomes.append(outcome)
     await provider.aclose()
     shutil.rmtree(provider.workspace, ignore_errors=True)
@@ -909,6 +948,9 @@ def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
         for part in PARTS:
             right = share(items, lambda o, part=part: o.right_by(part))
             summary[f"{group}_{part}"] = right if summary["scored"] or part == "combined" else None
+        for part in ABLATIONS:
+            right = share(items, lambda o, part=part: o.right_by(part))
+            summary[f"{group}_{part}"] = right if summary["scored"] else None
     return summary
 
 
@@ -940,6 +982,20 @@ def print_tables(rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
         print("|---" * (TABLE_HEAD.count("|") - 1) + "|")
         for _, _, set_name, s in (r for r in rows if r[:2] == (model, fmt)):
             print(table_row(SET_LABELS[set_name], s))
+    for model, fmt in dict.fromkeys((r[0], r[1]) for r in rows):
+        scored = [r for r in rows if r[:2] == (model, fmt) and r[3]["scored"]]
+        if not scored:
+            continue
+        head = "| set | " + " | ".join(["combined", *ABLATIONS]) + " |"
+        print(f"\n{model}, {fmt}: the tool choice with one part taken out (simple / two-arg)\n")
+        print(head)
+        print("|---" * (head.count("|") - 1) + "|")
+        for _, _, set_name, s in scored:
+            cells = [
+                f"{_pct(s[f'simple_{part}'])} / {_pct(s[f'two_{part}'])}"
+                for part in ("combined", *ABLATIONS)
+            ]
+            print(f"| {set_name} | " + " | ".join(cells) + " |")
     for model, fmt, set_name, s in rows:
         if set_name == HELD_OUT and s["simple_right"] is not None:
             verdict = "PASS" if s["simple_right"] >= TARGET else "FAIL"
@@ -959,7 +1015,7 @@ def load_rows(files: list[str]) -> list[tuple[str, str, str, dict[str, Any]]]:
             outcome = Outcome(
                 case, item["tool"], item["arguments"], item["seconds"], item["runaway"],
                 item["error"], item["model_only"], item["prior_only"], item.get("scored", True),
-                item.get("chosen", item["tool"]),
+                item.get("chosen", item["tool"]), item.get("ablations", {}),
             )  # fmt: skip
             if "chosen" not in item and item["runaway"]:
                 continue  # (older files) the choice is unknown when its arguments ran out
@@ -1054,6 +1110,7 @@ def main() -> int:
                             "prior_only": o.prior_only,
                             "scored": o.scored,
                             "chosen": o.chosen,
+                            "ablations": o.ablations,
                             "arguments": o.arguments,
                             "right": o.right,
                             "seconds": round(o.seconds, 2),

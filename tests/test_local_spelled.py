@@ -1,5 +1,6 @@
-"""What a request spells out for each kind of argument, and how the grammar narrows a
-call's arguments to it (no model: these parts are pure text and a temporary workspace).
+"""What a request spells out for each kind of argument, how the grammar narrows a call's
+arguments to it, and how well a request fills each tool's arguments (no model: these
+parts are pure text and a temporary workspace).
 Requests in other words than the benchmark's (bench/local_model.py)."""
 
 from __future__ import annotations
@@ -7,7 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcli.providers.local import grammar, spelled
+import pytest
+
+from agentcli.providers.local import fit, grammar, spelled
 from agentcli.tools.registry import builtin_tools
 
 TOOLS = {t.spec()["name"]: t.spec() for t in builtin_tools()}
@@ -130,3 +133,31 @@ def test_a_named_entry_of_the_right_kind_is_the_path(tmp_path: Path):
     # a file to write that reads as no path: the name after "into"
     writing = narrowed("write_file", "put 1.0 into RELEASE", tmp_path)
     assert writing["properties"]["path"]["enum"] == ["RELEASE"]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "best"),
+    [
+        ("open assets/a.png", "read_file"),
+        ("what is in assets", "list_directory"),
+        ("https://example.com/feed please", "fetch_url"),
+        ("7 times 8", "calculator"),
+        ("run uname -r", "run_shell"),
+    ],
+)
+def test_the_fit_favours_the_tools_whose_arguments_the_request_fills(
+    tmp_path: Path, request_text: str, best: str
+):
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "a.png").write_text("x")
+    scores = fit.argument_fit(request_text, list(TOOLS.values()), tmp_path)
+    top = max(scores.values())
+    assert scores[best] == top and scores["answer"] < top, scores
+
+
+def test_the_fit_counts_against_a_tool_whose_required_argument_is_missing(tmp_path: Path):
+    scores = fit.argument_fit("who wrote Dracula?", list(TOOLS.values()), tmp_path)
+    assert scores["answer"] == 0.0
+    for name in ("read_file", "calculator", "fetch_url", "run_shell", "write_file"):
+        assert scores[name] < 0, (name, scores)
+    assert scores["system_info"] == 0.0  # a tool with no arguments is not counted against

@@ -170,9 +170,20 @@ def file_names(request: str) -> list[str]:
     return [name for name in _unique(found) if name.lower() not in _JOINERS]
 
 
+# A request that writes a file
+_WRITES = re.compile(
+    r"\b(?:write|save|put|store|add|append|create|make|new file|fill|overwrite|echo|place|"
+    r"insert|replace)\b",
+    re.IGNORECASE,
+)
+
+
 def file_contents(request: str, paths: Iterable[str]) -> list[str]:
     """The text a file is to hold: quoted, after "containing", "with the text", "that
-    says"..., or between "write" and "to FILE"; never the file's own name."""
+    says"..., or between "write" and "to FILE"; never the file's own name. Only in a
+    request that writes or names a file ("translate 'good night'" is no file's text)."""
+    if not (_WRITES.search(request) or re.search(r"\bfile\b", request, re.IGNORECASE)):
+        return []
     names = {_clean(path) for path in paths}
     found = list(quoted(request))
     before = _CONTENT_BEFORE.search(request)
@@ -219,6 +230,8 @@ _ASKS_TO_SEARCH = re.compile(
 )
 
 
+# A search for files by their names
+_FILES_BY_NAME = re.compile(r"\bfiles?\s+(?:named|called)\b", re.IGNORECASE)
 # A search of the web, not of the files
 _ASKS_THE_WEB = re.compile(
     r"\b(?:online|internet|the web|web search|google|bing|duckduckgo)\b", re.IGNORECASE
@@ -242,6 +255,8 @@ def search_texts(request: str, paths: Iterable[str]) -> list[str]:
     names, nor a word that only joins."""
     if not _ASKS_TO_SEARCH.search(request) or _ASKS_THE_WEB.search(request):
         return []  # "what does HTTP stand for?" names no text to search for in files
+    if _FILES_BY_NAME.search(request):
+        return []  # "files named x": their names, not their text
     names = {_clean(path) for path in paths}
     found = list(quoted(request))
     run: list[str] = []  # capitals in a row are one marker ("BEGIN PRIVATE")
@@ -289,9 +304,10 @@ _POLITE_TAIL = re.compile(
 def commands(request: str) -> list[str]:
     """Command lines: quoted, or the words after "run", "execute", "type:"..., from the
     first word that names a program installed here (or, with none, that is not a joining
-    word)."""
-    found = list(quoted(request))
-    for tail in _tails(_RUN_MARKERS, request):
+    word). Only after such a word: a quoted string alone is no command."""
+    tails = _tails(_RUN_MARKERS, request)
+    found = list(quoted(request)) if tails else []
+    for tail in tails:
         tail = _POLITE_TAIL.sub("", tail)
         words = tail.split()
         start = next(
@@ -331,9 +347,11 @@ _QUERY_TAIL = re.compile(
 
 def web_queries(request: str) -> list[str]:
     """What to search the web for: quoted, or the words after "search the web for",
-    "google", "look up"... (without "online" or "on the internet")."""
-    found = list(quoted(request))
-    for tail in _tails(_QUERY_MARKERS, request):
+    "google", "look up"... (without "online" or "on the internet"); a quoted string
+    only after such words."""
+    tails = _tails(_QUERY_MARKERS, request)
+    found = list(quoted(request)) if tails else []
+    for tail in tails:
         value = _QUERY_TAIL.sub("", tail)
         words = value.split()
         while words and words[0].lower() in _JOINERS:
