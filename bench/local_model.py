@@ -1,7 +1,8 @@
 """How often the embedded local model calls the right tool with the right arguments, and
 how much of that the model decides and how much the examples decide.
 
-    python bench/local_model.py [--set all|original|heldout|two-args|frozen|heldout30|dev]
+    python bench/local_model.py [--set all|original|heldout|two-args|frozen|heldout30|
+                                       heldout30b|dev]
                                 [--models smollm2-135m] [--formats fewshot-core,...]
                                 [--json FILE] [-v] [--calibrate]
 
@@ -23,7 +24,9 @@ Sets: `original`, `heldout` and `two-args` are development sets (the provider wa
 developed and tuned on them); `frozen` was written and committed alone before any change
 for issue 18, never tuned on, but its misses were read and written down, so for issue 30
 it is a development set too; `heldout30` was written and committed alone before any
-change for issue 30 and is never tuned on: its row is the honest measure. Formats:
+change for issue 30, and run once, but its results were read, so it is a development set
+now; `heldout30b` was written and committed alone before any change of issue 30's second
+round and is never tuned on: its row is the honest measure. Formats:
 
 - `fewshot-core`    (the default): chat template, scored choice, few-shot examples, the
                     core tools (and any tool that brings examples) offered;
@@ -39,9 +42,16 @@ change for issue 30 and is never tuned on: its row is the honest measure. Format
                     (the default writes them after the decision's prompt);
 - `channel-core`    with the channel score (the request's likelihood under each tool's
                     intent; off by default), `nocal-core` without the contextual
-                    calibration, `old-core` both as issue 18 had them.
+                    calibration, `old-core` both as issue 18 had them;
+- `nospell-core`    the copied arguments limited to the request's spans only, not to what
+                    it spells out for each kind of argument (a URL, an expression, a
+                    file's text...: agentcli.providers.local.spelled);
+- `nofit-core`      the prior without the arguments' fit (agentcli.providers.local.fit).
 
-Target: >= 80% right (tool and arguments) on the held-out set's (`heldout30`) simple
+Each set's choice is also printed with one part of it taken out (the examples, the fit,
+the calibration, the answer bias), from the same scores: what each part contributes.
+
+Target: >= 80% right (tool and arguments) on the held-out set's (`heldout30b`) simple
 single-tool requests. Always exits 0.
 """
 
@@ -49,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -56,7 +67,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,12 +75,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 TARGET = 0.80
-HELD_OUT = "heldout30"  # the set the target is measured on: never tuned on
+HELD_OUT = "heldout30b"  # the set the target is measured on: never tuned on
 Check = Callable[[dict[str, Any]], bool]
 
 
+def _bare_path(value: Any) -> str:
+    """A path as the checks compare it: without a leading ./ (a dot-file's own dot kept:
+    `.env.example` is not `env.example`)."""
+    path = str(value or "").strip()
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
 def _path_is(*names: str) -> Check:
-    return lambda a: str(a.get("path", "")).strip().lstrip("./") in names
+    return lambda a: _bare_path(a.get("path", "")) in names
 
 
 def _no_path_or(*names: str) -> Check:
@@ -265,7 +285,7 @@ def _two(key: str, value: str, key2: str, value2: str) -> Check:
     trailing /) and `key2` contains `value2`."""
 
     def check(args: dict[str, Any]) -> bool:
-        got = str(args.get(key, "")).strip().lstrip("./").rstrip("/")
+        got = _bare_path(args.get(key, "")).rstrip("/")
         return got == value and value2.lower() in str(args.get(key2, "")).lower()
 
     return check
@@ -508,6 +528,160 @@ HELDOUT_30_TWO_ARGS: list[Case] = [
     )
 ]
 
+# A fifth set, written and committed alone for issue 30's second round, before any change
+# to the choice (the fourth set's results had been read: its misses are named in
+# docs/local-model.md, so it is a development set now). Written in a user's words without
+# looking at any set's per-case results, in the fourth set's shape (48 simple requests,
+# 12 two-argument requests, 8 plain questions); never tuned on. Its files exist in the
+# workspace (HELDOUT_30B_WORKSPACE).
+HELDOUT_30B: list[Case] = [
+    Case("can you show me the file src/server.ts", "read_file", _path_is("src/server.ts")),
+    Case("tell me what docs/setup.md says", "read_file", _path_is("docs/setup.md")),
+    Case("I want to see the contents of Cargo.toml", "read_file", _path_is("Cargo.toml")),
+    Case("display pkg/handler.go", "read_file", _path_is("pkg/handler.go")),
+    Case("read the changelog file HISTORY.rst", "read_file", _path_is("HISTORY.rst")),
+    Case("print out the contents of scripts/build.sh", "read_file", _path_is("scripts/build.sh")),
+    Case("what does the file .editorconfig look like?", "read_file", _path_is(".editorconfig")),
+    Case("open web/index.css so I can see it", "read_file", _path_is("web/index.css")),
+    Case("have a look at requirements-dev.txt", "read_file", _path_is("requirements-dev.txt")),
+    Case("what's in the src folder?", "list_directory", _path_is("src", "src/")),
+    Case("give me the list of files in docs", "list_directory", _path_is("docs", "docs/")),
+    Case("show what files are in the root of this repo", "list_directory", _no_path_or()),
+    Case("which files does the web directory contain?", "list_directory", _path_is("web", "web/")),
+    Case("list what's here", "list_directory", _no_path_or()),
+    Case("what is in pkg?", "list_directory", _path_is("pkg", "pkg/")),
+    Case("find all the typescript files", "search_files", _contains("pattern", "ts")),
+    Case("are there any .go files in this project?", "search_files", _contains("pattern", "go")),
+    Case("where's the file named Makefile?", "search_files", _contains("pattern", "Makefile")),
+    Case("show me every .sh file", "search_files", _contains("pattern", "sh")),
+    Case("locate the csv files", "search_files", _contains("pattern", "csv")),
+    Case("which files contain the word retry?", "search_content", _contains("pattern", "retry")),
+    Case("grep the codebase for get_user", "search_content", _contains("pattern", "get_user")),
+    Case(
+        "where in the code do we use DATABASE_URL",
+        "search_content",
+        _contains("pattern", "DATABASE_URL"),
+    ),
+    Case("look for console.log in the code", "search_content", _contains("pattern", "console.log")),
+    Case(
+        "search for the phrase not implemented",
+        "search_content",
+        _contains("pattern", "not implemented"),
+    ),
+    Case(
+        "which source files reference http_client?",
+        "search_content",
+        _contains("pattern", "http_client"),
+    ),
+    Case("what does 48 * 12 come to?", "calculator", _computes(576)),
+    Case("calculate 1024 / 16", "calculator", _computes(64)),
+    Case("give me 2.5 * 4", "calculator", _computes(10)),
+    Case("solve 17 + 25 * 2", "calculator", _computes(67)),
+    Case("what's 60 times 7", "calculator", _computes(420)),
+    Case("can you do 900 / 30 for me", "calculator", _computes(30)),
+    Case("run pytest -x", "run_shell", _contains("command", "pytest -x")),
+    Case("please execute ls -l /tmp", "run_shell", _contains("command", "ls -l /tmp")),
+    Case("check git diff --stat", "run_shell", _contains("command", "git diff --stat")),
+    Case("install the dependencies with npm ci", "run_shell", _contains("command", "npm ci")),
+    Case("type whoami in the shell", "run_shell", _contains("command", "whoami")),
+    Case("can you run cargo test please", "run_shell", _contains("command", "cargo test")),
+    Case("tell me the CPU model of this box", "system_info"),
+    Case("is the disk almost full?", "system_info"),
+    Case("which Linux distribution is installed here?", "system_info"),
+    Case(
+        "download the page at https://example.com/docs/intro",
+        "fetch_url",
+        _equals("url", "https://example.com/docs/intro"),
+    ),
+    Case(
+        "fetch http://127.0.0.1:8080/health",
+        "fetch_url",
+        _equals("url", "http://127.0.0.1:8080/health"),
+    ),
+    Case(
+        "what's on https://example.org/blog?",
+        "fetch_url",
+        _equals("url", "https://example.org/blog"),
+    ),
+    Case(
+        "search the web for the latest python release", "web_search", _contains("query", "python")
+    ),
+    Case("look up online how to undo a git commit", "web_search", _contains("query", "undo")),
+    Case(
+        "find on the internet what a kubernetes pod is",
+        "web_search",
+        _contains("query", "kubernetes"),
+    ),
+    Case("do a web search for cheap flights to Rome", "web_search", _contains("query", "Rome")),
+    Case("what is the boiling point of water?", None),
+    Case("hey there", None),
+    Case("tell me a fun fact about octopuses", None),
+    Case("what does RAM stand for?", None),
+    Case("write a two-line poem about coffee", None),
+    Case("thank you so much!", None),
+    Case("how many days are in a leap year?", None),
+    Case("explain the difference between TCP and UDP", None),
+]
+
+# The fifth set's two-argument requests (both arguments must be right).
+HELDOUT_30B_TWO_ARGS: list[Case] = [
+    Case(prompt, tool, check, simple=False, two_args=True)
+    for prompt, tool, check in (
+        (
+            "create hello.txt with the text hi there",
+            "write_file",
+            _two("path", "hello.txt", "content", "hi there"),
+        ),
+        (
+            "write passed to results/ci.txt",
+            "write_file",
+            _two("path", "results/ci.txt", "content", "passed"),
+        ),
+        (
+            "make a new file called notes/today.md containing meeting at 3",
+            "write_file",
+            _two("path", "notes/today.md", "content", "meeting at 3"),
+        ),
+        (
+            "save hello world in greet.txt",
+            "write_file",
+            _two("path", "greet.txt", "content", "hello world"),
+        ),
+        (
+            "create a file config.ini that says debug=true",
+            "write_file",
+            _two("path", "config.ini", "content", "debug=true"),
+        ),
+        (
+            "put the word draft into stage.txt",
+            "write_file",
+            _two("path", "stage.txt", "content", "draft"),
+        ),
+        (
+            "write the line import sys to main.py",
+            "write_file",
+            _two("path", "main.py", "content", "import sys"),
+        ),
+        (
+            "search pkg/handler.go for func",
+            "search_content",
+            _two("path", "pkg/handler.go", "pattern", "func"),
+        ),
+        (
+            "find the word TODO in src/server.ts",
+            "search_content",
+            _two("path", "src/server.ts", "pattern", "TODO"),
+        ),
+        (
+            "look for retry inside the web folder",
+            "search_content",
+            _two("path", "web", "pattern", "retry"),
+        ),
+        ("find the go files in pkg", "search_files", _two("path", "pkg", "pattern", "go")),
+        ("list the css files under web", "search_files", _two("path", "web", "pattern", "css")),
+    )
+]
+
 # Two-argument requests for development (the improvements for them were tuned here).
 DEV_TWO_ARGS: list[Case] = [
     Case(prompt, tool, check, simple=False, two_args=True)
@@ -562,14 +736,16 @@ SETS = {
     "two-args": DEV_TWO_ARGS,
     "frozen": FROZEN + _as_two_args(FROZEN_TWO_ARGS),
     "heldout30": HELDOUT_30 + HELDOUT_30_TWO_ARGS,
+    "heldout30b": HELDOUT_30B + HELDOUT_30B_TWO_ARGS,
 }
-SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS + SETS["frozen"]
+SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS + SETS["frozen"] + SETS["heldout30"]
 SET_LABELS = {
     "original": "development: first set",
     "heldout": "development: second set (written held out, tuned on since)",
     "two-args": "development: two-argument requests",
     "frozen": "frozen before issue 18's changes, looked at since (development for issue 30)",
-    "heldout30": "held out: frozen for issue 30 before its changes, never tuned on",
+    "heldout30": "frozen for issue 30 before its changes, looked at since (development now)",
+    "heldout30b": "held out: frozen for issue 30's second round before its changes",
     "dev": "development: all",
 }
 
@@ -586,6 +762,31 @@ FORMATS: dict[str, dict[str, Any]] = {
     "channel-core": {"channel_weight": 1.0},
     "nocal-core": {"calibration": 0},
     "old-core": {"argument_prompt": "own", "channel_weight": 1.0},  # issue 18's defaults
+    "nospell-core": {"spelled_arguments": False},
+    "nofit-core": {"fit_weight": 0.0},
+}
+
+
+def _without(scores: Any, weights: Any, *, model: bool = True, **changes: float) -> str:
+    """The scored choice with some weights changed and, with `model=False`, the model's
+    parts taken out."""
+    from agentcli.providers.local import scoring
+    from agentcli.records import replace as changed
+
+    return scoring.choose(
+        scores if model else scoring.prior_only(scores), changed(weights, **changes)
+    )
+
+
+# The parts of the scored choice, each taken out in turn (computed from the same scores:
+# the tool choice only; the arguments are those of the combined choice)
+ABLATIONS: dict[str, Callable[[Any, Any], str]] = {
+    "model + examples (no fit)": lambda s, w: _without(s, w, fit_weight=0.0),
+    "model + fit (no examples)": lambda s, w: _without(s, w, prior_weight=0.0),
+    "examples only": lambda s, w: _without(s, w, model=False, fit_weight=0.0),
+    "fit only": lambda s, w: _without(s, w, model=False, prior_weight=0.0),
+    "no calibration": lambda s, w: _without(s, w, calibration=0.0),
+    "no answer bias": lambda s, w: _without(s, w, answer_bias=0.0),
 }
 
 
@@ -603,6 +804,8 @@ class Outcome:
     prior_only: str | None = None
     scored: bool = False
     chosen: str | None = None  # the combined choice, before its arguments were written
+    # the choice with one part of the scored choice taken out (ABLATIONS), by name
+    ablations: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def right_tool(self) -> bool:
@@ -612,6 +815,8 @@ class Outcome:
         """Whether the choice of `part` ("model", "prior" or "combined") was right."""
         combined = self.chosen if self.scored else self.tool
         chosen = {"model": self.model_only, "prior": self.prior_only}.get(part, combined)
+        if part in ABLATIONS:
+            chosen = self.ablations.get(part, "?")
         return chosen == self.case.tool
 
     @property
@@ -665,13 +870,27 @@ HELDOUT_30_WORKSPACE = (
     "docs/README.txt",
     "assets/logo.png",
 )
+# The files and folders the fifth set names.
+HELDOUT_30B_WORKSPACE = (
+    "src/server.ts",
+    "docs/setup.md",
+    "Cargo.toml",
+    "pkg/handler.go",
+    "HISTORY.rst",
+    "scripts/build.sh",
+    ".editorconfig",
+    "web/index.css",
+    "requirements-dev.txt",
+)
 
 
 def make_workspace() -> Path:
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
-    for entry in WORKSPACE_ENTRIES + FROZEN_WORKSPACE + HELDOUT_30_WORKSPACE:
+    for entry in (
+        WORKSPACE_ENTRIES + FROZEN_WORKSPACE + HELDOUT_30_WORKSPACE + HELDOUT_30B_WORKSPACE
+    ):
         (root / entry).parent.mkdir(parents=True, exist_ok=True)
         (root / entry).write_text("example\n", encoding="utf-8")
     return root
@@ -686,8 +905,15 @@ def registry_tools() -> list[dict[str, Any]]:
 
 
 async def run_provider(
-    model: str, options: dict[str, Any], tools: list[dict], cases: list[Case]
+    model: str,
+    options: dict[str, Any],
+    tools: list[dict],
+    cases: list[Case],
+    *,
+    full_answers: bool = False,
 ) -> list[Outcome]:
+    """Each case through the provider; a step that answers in words is stopped at its
+    first text (the decision is what is measured) unless `full_answers`."""
     from agentcli.conversation import events as ev
     from agentcli.conversation.messages import Message
     from agentcli.providers.base import ModelRequest
@@ -706,11 +932,14 @@ async def run_provider(
         started = time.monotonic()
         name, args_text, error = None, "", None
         try:
-            async for item in provider.stream(request):
-                if isinstance(item, ev.ToolCallStart):
-                    name = item.tool_call_name
-                elif isinstance(item, ev.ToolCallArgs):
-                    args_text += item.delta
+            async with contextlib.aclosing(provider.stream(request)) as stream:
+                async for item in stream:
+                    if isinstance(item, ev.ToolCallStart):
+                        name = item.tool_call_name
+                    elif isinstance(item, ev.ToolCallArgs):
+                        args_text += item.delta
+                    elif isinstance(item, ev.TextMessageStart) and not full_answers:
+                        break  # answering was decided: its text is not what is measured
         except Exception as exc:  # a bench reports, never stops
             error = f"{type(exc).__name__}: {exc}"
         seconds = time.monotonic() - started
@@ -727,6 +956,9 @@ async def run_provider(
             outcome.model_only = _tool(scoring.choose(scores, scoring.model_only(weights)))
             outcome.prior_only = _tool(scoring.choose(scoring.prior_only(scores), weights))
             outcome.chosen = _tool(scoring.choose(scores, weights))
+            outcome.ablations = {
+                name: _tool(choose(scores, weights)) for name, choose in ABLATIONS.items()
+            }
         outcomes.append(outcome)
     await provider.aclose()
     shutil.rmtree(provider.workspace, ignore_errors=True)
@@ -869,6 +1101,9 @@ def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
         for part in PARTS:
             right = share(items, lambda o, part=part: o.right_by(part))
             summary[f"{group}_{part}"] = right if summary["scored"] or part == "combined" else None
+        for part in ABLATIONS:
+            right = share(items, lambda o, part=part: o.right_by(part))
+            summary[f"{group}_{part}"] = right if summary["scored"] else None
     return summary
 
 
@@ -900,6 +1135,20 @@ def print_tables(rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
         print("|---" * (TABLE_HEAD.count("|") - 1) + "|")
         for _, _, set_name, s in (r for r in rows if r[:2] == (model, fmt)):
             print(table_row(SET_LABELS[set_name], s))
+    for model, fmt in dict.fromkeys((r[0], r[1]) for r in rows):
+        scored = [r for r in rows if r[:2] == (model, fmt) and r[3]["scored"]]
+        if not scored:
+            continue
+        head = "| set | " + " | ".join(["combined", *ABLATIONS]) + " |"
+        print(f"\n{model}, {fmt}: the tool choice with one part taken out (simple / two-arg)\n")
+        print(head)
+        print("|---" * (head.count("|") - 1) + "|")
+        for _, _, set_name, s in scored:
+            cells = [
+                f"{_pct(s[f'simple_{part}'])} / {_pct(s[f'two_{part}'])}"
+                for part in ("combined", *ABLATIONS)
+            ]
+            print(f"| {set_name} | " + " | ".join(cells) + " |")
     for model, fmt, set_name, s in rows:
         if set_name == HELD_OUT and s["simple_right"] is not None:
             verdict = "PASS" if s["simple_right"] >= TARGET else "FAIL"
@@ -927,6 +1176,7 @@ def load_rows(files: list[str]) -> list[tuple[str, str, str, dict[str, Any]]]:
                 item["prior_only"],
                 item.get("scored", True),
                 item.get("chosen", item["tool"]),
+                item.get("ablations", {}),
             )
             if "chosen" not in item and item["runaway"]:
                 continue  # (older files) the choice is unknown when its arguments ran out
@@ -963,6 +1213,12 @@ def main() -> int:
     )
     parser.add_argument("--verbose", "-v", action="store_true", help="print every case")
     parser.add_argument(
+        "--full-answers",
+        action="store_true",
+        help="let a step that answers write its whole answer (by default it is stopped at "
+        "its first text: the seconds per step are then the decision's)",
+    )
+    parser.add_argument(
         "--calibrate",
         action="store_true",
         help="only choose the scored choice's weights on the example bank (leave-one-out)",
@@ -997,7 +1253,9 @@ def main() -> int:
                 if options.pop("baseline", False):
                     outcomes = run_baseline(model, tools, cases)
                 else:
-                    outcomes = asyncio.run(run_provider(model, options, tools, cases))
+                    outcomes = asyncio.run(
+                        run_provider(model, options, tools, cases, full_answers=args.full_answers)
+                    )
                 summary = summarize(outcomes)
                 rows.append((model, fmt, set_name, summary))
                 for o in outcomes:
@@ -1013,6 +1271,7 @@ def main() -> int:
                             "prior_only": o.prior_only,
                             "scored": o.scored,
                             "chosen": o.chosen,
+                            "ablations": o.ablations,
                             "arguments": o.arguments,
                             "right": o.right,
                             "seconds": round(o.seconds, 2),

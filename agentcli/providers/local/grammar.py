@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.agent.quick_schema import conforms
+from agentcli.providers.local import spelled
 from agentcli.providers.local.decision import ANSWER
 
 # String fields that hold free text (file contents, code): no length cap in the grammar.
@@ -124,17 +125,51 @@ def path_choices(
     spans: Sequence[str], *, required: bool, workspace: Path | None = None
 ) -> list[str]:
     """The values a small model may give a path: the request's spans that read as a path
-    or name an entry of the workspace (so "list the files" cannot become `files`), and
+    or name an entry of the workspace (so "list the files" cannot become `files`; a URL is
+    no path), and
     `.` when the path may be left out. A required path with no such span may be any
     one-word span (a file to be created need not exist, nor have an extension)."""
-    chosen = [
-        span
-        for span in spans
-        if _path_shaped(span) or (workspace is not None and _names_entry(workspace, span))
-    ]
+    chosen = named_paths(spans, workspace)
     if required:
-        return chosen or [*(span for span in spans if " " not in span), "."]
+        words = [span for span in spans if " " not in span and not spelled.urls(span)]
+        return chosen or [*words, "."]
     return [*chosen, "."]
+
+
+def path_kinds(tool: dict[str, Any], name: str = "path") -> set[str]:
+    """The kinds of entry ("file", "dir") a path property takes, by its description
+    ("File path", "Directory to search"); none said: both."""
+    properties = (tool.get("parameters") or {}).get("properties") or {}
+    text = str((properties.get(name) or {}).get("description", "")).lower()
+    kinds = {
+        kind
+        for kind, words in (("file", ("file",)), ("dir", ("directory", "folder")))
+        if any(word in text for word in words)
+    }
+    return kinds or {"file", "dir"}
+
+
+def entry_kind(workspace: Path, path: str) -> str | None:
+    """ "file" or "dir" for an entry of the workspace, None for anything else (outside
+    it, or missing)."""
+    if path.startswith(("/", "~")) or ".." in path.split("/"):
+        return None
+    try:
+        entry = workspace / path
+        if entry.is_dir():
+            return "dir"
+        return "file" if entry.exists() else None
+    except (OSError, ValueError):
+        return None
+
+
+def named_entries(tool: dict[str, Any], paths: Sequence[str], workspace: Path | None) -> list[str]:
+    """The paths the request names that exist in the workspace as a kind of entry the
+    tool's path takes."""
+    if workspace is None:
+        return []
+    takes = path_kinds(tool)
+    return [path for path in paths if entry_kind(workspace, path) in takes]
 
 
 def _names_entry(workspace: Path, span: str) -> bool:
@@ -146,34 +181,119 @@ def _names_entry(workspace: Path, span: str) -> bool:
         return False
 
 
+def named_paths(spans: Sequence[str], workspace: Path | None = None) -> list[str]:
+    """The spans of a request that name a path (not a URL): see `path_choices`."""
+    return [
+        span
+        for span in spans
+        if not spelled.urls(span)
+        and (_path_shaped(span) or (workspace is not None and _names_entry(workspace, span)))
+    ]
+
+
+def is_glob(tool: dict[str, Any], name: str) -> bool:
+    """Whether the tool's property `name` takes a glob (its description says so)."""
+    properties = (tool.get("parameters") or {}).get("properties") or {}
+    description = str((properties.get(name) or {}).get("description", ""))
+    return (tool["name"], name) in NOT_COPIED or "glob" in description.lower()
+
+
+def spelled_values(
+    tool: dict[str, Any], name: str, request: str, paths: Sequence[str]
+) -> list[str]:
+    """The values the request spells out for the property `name` of `tool`, by the kind
+    of value its name (or, for a glob, its description) says it holds; [] when there is
+    none, or the property is of no such kind (agentcli.providers.local.spelled)."""
+    if name == "pattern":
+        if is_glob(tool, name):
+            return spelled.file_globs(request)
+        return spelled.search_texts(request, paths)
+    if name == "content":
+        return spelled.file_contents(request, paths)
+    readers = {
+        "url": spelled.urls,
+        "expression": spelled.expressions,
+        "command": spelled.commands,
+        "query": spelled.web_queries,
+    }
+    return readers[name](request) if name in readers else []
+
+
+def _path_values(
+    tool: dict[str, Any],
+    request: str,
+    spans: Sequence[str],
+    required: bool,
+    workspace: Path | None,
+    others: list[str] | None,
+) -> list[str]:
+    """The values a path may take: the entries the request names of a kind the tool
+    takes, when it names any (then the path is no longer optional); else `path_choices`,
+    without what another argument spells out (`others`: "find schema.sql", the glob's
+    name is not the folder searched) and, for a required path the request names none
+    for, the names of files it writes ("put 1.2 into VERSION"). `others` None: the spans
+    alone (spelled values are off)."""
+    choices = path_choices(spans, required=required, workspace=workspace)
+    if others is None:
+        return choices
+    paths = named_paths(spans, workspace)
+    named = named_entries(tool, paths, workspace)
+    if named:
+        return named
+    if required and not paths:
+        return spelled.file_names(request) or choices
+    kept = [c for c in choices if c == "." or not any(c in value for value in others)]
+    return kept or choices
+
+
 def copy_constrained(
     tool: dict[str, Any],
     schema: dict[str, Any],
     request: str,
     *,
     workspace: Path | None = None,
+    spelled: bool = True,
 ) -> dict[str, Any]:
-    """The arguments schema with the copied fields limited to spans of the request (a
-    path to the spans that can be one, see `path_choices`)."""
+    """The arguments schema with the copied fields limited to what the request spells out
+    for them (`spelled_values`: a URL, an expression, the text to search for...) or, when
+    it spells out none, to spans of the request (a path to the spans that can be one, see
+    `path_choices`); a glob is made, not copied, unless the request spells one out."""
     spans = request_spans(request)
     if not spans:
         return schema
     properties = dict(schema.get("properties") or {})
     required = set(schema.get("required") or ())
-    for name, sub in properties.items():
-        if name not in COPY_FIELDS or (tool["name"], name) in NOT_COPIED:
-            continue
-        if not isinstance(sub, dict) or sub.get("type") != "string" or "enum" in sub:
-            continue
+    paths = named_paths(spans, workspace)
+    copied = {
+        name: sub
+        for name, sub in properties.items()
+        if name in COPY_FIELDS
+        and isinstance(sub, dict)
+        and sub.get("type") == "string"
+        and "enum" not in sub
+    }
+    values = {
+        name: spelled_values(tool, name, request, paths) if spelled else [] for name in copied
+    }
+    for name, sub in copied.items():
         if name == "path":
-            choices = path_choices(spans, required=name in required, workspace=workspace)
+            others = [v for other, found in values.items() if other != name for v in found]
+            choices = _path_values(
+                tool, request, spans, name in required, workspace, others if spelled else None
+            )
+            if choices and "." not in choices:  # "what is in the assets folder?": that one
+                required.add(name)
+        elif values[name]:
+            choices = values[name]
+        elif is_glob(tool, name):
+            continue
         else:
             choices = spans
         # Only the spans the field itself accepts (its pattern, its lengths): narrower.
         allowed = [choice for choice in choices if conforms(sub, choice) is not False]
         if allowed:
             properties[name] = {"type": "string", "enum": allowed}
-    return {**schema, "properties": properties}
+    return {**schema, "properties": properties, "required": sorted(required)}
 
 
 def arguments_grammar(
@@ -182,11 +302,12 @@ def arguments_grammar(
     arguments: str = "all",
     copy_from: str | None = None,
     workspace: Path | None = None,
+    spelled: bool = True,
 ) -> str:
     """The JSON Schema (as text) of a call's arguments object, for when the tool was
     already chosen (`{"name":"TOOL","arguments":` ends the prompt; the `}` that closes
     the decision is added after). Every value it allows, the tool's own schema accepts."""
     schema = arguments_schema(tool, arguments)
     if copy_from:
-        schema = copy_constrained(tool, schema, copy_from, workspace=workspace)
+        schema = copy_constrained(tool, schema, copy_from, workspace=workspace, spelled=spelled)
     return json.dumps(schema)

@@ -30,6 +30,7 @@ from agentcli.providers.local.conversation import (
 )
 from agentcli.providers.local.decision import ANSWER, Decision, decision_prefix, parse_decision
 from agentcli.providers.local.engine import Engine, Generation, default_threads, get_engine
+from agentcli.providers.local.fit import argument_fit
 from agentcli.providers.local.grammar import arguments_grammar, decision_grammar
 from agentcli.providers.local.models import (
     default_model,
@@ -94,6 +95,10 @@ class LocalOptions:
     channel_weight: float = _WEIGHTS.channel_weight
     prior_weight: float = _WEIGHTS.prior_weight
     answer_bias: float = _WEIGHTS.answer_bias
+    fit_weight: float = _WEIGHTS.fit_weight
+    # a copied argument limited to what the request spells out for its kind (a URL, an
+    # expression, a file's text...) when it spells any out, else to the request's spans
+    spelled_arguments: bool = True
     prompt_style: str = "auto"  # auto | chat | plain
     answer_model: str = "auto"  # auto | same | a model name: who writes free-text answers
     after_tool: str = "auto"  # auto | template | model: the answer after a tool result
@@ -106,6 +111,7 @@ class LocalOptions:
             channel_weight=self.channel_weight,
             prior_weight=self.prior_weight,
             answer_bias=self.answer_bias,
+            fit_weight=self.fit_weight,
         )
 
     @classmethod
@@ -328,7 +334,11 @@ class LocalProvider:
                 else None
             )
             schema = arguments_grammar(
-                tool, arguments=options.arguments, copy_from=copy_from, workspace=self.workspace
+                tool,
+                arguments=options.arguments,
+                copy_from=copy_from,
+                workspace=self.workspace,
+                spelled=options.spelled_arguments,
             )
             head = f'{prefix}{name}","arguments":'
             own = own_examples(tool, request, offered) if options.few_shot else []
@@ -457,6 +467,7 @@ class LocalProvider:
                 channel.append(score)
                 channel_free.append(free)
         prior_map = tool_prior(request, offered, exclude=exclude)
+        fit_map = argument_fit(request, offered, self.workspace)
         return ChoiceScores(
             candidates=candidates,
             direct=direct,
@@ -464,6 +475,7 @@ class LocalProvider:
             channel=channel,
             channel_free=channel_free,
             prior=[prior_map[name] for name in candidates],
+            fit=[fit_map.get(name, 0.0) for name in candidates],
         )
 
     async def _blocking(self, function: Callable[..., Any], *args: Any) -> Any:
