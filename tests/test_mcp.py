@@ -29,8 +29,10 @@ pytest.importorskip("mcp")
 BIN = Path(sys.executable).parent
 TIME_SERVER = BIN / "mcp-server-time"
 GIT_SERVER = BIN / "mcp-server-git"
+FETCH_SERVER = BIN / "mcp-server-fetch"
 needs_time = pytest.mark.skipif(not TIME_SERVER.exists(), reason="mcp-server-time not installed")
 needs_git = pytest.mark.skipif(not GIT_SERVER.exists(), reason="mcp-server-git not installed")
+needs_fetch = pytest.mark.skipif(not FETCH_SERVER.exists(), reason="mcp-server-fetch not installed")
 
 
 def toml_str(text: str) -> str:
@@ -493,3 +495,22 @@ def test_repl_keeps_its_servers_across_clear_and_stops_them_at_exit(
     while _servers_in(workspace) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _servers_in(workspace) == []
+
+
+@needs_fetch
+def test_a_trusted_fetch_server_is_as_risky_as_the_built_in_fetch(
+    run_cli: RunCli, cli_home: Path
+) -> None:
+    """mcp-server-fetch says its `fetch` is read-only and reaches the open world
+    (`openWorldHint`): trusted, it is medium, like `fetch_url`, not low."""
+    write_config(
+        cli_home,
+        f"[mcp.servers.fetch]\ncommand = {toml_str(str(FETCH_SERVER))}\ntrusted = true\n"
+        'sandbox = "network"\n',
+    )
+    listed = run_cli(["tools", "list", "--json"], timeout=90)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert rows["mcp__fetch__fetch"]["state"] == "running", rows["mcp__fetch__fetch"]
+    assert rows["mcp__fetch__fetch"]["risk"] == "medium"  # read-only alone would be low
+    assert rows["fetch_url"]["risk"].startswith("medium")
