@@ -124,11 +124,11 @@ def test_the_transport_chosen_is_the_one_used(
 def test_a_bad_transport_is_one_config_error(run_cli: RunCli, cli_home: Path) -> None:
     refused = run_cli(["mcp", "add", "x", "--url", "http://127.0.0.1:9/", "--transport", "ws"])
     assert refused.returncode == 2
-    assert_one_error(refused, "--transport")
+    assert_one_error(refused, "--transport", '"http" (streamable) or "sse" (legacy)')
     write_config(cli_home, '[mcp.servers.x]\ncommand = "prog"\ntransport = "sse"\n')
     result = run_cli(["mcp", "list"])
     assert result.returncode == 2
-    assert_one_error(result, "mcp.servers.x.transport", "applies to a url")
+    assert_one_error(result, "mcp.servers.x.transport", "reached by url, not to a command")
 
 
 # --- OAuth

@@ -182,8 +182,10 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         raise _fail(name, "sandbox", "applies to stdio servers (a command), not to a url")
     dirs = _strings(name, "dirs", table.get("dirs"))
     transport = table.get("transport")
-    if transport is not None and (not url or transport not in HTTP_TRANSPORTS):
-        raise _fail(name, "transport", 'applies to a url: "http" (streamable) or "sse" (legacy)')
+    if transport is not None and not url:
+        raise _fail(name, "transport", "applies to a server reached by url, not to a command")
+    if transport is not None and transport not in HTTP_TRANSPORTS:
+        raise _fail(name, "transport", 'must be "http" (streamable) or "sse" (legacy)')
     oauth = table.get("oauth", True)
     if not isinstance(oauth, bool):
         raise _fail(name, "oauth", "must be true or false")
