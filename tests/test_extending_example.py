@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.plugin_api import Provider
 from tests.conftest import RunCli
 
 DOC = Path(__file__).parent.parent / "docs" / "extending.md"
@@ -113,10 +112,3 @@ def test_a_provider_without_a_model_is_refused_in_one_line(
     [line] = result.stderr.strip().splitlines()
     assert "without model" in line and "docs/extending.md" in line, line
     assert "The tool said" not in result.stdout
-
-
-def test_the_interface_is_checkable() -> None:
-    class Lacking:
-        name = "x"
-
-    assert not isinstance(Lacking(), Provider)

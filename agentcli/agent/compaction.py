@@ -13,7 +13,7 @@ from typing import Any
 from agentcli.agent.waiting import WaitingNotice
 from agentcli.conversation import events as ev
 from agentcli.conversation.messages import Conversation, Message
-from agentcli.providers.base import ModelRequest, Provider
+from agentcli.providers.base import ModelRequest, Provider, events_in
 from agentcli.records import dataclass, replace
 
 RESULT_CHARS_IN_TRANSCRIPT = 2_000
@@ -227,7 +227,7 @@ class Compactor:
             with WaitingNotice(self.emit) as waiting:
                 async for item in stream:
                     waiting.touch()
-                    for event in item if type(item) is list else (item,):
+                    for event in events_in(item):
                         if isinstance(event, ev.TextMessageContent):
                             parts.append(event.delta)
         return "".join(parts).strip()

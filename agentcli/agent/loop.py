@@ -16,7 +16,7 @@ from agentcli.conversation import events as ev
 from agentcli.conversation.images import DEFAULT_MAX_PER_REQUEST
 from agentcli.conversation.messages import Conversation, Message, TurnCollector
 from agentcli.errors import AgentCliError, ProviderError
-from agentcli.providers.base import ModelRequest, Provider
+from agentcli.providers.base import ModelRequest, Provider, events_in
 from agentcli.records import dataclass, field
 
 Emit = Callable[[ev.Event], None]
@@ -191,7 +191,7 @@ class AgentLoop:
                     if isinstance(item, ev.StepEnd):
                         end = item
                         continue
-                    for event in item if type(item) is list else (item,):
+                    for event in events_in(item):
                         admitted, self._overflow = meter.admit(event)
                         if admitted is not None:
                             collector.feed(admitted)

@@ -455,7 +455,7 @@ async def run_sampling(provider: Any, params: Any) -> tuple[str, ev.Usage]:
     """One step of the session's model on the server's messages, without tools: its text
     and the tokens it took."""
     from agentcli.conversation.messages import Message
-    from agentcli.providers.base import ModelRequest
+    from agentcli.providers.base import ModelRequest, events_in
 
     messages = [
         Message(role="assistant" if m.role == "assistant" else "user", content=_text_of(m.content))
@@ -468,7 +468,7 @@ async def run_sampling(provider: Any, params: Any) -> tuple[str, ev.Usage]:
     usage = ev.Usage()
     async with contextlib.aclosing(provider.stream(request)) as stream:
         async for item in stream:  # an event, a list of them, or the StepEnd
-            for event in item if type(item) is list else (item,):
+            for event in events_in(item):
                 if isinstance(event, ev.TextMessageContent):
                     pieces.append(event.delta)
                 elif isinstance(event, ev.StepEnd) and event.usage is not None:

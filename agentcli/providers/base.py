@@ -31,6 +31,11 @@ class ListedModel:
 StreamItem = Event | StepEnd | list[Event]
 
 
+def events_in(item: StreamItem) -> list[Event] | tuple[Event | StepEnd]:
+    """The events of one stream item: a list as it came, anything else on its own."""
+    return item if type(item) is list else (item,)  # type() is: the hot path of streaming
+
+
 class Provider(Protocol):
     name: str  # e.g. "openai"
     model: str
