@@ -175,7 +175,7 @@ Workspace = Annotated[
 
 def _guarded(action) -> None:  # type: ignore[no-untyped-def]
     """Runs a command's action; a user-facing error is one line and its exit code."""
-    from agentcli.agent.runner import print_error
+    from agentcli.cli.one_shot import print_error
     from agentcli.errors import AgentCliError
 
     try:
@@ -555,7 +555,7 @@ def completions(
     from agentcli.cli.completion_scripts import SHELLS, render
 
     if shell not in SHELLS:
-        from agentcli.agent.runner import print_error
+        from agentcli.cli.one_shot import print_error
 
         print_error(f"no completion script for {shell!r}; choose one of: {', '.join(SHELLS)}")
         raise typer.Exit(2)

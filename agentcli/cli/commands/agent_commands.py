@@ -13,7 +13,7 @@ from agentcli.errors import AgentCliError
 def one_shot(
     prompt: str | None, output: str, continue_: bool, resume: str | None, **flags: Any
 ) -> int:
-    from agentcli.agent.runner import open_session, print_error, run_in_event_loop
+    from agentcli.cli.one_shot import open_session, print_error, run_in_event_loop
     from agentcli.assembly import resolve_settings
     from agentcli.cli.prompt_input import build_prompt, read_stdin
 
@@ -42,7 +42,7 @@ def continued(session: Any) -> str:
 
 
 def interactive(continue_: bool, resume: str | None, **flags: Any) -> int:
-    from agentcli.agent.runner import open_session, print_error, startup_notices
+    from agentcli.cli.one_shot import open_session, print_error, startup_notices
     from agentcli.assembly import resolve_settings
 
     try:
