@@ -71,6 +71,9 @@ class ApprovalRequest:
     sandbox: str | None = None  # the sandbox profile it would run in (tools that run commands)
     description: list[str] | None = None  # the tool's own lines for the prompt (describe)
     network: bool = False  # the tool itself reaches the network (fetch_url, web_search)
+    # Why a step before the decision (a hook) wants a person asked: asked as an `ask`
+    # rule is, and never remembered, since the step would ask again.
+    ask_reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

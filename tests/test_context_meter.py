@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.agent.context_meter import known_window
+from agentcli.ui.context_meter import known_window
 from agentcli.assembly import resolve_settings
 from agentcli.ui.toolbar import fit
 

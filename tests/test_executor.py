@@ -165,7 +165,7 @@ def test_high_risk_needs_yes_and_every_decision_is_an_event(policy, allowed, by)
         }
     ]
     assert Risky.ran == (1 if allowed else 0)
-    assert executor.denied == (0 if allowed else 1)
+    assert executor.decision.denied == (0 if allowed else 1)
     assert (result.error is None) == allowed
 
 

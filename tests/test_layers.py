@@ -120,9 +120,65 @@ def test_the_graph_sees_deferred_imports() -> None:
     """The check must be able to fail: a circle made of function-local and TYPE_CHECKING
     imports is one."""
     graph = import_graph()
-    assert "agentcli.policy.setup" in graph["agentcli.assembly"]  # inside resolve_settings
+    assert "agentcli.policy.setup" in graph["agentcli.assembly.settings"]  # in resolve_settings
     assert "agentcli.agent.session" in graph["agentcli.ui.host"]  # under TYPE_CHECKING
     assert "agentcli.policy" in graph["agentcli.risk"]  # the package of policy.shell_parse
     made = {name: set(deps) for name, deps in graph.items()}
-    made["agentcli.settings"].add("agentcli.assembly")  # as a deferred import would add
+    made["agentcli.settings"].add("agentcli.assembly.settings")  # as a deferred import would
     assert circles(made) != []
+
+
+# --- one composition root ---------------------------------------------------------------
+
+# What the agent is handed rather than builds: the composition root (agentcli.assembly)
+# puts these together, so agent/ never imports them — not even inside a function.
+BUILT_ABOVE_THE_AGENT = (
+    "agentcli.assembly",
+    "agentcli.mcp",
+    "agentcli.plugins",
+    "agentcli.providers.factory",
+    "agentcli.sandbox.confine",
+    "agentcli.policy.setup",
+)
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def test_the_agent_is_handed_its_parts() -> None:
+    graph = import_graph()
+    offenders = sorted(
+        f"{name} imports {dep}"
+        for name, deps in graph.items()
+        if _within(name, ("agentcli.agent",))
+        for dep in deps
+        if _within(dep, BUILT_ABOVE_THE_AGENT)
+    )
+    assert offenders == []
+
+
+def test_the_agent_reaches_none_of_them_through_others() -> None:
+    """Nor through a module it imports: what agent/ loads, all the way down, holds none."""
+    graph = import_graph()
+    seen: set[str] = set()
+    todo = [name for name in graph if _within(name, ("agentcli.agent",))]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(graph[name])
+    assert sorted(m for m in seen if _within(m, BUILT_ABOVE_THE_AGENT)) == []
+
+
+# Every session is opened by one function; nothing else constructs an Agent.
+def test_only_the_composition_root_makes_an_agent() -> None:
+    makers = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "Agent"
+    )
+    assert makers == ["assembly/session.py"]

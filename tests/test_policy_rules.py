@@ -789,7 +789,7 @@ def test_executor_emits_one_approval_event_per_call(ws: Workspace) -> None:
     assert (ws.root / "allowed.txt").exists()
     assert not (ws.root / "asked.txt").exists()
     assert (ws.root / "src").is_dir()
-    assert executor.denied == 2
+    assert executor.decision.denied == 2
     assert results[2].content.startswith("denied")
     assert results[3].content.startswith("denied")
 

@@ -1,4 +1,6 @@
-"""Runs the tool calls of one model step: parse → refine → validate → decide → execute.
+"""Runs the tool calls of one model step: parse → refine → validate, then each call through
+the chain of steps around it (agentcli.agent.call_steps: the user's hooks, the policy's
+decision, checkpoints, ...) to the tool itself.
 
 Calls of one step run concurrently (bounded); results come back in the order the model
 asked for them. Every failure — bad JSON, unknown tool, schema violation, denial, an
@@ -11,10 +13,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.agent.call_steps import (
+    CallStep,
+    InvalidArguments,
+    ToolCallFlight,
+    ordered,
+    through,
+)
+from agentcli.agent.policy_step import Deferred, PolicyStep
 from agentcli.agent.quick_schema import conforms
 from agentcli.agent.refine import refine_arguments
 from agentcli.conversation.error_kinds import DENIED, FAILED, INVALID
@@ -48,15 +58,6 @@ class InvalidCall(Exception):
     def short(self) -> str:
         """The terminal's line; the model gets the whole message."""
         return f"the model's call was invalid ({self.problem}); it was told and may retry"
-
-
-class _Deferred(Exception):
-    """The approval went to someone outside this run; the call waits for the next run."""
-
-
-# Called instead of asking when approvals are deferred (agentcli serve): the call, its
-# request and why it would ask. The call then gets no result in this run.
-Defer = Callable[[ToolCall, ApprovalRequest, list[str]], None]
 
 
 @dataclass(slots=True)
@@ -101,20 +102,31 @@ class Executor:
         *,
         max_concurrency: int = 8,
         max_invalid_calls: int = 3,
+        steps: Sequence[CallStep] = (),
     ) -> None:
+        """`steps`: what the composition root puts around every call (hooks, narrowed
+        tools, checkpoints), placed by their stage around the policy's decision."""
         self.registry = registry
         self.policy = policy
         self.context = context
         self.emit = emit
-        self.denied = 0
+        self.decision = PolicyStep(policy, emit)  # the chain's decision: denials, deferrals
+        self.steps = ordered([*steps, self.decision])
         self.max_invalid_calls = max_invalid_calls
         self._invalid_streak: dict[str, int] = {}  # tool name -> invalid calls in a row
         self.give_up: str | None = None  # set when a weak model keeps sending bad calls
         self.max_concurrency = max_concurrency
         self._slots: asyncio.Semaphore | None = None  # made by the first call that runs
         self._validators: dict[str, Any] = {}
-        self.defer: Defer | None = None
-        self.deferred: list[str] = []  # ids of calls whose approval was deferred this run
+
+    def start_run(self) -> None:
+        """A new run: its denials, deferrals and give-up are its own."""
+        self.decision.start_run()
+        self.give_up = None
+
+    def add_step(self, step: CallStep) -> None:
+        """One more step around every call from now on (a served run's, a subagent's)."""
+        self.steps = ordered([*self.steps, step])
 
     async def run(
         self,
@@ -167,9 +179,9 @@ class Executor:
         else:
             self._invalid_streak[call.name] = 0
             try:
-                output = await self._decide_and_execute(call, prepared, decided, started)
-            except _Deferred:
-                self.deferred.append(call.id)
+                output = await self._through_steps(call, prepared, decided, started)
+            except Deferred:
+                self.decision.deferred.append(call.id)
                 return None
         latency_ms = int((time.monotonic() - started[0]) * 1000)
         images = [part for part in output.parts if isinstance(part, ImagePart)]
@@ -254,7 +266,7 @@ class Executor:
         raise InvalidCall(message, _problem_in_words(errors[0]))
 
     def _context_for(
-        self, call: ToolCall, profile: str, assessment: Any, decision: Decision
+        self, call: ToolCall, profile: str, assessment: Any, decision: Decision | None
     ) -> ToolContext:
         def progress(value: dict[str, Any]) -> None:
             from agentcli.conversation import events as ev
@@ -264,7 +276,8 @@ class Executor:
         # Approved as a call inside the workspace: the tool must not open anything outside
         # it or sensitive. Beyond the boundary, a person's approval grants that one path.
         outside = assessment.outside
-        grant = Path(outside.place) if outside is not None and decision.by == "user" else None
+        by_person = decision is not None and decision.by == "user"
+        grant = Path(outside.place) if outside is not None and by_person else None
         return replace(
             self.context,
             call_id=call.id,
@@ -284,17 +297,13 @@ class Executor:
             return "none"
         return sandbox.profile_for(assessment.risk, tool.requested_sandbox(args)).value
 
-    async def _decide_and_execute(
-        self, call: ToolCall, prepared: Prepared, decided: Decision | None, started: list[float]
-    ) -> ToolOutput:
-        tool, args = prepared.tool, prepared.args
-        try:
-            assessment = tool.assess(args, self.context)
-            subjects = tool.rule_subjects(args, self.context)
-            preview = tool.preview(args, self.context)
-            description = tool.describe(args)
-        except Exception as exc:  # a broken risk function must not crash the run
-            return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}", FAILED)
+    def _request(self, tool: Tool, args: dict[str, Any]) -> tuple[ApprovalRequest, str | None]:
+        """What the decision is made on: the call's risk, its rule subjects, what the prompt
+        shows, and the sandbox profile it would run in."""
+        assessment = tool.assess(args, self.context)
+        subjects = tool.rule_subjects(args, self.context)
+        preview = tool.preview(args, self.context)
+        description = tool.describe(args)
         profile = self.sandbox_profile(tool, args, assessment)
         request = ApprovalRequest(
             tool.policy_tool(args),
@@ -306,19 +315,47 @@ class Executor:
             description=description,
             network=tool.network,
         )
-        asks = self.defer is not None or self.policy.approver is not None
-        verdict = self.policy.explain(request) if decided is None and asks else None
-        if verdict is not None and verdict.decision == "ask":
-            self._emit_state(call, "waiting for approval")
-            if self.defer is not None:  # someone outside this run answers: the call waits
-                self.defer(call, request, verdict.reasons)
-                raise _Deferred
-        decision = decided or await self.policy.decide(request)
-        started[0] = time.monotonic()
-        self._emit_approval(call, tool, assessment.risk.label, decision, profile)
-        if not decision.allowed:
-            self.denied += 1
-            return ToolOutput.failure(f"denied: {decision.reason}", DENIED)
+        return request, profile
+
+    async def _through_steps(
+        self, call: ToolCall, prepared: Prepared, decided: Decision | None, started: list[float]
+    ) -> ToolOutput:
+        tool = prepared.tool
+        try:
+            request, profile = self._request(tool, prepared.args)
+        except Exception as exc:  # a broken risk function must not crash the run
+            return ToolOutput.failure(f"{tool.name}: could not assess the call: {exc}", FAILED)
+
+        def revise(args: dict[str, Any]) -> None:
+            try:
+                args = refine_arguments(args, tool.parameters)
+                self._validate(tool, args)
+            except InvalidCall as invalid:
+                raise InvalidArguments(str(invalid)) from None
+            flight.arguments = args
+            flight.request, flight.profile = self._request(tool, args)
+
+        flight = ToolCallFlight(
+            call=call,
+            tool=tool,
+            arguments=prepared.args,
+            request=request,
+            context=self.context,
+            revise=revise,
+            decided=decided,
+            profile=profile,
+        )
+
+        async def run(flight: ToolCallFlight) -> ToolOutput:
+            started[0] = time.monotonic()  # the tool's own time starts after its approval
+            return await self._execute(flight, started)
+
+        return await through(self.steps, flight, run)
+
+    async def _execute(self, flight: ToolCallFlight, started: list[float]) -> ToolOutput:
+        """The tool itself, once every step before it let the call go on."""
+        tool, args, call = flight.tool, flight.arguments, flight.call
+        assessment = flight.request.assessment
         if self._slots is None:
             import asyncio
 
@@ -328,14 +365,16 @@ class Executor:
             # (a symlink swapped, say) and is now riskier, refuse rather than run.
             again = tool.assess(args, self.context)
             if again.risk > assessment.risk:
-                self.denied += 1
+                self.decision.denied += 1
                 return ToolOutput.failure(
                     f"denied: the call changed since approval: {again.reason}", DENIED
                 )
             self._emit_state(call, "running")
             started[0] = time.monotonic()
+            flight.ran = True
+            decision = flight.decision
             try:
-                context = self._context_for(call, profile or "none", assessment, decision)
+                context = self._context_for(call, flight.profile or "none", assessment, decision)
                 return await self.registry.call(tool, args, context)
             except TurnCancelled:
                 raise  # Ctrl-C at a question the tool asked: the turn ends, as at an approval
@@ -348,24 +387,6 @@ class Executor:
         from agentcli.conversation import events as ev
 
         self.emit(ev.ToolState(tool_call_id=call.id, state=state))
-
-    def _emit_approval(
-        self, call: ToolCall, tool: Tool, risk: str, decision: Decision, profile: str | None
-    ) -> None:
-        from agentcli.conversation import events as ev
-
-        self.emit(
-            ev.Approval(
-                tool_call_id=call.id,
-                tool=tool.name,
-                risk=risk,
-                decision=decision.decision,
-                by=decision.by,
-                reason=decision.reason,
-                rule=decision.rule or None,
-                sandbox=profile,
-            )
-        )
 
 
 def _cut_call(call: ToolCall, limit: int) -> InvalidCall:

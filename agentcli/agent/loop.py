@@ -137,7 +137,9 @@ class AgentLoop:
                 conversation.messages[start:] = results
                 if self.executor.give_up:
                     raise InvalidCallsError(self.executor.give_up)
-                pending = len(local) < len(message.tool_calls) or bool(self.executor.deferred)
+                pending = len(local) < len(message.tool_calls) or bool(
+                    self.executor.decision.deferred
+                )
             self.emit(ev.StepFinished(step_name=step_name))
             if pending:
                 return "pending"  # a client runs or approves a call; its answer continues

@@ -1,5 +1,6 @@
-"""One session's agent: provider, tools, policy (with its remembered choices), executor and
-loop, wired once and then asked turn after turn — by `run` once, by the REPL many times.
+"""One session's agent, handed its parts — provider, tools, policy (with its remembered
+choices), executor — by the composition root (agentcli.assembly.session) and then asked turn
+after turn: by `run` once, by the REPL many times, by `serve` once per run of a thread.
 
 Each turn is one AG-UI run: RUN_STARTED, the steps, then RUN_FINISHED or RUN_ERROR. Every
 way a turn can end (finished, step limit, timeout, provider failure, cancel, a closed
@@ -9,37 +10,28 @@ conversation valid (its partial answer marked, its unanswered calls answered).""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from agentcli.agent.compaction import Compactor
 from agentcli.agent.executor import Executor
 from agentcli.agent.loop import AgentLoop
 from agentcli.agent.stream_limits import StreamLimits
-from agentcli.assembly import session_registry
-from agentcli.context.instructions import find_instructions, instructions_block
-from agentcli.context.system_prompt import build_system_prompt
 from agentcli.conversation import events as ev
 from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message, new_id
 from agentcli.errors import AgentCliError, ExitCode
-from agentcli.mcp.client_features import bind_session, instructions_section, roots_of
-from agentcli.output.base import FanOut, Output, RunSummary
-from agentcli.paths import data_dir
-from agentcli.policy.engine import Approver, TurnCancelled
-from agentcli.policy.setup import build_policy
-from agentcli.process.env import child_environment
-from agentcli.process.jobs import JobManager
+from agentcli.output.base import FanOut, RunSummary
+from agentcli.policy.engine import Policy, TurnCancelled
 from agentcli.process.run import LiveTrees
 from agentcli.providers.base import Provider
-from agentcli.providers.factory import make_provider
-from agentcli.records import dataclass
-from agentcli.sandbox.confine import Sandbox, session_sandbox
+from agentcli.records import dataclass, field
 from agentcli.sessions.session import Session
-from agentcli.settings import ModelSpec, RunSettings, context_window
+from agentcli.settings import RunSettings, context_window
 from agentcli.text.decoding import shown
 from agentcli.tools.base import ToolContext
 from agentcli.tools.registry import ToolRegistry
-from agentcli.workspace.changes import WorkspaceChanges
 from agentcli.workspace.root import Workspace
 
 INTERRUPTED_MARK = "\n\n[interrupted by the user]"
@@ -53,97 +45,64 @@ class Ending:
     code: str | None = None  # RUN_ERROR's machine-readable code
 
 
+@dataclass(slots=True)
+class AgentParts:
+    """Everything one session's agent is handed (agentcli.assembly.session builds them)."""
+
+    settings: RunSettings
+    session: Session
+    emit: FanOut  # the session file and the outputs, in that order
+    workspace: Workspace
+    policy: Policy
+    registry: ToolRegistry
+    context: ToolContext  # what its tools may use
+    executor: Executor
+    provider: Provider
+    processes: LiveTrees  # the process trees its commands join
+    sandbox: Any  # agentcli.sandbox.confine.Sandbox: what its commands run in
+    # agentcli's, the project's, the started MCP servers' instructions, then --system:
+    # made again when the sources change.
+    system_prompt: Callable[[], str]
+    instructions: list[Any] = field(default_factory=list)  # the project's instruction files
+    owns_provider: bool = True  # False: a provider shared by many agents (serve)
+    # What this agent made for itself and closes when it ends (a registry, a sandbox),
+    # in order; the parts a REPL or a server shares are theirs to close.
+    owned: list[Callable[[], Any]] = field(default_factory=list)
+
+
 class Agent:
-    def __init__(
-        self,
-        settings: RunSettings,
-        session: Session,
-        outputs: list[Output],
-        *,
-        approver: Approver | None = None,
-        provider: Provider | None = None,
-        registry: ToolRegistry | None = None,
-        processes: LiveTrees | None = None,
-        sandbox: Sandbox | None = None,
-    ) -> None:
-        """`provider`: one shared by many agents (agentcli serve), not closed by this one;
-        `processes`: the process trees its commands join (a server's, shared by its runs);
-        by default its own."""
-        self.settings = settings
-        self.session = session
-        self.emit = FanOut([session, *outputs])
-        config = settings.config
-        self.workspace = Workspace(settings.workspace)
-        # The REPL hands its sandbox (and registry) to each agent it makes: one guard of the
-        # protected paths, one temp directory, for its MCP servers and commands alike.
-        self._owns_sandbox = sandbox is None
-        self.sandbox = sandbox or session_sandbox(settings)
-        self.policy = build_policy(
-            config,
-            self.workspace,
-            yes=settings.yes,
-            deny=settings.deny,
-            allow=list(settings.allow),
-            forbid=list(settings.forbid),
-            approver=approver,
-            allow_network=self.sandbox.settings.allow_network,
-        )
-        self.policy.sandbox = self.sandbox
-        # The REPL hands its registry to each agent it makes (/clear, /resume), so MCP
-        # servers keep running; otherwise the agent has its own, started now.
-        self._owns_registry = registry is None
-        self.registry = registry or session_registry(
-            config, settings.provider, self.workspace, self.sandbox
-        )
+    def __init__(self, parts: AgentParts) -> None:
+        self.settings = parts.settings
+        self.session = parts.session
+        self.emit = parts.emit
+        self.workspace = parts.workspace
+        self.sandbox = parts.sandbox
+        self.policy = parts.policy
+        self.registry = parts.registry
+        self.processes = parts.processes
+        self.context = parts.context
+        self.executor = parts.executor
+        self.provider = parts.provider
+        self.instructions = parts.instructions
+        self.model = parts.settings.model
+        self._system_prompt = parts.system_prompt
+        self._owns_provider = parts.owns_provider
+        self._owned = list(parts.owned)
         self._announced: set[str] = set()  # MCP servers whose start was reported
-        self.output_dir = data_dir() / "outputs" / session.id
-        limit = config.get("shell.output_limit")
-        self.processes = processes if processes is not None else LiveTrees()
-        child_env = child_environment(config.get("shell.env"), provider_keys=[settings.api_key_env])
-        self.context = ToolContext(
-            workspace=self.workspace,
-            output_dir=self.output_dir,
-            child_env=child_env,
-            boundary=self.sandbox.boundary(child_env, self.output_dir),
-            jobs=JobManager(self.output_dir, limit=limit, live=self.processes, saving=session),
-            processes=self.processes,
-            output_limit=limit,
-            image_limit=config.get("images.max_bytes"),
-            python=config.get("shell.python"),
-            ask=getattr(self.policy.approver, "question", None),  # a person, if one is there
-            sandbox=self.sandbox,
-            changes=WorkspaceChanges(self.workspace.root),  # for the REPL's /diff
-            saving=session,  # a full or read-only data directory: said once, never lost
-        )
-        self.executor = Executor(
-            self.registry,
-            self.policy,
-            self.context,
-            self.emit,
-            max_concurrency=config.get("tools.concurrency"),
-            max_invalid_calls=config.get("tools.max_invalid_calls"),
-        )
-        self.instructions = find_instructions(settings.workspace, config.get("instructions.files"))
-        self.model = settings.model
-        self._owns_provider = provider is None
-        self.provider = provider or make_provider(settings)
+        self.output_dir = parts.context.output_dir
         if hasattr(self.provider, "thread_id"):  # a remote AG-UI agent: the session's thread
-            self.provider.thread_id = session.id
-        bind_session(  # what MCP servers may ask of this session: roots, the person, the model
-            self.registry.sources,
-            emit=self.emit,
-            person=self.policy.approver,
-            policy=self.policy,
-            provider=lambda: self.provider,
-            roots=roots_of(self.workspace.root, self.sandbox),
-            in_turn=lambda: self._turn is not None,
-        )
+            self.provider.thread_id = self.session.id
         self.loop = self._build_loop()
         self.usage = ev.Usage()  # the whole session's tokens, for /usage
-        self.thread_id = session.id  # AG-UI's threadId (a served thread names its own)
+        self.thread_id = self.session.id  # AG-UI's threadId (a served thread names its own)
         self.pending: list[str] = []  # calls a client must answer before the turn goes on
         self._cancel_code: int | None = None
         self._turn: asyncio.Task | None = None
+
+    @property
+    def in_turn(self) -> bool:
+        """A turn is running (an MCP server's request can be put to a person now)."""
+        return self._turn is not None
 
     def _warm_provider(self) -> None:
         warm = getattr(self.provider, "warm", None)
@@ -179,12 +138,7 @@ class Agent:
     def _built_system(self) -> str:
         """agentcli's, the project's, the instructions of trusted MCP servers running (none
         before they start), then --system."""
-        self._system = build_system_prompt(
-            self.settings.workspace,
-            self.settings.system,
-            instructions_block(self.instructions, self.settings.workspace),
-            instructions_section(self.registry.sources),
-        )
+        self._system = self._system_prompt()
         return self._system
 
     def _update_system(self) -> None:
@@ -213,12 +167,13 @@ class Agent:
         self._update_system()
         return self.registry.specs()
 
-    async def switch_model(self, spec: ModelSpec, settings: RunSettings) -> None:
-        """`/model NAME`: the next turns go to another model (the conversation stays)."""
-        await self.provider.aclose()
-        self.settings, self.model = settings, spec
-        self.provider = make_provider(settings)
+    def use_model(self, settings: RunSettings, provider: Provider) -> Provider:
+        """`/model NAME`: the next turns go to `provider` (the conversation stays); returns
+        the one it replaces, for the caller to close."""
+        before = self.provider
+        self.settings, self.model, self.provider = settings, settings.model, provider
         self.loop = self._build_loop()
+        return before
 
     def cancel(self, code: int = ExitCode.INTERRUPTED) -> bool:
         """Cancels the turn in progress (Ctrl-C, SIGTERM). False when there is none."""
@@ -242,9 +197,7 @@ class Agent:
         run_id = run_id or new_id("run")
         self._cancel_code = None
         self._turn = asyncio.current_task()
-        self.executor.denied = 0
-        self.executor.give_up = None
-        self.executor.deferred = []
+        self.executor.start_run()
         self.pending = []
         conversation = self.session.conversation
         if prelude is None:
@@ -261,7 +214,7 @@ class Agent:
             self._turn = None
         if ending.status == "cancelled":
             self._leave_valid_history()
-        if ending.exit_code == ExitCode.OK and self.executor.denied:
+        if ending.exit_code == ExitCode.OK and self.executor.decision.denied:
             ending.exit_code = ExitCode.DENIED
         state = self.loop.state
         self.usage.add(state.usage)
@@ -364,10 +317,10 @@ class Agent:
             jobs = self.context.jobs
             for job in list(jobs.jobs.values()) if jobs is not None else []:
                 await jobs.kill(job)
-        if self._owns_registry:
-            await self.registry.aclose()  # MCP servers, with their process trees
+        for close in self._owned:  # its own registry (MCP servers), then its sandbox
+            closing = close()
+            if inspect.isawaitable(closing):
+                await closing
         if self._owns_provider:
             await self.provider.aclose()
-        if self._owns_sandbox:
-            self.sandbox.close()
         self.session.close()

@@ -18,6 +18,7 @@ from agentcli.agent.session import Agent
 from agentcli.agui import wire
 from agentcli.agui.state import STATE_TOOL, ThreadState, UpdateStateTool, has_state
 from agentcli.agui.threads import Plan, open_thread, plan_run, same_history, thread_messages
+from agentcli.assembly.session import SharedParts, new_provider, open_agent
 from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold
 from agentcli.conversation.messages import ToolCall
@@ -120,15 +121,18 @@ class AgentServer:
         self.busy: set[str] = set()  # threads with a run in progress
         self.closing: set[asyncio.Future[None]] = set()  # agents closing after their run
         self.runs = 0
-        self._provider: Any = None  # one for every run: its HTTP client's pool is shared
-        self.processes = LiveTrees()  # what every run started: stopped when the server stops
+        # What every run shares: one provider (its HTTP client's pool), made by the first
+        # run, and the process trees, stopped when the server stops.
+        self.shared = SharedParts(processes=LiveTrees())
 
-    def provider(self) -> Any:
-        if self._provider is None:
-            from agentcli.providers.factory import make_provider
+    def shared_parts(self) -> SharedParts:
+        if self.shared.provider is None:
+            self.shared.provider = new_provider(self.options.settings)
+        return self.shared
 
-            self._provider = make_provider(self.options.settings)
-        return self._provider
+    async def aclose(self) -> None:
+        """The server is stopping: nothing it started outlives it."""
+        await self.shared.aclose()
 
     # --- the request, checked before anything runs
 
@@ -234,9 +238,7 @@ class AgentServer:
             self.busy.discard(thread_id)  # the thread stays usable, whatever went wrong
             raise
         try:
-            agent = Agent(
-                settings, session, [relay], provider=self.provider(), processes=self.processes
-            )
+            agent = open_agent(settings, session, [relay], shared=self.shared_parts())
         except AgentCliError as error:
             session.close()
             self.busy.discard(thread_id)
@@ -268,7 +270,7 @@ class AgentServer:
         agent.loop.frontend = {spec["name"] for spec in specs}
         agent.loop.system += context_section(run_input, plan.notes, plan.state.value)
         if any(tool.name == wire.CONFIRM_TOOL for tool in run_input.tools or []):
-            agent.executor.defer = lambda call, request, reasons: self._confirm(
+            agent.executor.decision.defer = lambda call, request, reasons: self._confirm(
                 agent, relay, call, request, reasons
             )
         relay.snapshot = lambda: ev.MessagesSnapshot(
@@ -464,9 +466,7 @@ def build_app(options: ServeOptions) -> Any:
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         yield
-        await server.processes.stop_all()  # the server is stopping: nothing it started outlives it
-        if server._provider is not None:
-            await server._provider.aclose()
+        await server.aclose()
 
     app = Starlette(
         routes=[Route("/", run, methods=["POST"]), Route("/health", health, methods=["GET"])],

@@ -11,7 +11,6 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from agentcli.agent.session import Agent
 from agentcli.config import trust
 from agentcli.errors import AgentCliError, ExitCode, UsageError, print_error
 from agentcli.output.base import Output
@@ -53,10 +52,11 @@ async def run_prompt(
 ) -> int:
     """One prompt to the end: SIGINT, SIGTERM and SIGHUP cancel it, and everything it started
     stops. `screen`: the terminal's gate, shared by the text output and the approval prompt."""
+    from agentcli.assembly.session import open_agent
     from agentcli.ui.approval import terminal_approver
 
     try:
-        agent = Agent(settings, session, outputs, approver=terminal_approver(screen))
+        agent = open_agent(settings, session, outputs, approver=terminal_approver(screen))
     except AgentCliError as error:
         session.close()
         print_error(str(error))

@@ -97,6 +97,8 @@ def suggested_rules(request: ApprovalRequest, workspace: Workspace) -> list[str]
         return []
     if request.assessment.outside is not None:
         return []  # a person approves one path beyond the boundary, for one call
+    if request.ask_reasons:
+        return []  # the step that asked would ask again: nothing to remember
     if request.assessment.risk is Risk.MEDIUM:
         return [request.tool]
     if subjects.kind == "command":
@@ -150,6 +152,8 @@ class Policy:
             # Beyond the boundary: no rule allows it and no flag grants it; a person may
             # approve this one call (agentcli's own files: not even that).
             return Verdict("deny" if outside.never else "ask", "auto", [outside.why])
+        if request.ask_reasons:  # a step before the decision asked for a person
+            return Verdict("ask", "rule", [*request.ask_reasons, risk_reason])
         for rule in self.rules.ask:
             if matches_any(rule, tool, subjects, ws):
                 return Verdict(

@@ -6,14 +6,30 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from agentcli.process.capture import OutputCapture
 from agentcli.process.tree import PipeReader, ProcessTree, start
 from agentcli.records import dataclass, field
 
-if TYPE_CHECKING:
-    from agentcli.sandbox.confine import Confined
+
+class Confined(Protocol):
+    """A command the sandbox wrapped (agentcli.sandbox.confine makes them): what starts in
+    its place, and the clean-up once it ended. Named here so that running a command does
+    not depend on how it was confined."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...]
+    profile: Any  # agentcli.sandbox.profiles.Profile
+
+    @property
+    def kept(self) -> bool: ...
+
+    def leftovers(self) -> int | None: ...
+
+    def finish(self) -> list[str]: ...
+
 
 DRAIN_SECONDS = 0.3  # how long to keep reading after exit while orphans hold the pipe
 TIMEOUT_EXIT_CODE = 124  # what timeout(1) reports

@@ -25,12 +25,11 @@ from prompt_toolkit.output.plain_text import PlainTextOutput
 
 from agentcli import __version__, records
 from agentcli.agent.session import Agent
-from agentcli.assembly import session_registry
+from agentcli.assembly.session import long_lived_tools, open_agent
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.output import terminal
 from agentcli.output.visible import visible
 from agentcli.paths import data_dir
-from agentcli.sandbox.confine import session_sandbox
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
 from agentcli.signals import ending_signals
@@ -49,7 +48,6 @@ from agentcli.ui.render import ReplRenderer
 from agentcli.ui.resource_mentions import expand_chat_mentions, resource_completions
 from agentcli.ui.screen import TerminalGate
 from agentcli.ui.slash import COMMANDS, SlashCommands
-from agentcli.workspace.root import Workspace
 
 EXIT_WINDOW_SECONDS = 2.0
 
@@ -122,11 +120,10 @@ class Repl:
         self.renderer = ReplRenderer(self.out, self.screen)
         self.keys = EscWatcher(on_escape=self._cancel_turn, on_line=self._queue)
         self.queued: list[str] = []  # lines typed during a turn: the next messages
-        # The tools outlive each agent (/clear, /resume): MCP servers keep running.
-        self.sandbox = session_sandbox(settings)  # its MCP servers' and commands' alike
-        self.registry = session_registry(
-            settings.config, settings.provider, Workspace(settings.workspace), self.sandbox
-        )
+        # The tools outlive each agent (/clear, /resume): MCP servers keep running, in one
+        # sandbox for its MCP servers and commands alike.
+        self.shared = long_lived_tools(settings)
+        self.registry = self.shared.registry
         self.agent = self._new_agent(session)
         self.pending_context: list[str] = []  # `!command` output for the next message
         self.slash = SlashCommands(self)
@@ -162,13 +159,8 @@ class Repl:
 
     def _new_agent(self, session: Session) -> Agent:
         approver = TerminalApprover(self.out, keys=self.keys, screen=self.screen)
-        return Agent(
-            self.settings,
-            session,
-            [self.renderer],
-            approver=approver,
-            registry=self.registry,
-            sandbox=self.sandbox,
+        return open_agent(
+            self.settings, session, [self.renderer], approver=approver, shared=self.shared
         )
 
     @staticmethod
@@ -198,7 +190,7 @@ class Repl:
     def _context_segment(self) -> str:
         """`ctx 12%`: measured again only when the conversation or the report changed (the
         toolbar is drawn at every key)."""
-        from agentcli.agent.context_meter import measure, meter
+        from agentcli.ui.context_meter import measure, meter
 
         conversation, loop = self.agent.session.conversation, self.agent.loop
         key = (
@@ -330,8 +322,7 @@ class Repl:
             except AgentCliError as error:
                 self.say(f"error: {error}")
         await self.agent.aclose()
-        await self.registry.aclose()  # MCP servers, kept across /clear and /resume
-        self.sandbox.close()
+        await self.shared.aclose()  # MCP servers and their sandbox, kept across /clear and /resume
         self._resume_hint()
         return self.exit_code
 

@@ -96,9 +96,10 @@ class SlashCommands:
                 self.repl.say(f"model: {argument} (already in use)")
                 return
         from agentcli.assembly import with_model
+        from agentcli.assembly.session import switch_model
 
         settings = with_model(self.repl.settings, argument)
-        await self.repl.agent.switch_model(settings.model, settings)
+        await switch_model(self.repl.agent, settings)
         self.repl.settings = settings
         self.repl.say(f"model: {settings.model}")
 
@@ -167,7 +168,7 @@ class SlashCommands:
         self.repl.show_conversation()
 
     async def cmd_context(self, argument: str) -> None:
-        from agentcli.agent.context_meter import details, measure
+        from agentcli.ui.context_meter import details, measure
 
         for line in details(measure(self.repl.agent)):
             self._say_wrapped(f"  {line}")

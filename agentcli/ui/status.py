@@ -35,7 +35,7 @@ def sandbox_line(agent: Agent) -> str:
 
 
 def status_lines(agent: Agent) -> list[str]:
-    from agentcli.agent.context_meter import measure
+    from agentcli.ui.context_meter import measure
 
     settings, session = agent.settings, agent.session
     provider = settings.provider

@@ -13,8 +13,8 @@ from agentcli.errors import AgentCliError
 def one_shot(
     prompt: str | None, output: str, continue_: bool, resume: str | None, **flags: Any
 ) -> int:
-    from agentcli.cli.one_shot import open_session, print_error, run_in_event_loop
     from agentcli.assembly import resolve_settings
+    from agentcli.cli.one_shot import open_session, print_error, run_in_event_loop
     from agentcli.cli.prompt_input import build_prompt, read_stdin
 
     try:
@@ -42,8 +42,8 @@ def continued(session: Any) -> str:
 
 
 def interactive(continue_: bool, resume: str | None, **flags: Any) -> int:
-    from agentcli.cli.one_shot import open_session, print_error, startup_notices
     from agentcli.assembly import resolve_settings
+    from agentcli.cli.one_shot import open_session, print_error, startup_notices
 
     try:
         settings = resolve_settings(output="text", **flags)

@@ -1,0 +1,251 @@
+"""A session's agent, put together from its settings: the workspace, the sandbox, the policy,
+the tools, the executor with the steps around each call, the provider — and what MCP
+servers may ask of the session. The one place that does it: `run`, the REPL, `serve`, a
+subagent and `mcp serve` all call `open_agent`, handing over the long-lived parts they
+already hold as one `SharedParts`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentcli.records import dataclass, field
+
+if TYPE_CHECKING:
+    from agentcli.agent.call_steps import CallStep
+    from agentcli.agent.session import Agent
+    from agentcli.output.base import Output
+    from agentcli.policy.engine import Approver
+    from agentcli.process.run import LiveTrees
+    from agentcli.providers.base import Provider
+    from agentcli.sandbox.confine import Sandbox
+    from agentcli.sessions.session import Session
+    from agentcli.settings import RunSettings
+    from agentcli.tools.registry import ToolRegistry
+
+
+@dataclass(slots=True)
+class SharedParts:
+    """What a REPL or a server keeps across the agents it opens, and closes itself: the
+    REPL its sandbox and tools (MCP servers keep running through /clear and /resume), a
+    server its provider (one HTTP pool for every run) and its process trees."""
+
+    provider: Provider | None = None
+    registry: ToolRegistry | None = None
+    sandbox: Sandbox | None = None
+    processes: LiveTrees | None = None
+    # Steps around every tool call of every agent opened with these parts.
+    steps: list[CallStep] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        """The holder is done: every process its agents started, the MCP servers, the
+        sandbox they ran in, the provider."""
+        if self.processes is not None:
+            await self.processes.stop_all()
+        if self.registry is not None:
+            await self.registry.aclose()
+        if self.sandbox is not None:
+            self.sandbox.close()
+        if self.provider is not None:
+            await self.provider.aclose()
+
+
+def long_lived_tools(settings: RunSettings) -> SharedParts:
+    """The sandbox and the tools that outlive each agent of a REPL (started now: MCP
+    servers take a while)."""
+    from agentcli.assembly.tools import session_registry
+    from agentcli.sandbox.confine import session_sandbox
+    from agentcli.workspace.root import Workspace
+
+    sandbox = session_sandbox(settings)
+    try:
+        registry = session_registry(
+            settings.config, settings.provider, Workspace(settings.workspace), sandbox
+        )
+    except BaseException:
+        sandbox.close()
+        raise
+    return SharedParts(registry=registry, sandbox=sandbox)
+
+
+def new_provider(settings: RunSettings) -> Provider:
+    """The provider the settings name (one a server shares, or `/model`'s next one)."""
+    from agentcli.providers.factory import make_provider
+
+    return make_provider(settings)
+
+
+def open_agent(
+    settings: RunSettings,
+    session: Session,
+    outputs: Sequence[Output],
+    *,
+    approver: Approver | None = None,
+    shared: SharedParts | None = None,
+    steps: Sequence[CallStep] = (),
+) -> Agent:
+    """A session's agent with every part it runs on: built here, or taken from `shared`
+    (whose holder closes them). `steps`: around this agent's tool calls, after the shared
+    ones. Whatever fails part-way closes what was already built."""
+    shared = shared or SharedParts()
+    owned: list[Callable[[], Any]] = []
+    try:
+        return _assemble(
+            settings, session, outputs, approver, shared, [*shared.steps, *steps], owned
+        )
+    except BaseException:
+        _close_now(owned)
+        raise
+
+
+def _close_now(closers: list[Callable[[], Any]]) -> None:
+    """What a failed assembly had built, closed: at once, or on the running event loop."""
+    import asyncio
+    import inspect
+
+    for close in closers:
+        closing = close()
+        if not inspect.isawaitable(closing):
+            continue
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(_awaited(closing))
+        else:
+            _closing.add(task := loop.create_task(_awaited(closing)))
+            task.add_done_callback(_closing.discard)
+
+
+_closing: set[Any] = set()  # closes still running (a task with no reference may vanish)
+
+
+async def _awaited(closing: Any) -> None:
+    await closing
+
+
+def _assemble(
+    settings: RunSettings,
+    session: Session,
+    outputs: Sequence[Output],
+    approver: Approver | None,
+    shared: SharedParts,
+    steps: list[CallStep],
+    owned: list[Callable[[], Any]],
+) -> Agent:
+    from agentcli.agent.executor import Executor
+    from agentcli.agent.session import Agent, AgentParts
+    from agentcli.assembly.tools import session_registry
+    from agentcli.context.instructions import find_instructions, instructions_block
+    from agentcli.context.system_prompt import build_system_prompt
+    from agentcli.mcp.client_features import bind_session, instructions_section, roots_of
+    from agentcli.output.base import FanOut
+    from agentcli.paths import data_dir
+    from agentcli.policy.setup import build_policy
+    from agentcli.process.env import child_environment
+    from agentcli.process.jobs import JobManager
+    from agentcli.process.run import LiveTrees
+    from agentcli.sandbox.confine import session_sandbox
+    from agentcli.tools.base import ToolContext
+    from agentcli.workspace.changes import WorkspaceChanges
+    from agentcli.workspace.root import Workspace
+
+    config = settings.config
+    # The provider first: a configuration it refuses fails before anything is started.
+    provider = shared.provider
+    if provider is None:
+        provider = new_provider(settings)
+        owned.append(provider.aclose)
+    emit = FanOut([session, *outputs])
+    workspace = Workspace(settings.workspace)
+    sandbox = shared.sandbox
+    if sandbox is None:
+        sandbox = session_sandbox(settings)
+        owned.append(sandbox.close)
+    policy = build_policy(
+        config,
+        workspace,
+        yes=settings.yes,
+        deny=settings.deny,
+        allow=list(settings.allow),
+        forbid=list(settings.forbid),
+        approver=approver,
+        allow_network=sandbox.settings.allow_network,
+    )
+    policy.sandbox = sandbox
+    registry = shared.registry
+    if registry is None:
+        registry = session_registry(config, settings.provider, workspace, sandbox)
+        owned.insert(0, registry.aclose)  # closed before the sandbox its servers run in
+    output_dir = data_dir() / "outputs" / session.id
+    limit = config.get("shell.output_limit")
+    processes = shared.processes if shared.processes is not None else LiveTrees()
+    child_env = child_environment(config.get("shell.env"), provider_keys=[settings.api_key_env])
+    context = ToolContext(
+        workspace=workspace,
+        output_dir=output_dir,
+        child_env=child_env,
+        boundary=sandbox.boundary(child_env, output_dir),
+        jobs=JobManager(output_dir, limit=limit, live=processes, saving=session),
+        processes=processes,
+        output_limit=limit,
+        image_limit=config.get("images.max_bytes"),
+        python=config.get("shell.python"),
+        ask=getattr(approver, "question", None),  # a person, if one is there
+        sandbox=sandbox,
+        changes=WorkspaceChanges(workspace.root),  # for the REPL's /diff
+        saving=session,  # a full or read-only data directory: said once, never lost
+    )
+    executor = Executor(
+        registry,
+        policy,
+        context,
+        emit,
+        max_concurrency=config.get("tools.concurrency"),
+        max_invalid_calls=config.get("tools.max_invalid_calls"),
+        steps=steps,
+    )
+    instructions = find_instructions(settings.workspace, config.get("instructions.files"))
+
+    def system_prompt() -> str:
+        return build_system_prompt(
+            settings.workspace,
+            settings.system,
+            instructions_block(instructions, settings.workspace),
+            instructions_section(registry.sources),
+        )
+
+    agent = Agent(
+        AgentParts(
+            settings=settings,
+            session=session,
+            emit=emit,
+            workspace=workspace,
+            policy=policy,
+            registry=registry,
+            context=context,
+            executor=executor,
+            provider=provider,
+            processes=processes,
+            sandbox=sandbox,
+            system_prompt=system_prompt,
+            instructions=instructions,
+            owns_provider=shared.provider is None,
+            owned=[close for close in owned if close != provider.aclose],
+        )
+    )
+    bind_session(  # what MCP servers may ask of this session: roots, the person, the model
+        registry.sources,
+        emit=emit,
+        person=policy.approver,
+        policy=policy,
+        provider=lambda: agent.provider,
+        roots=roots_of(workspace.root, sandbox),
+        in_turn=lambda: agent.in_turn,
+    )
+    return agent
+
+
+async def switch_model(agent: Agent, settings: RunSettings) -> None:
+    """`/model NAME`: the agent's next turns go to the model `settings` name."""
+    replaced = agent.use_model(settings, new_provider(settings))
+    await replaced.aclose()
