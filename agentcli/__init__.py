@@ -1,11 +1,7 @@
 """agentcli: a command-line agent shell."""
 
-import sys as _sys
+from agentcli.adapters.httpx_cli import leave_out_httpx_cli as _leave_out_httpx_cli
 
 __version__ = "0.1.0"
 
-# `import httpx` also imports httpx's own command-line tool when click is installed (uvicorn,
-# in the serve extra, brings it), and with it click, rich and pygments: tens of milliseconds
-# on every request for a tool agentcli never runs. A None entry makes that import fail, and
-# httpx then leaves its CLI out, as it does when click is missing.
-_sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+_leave_out_httpx_cli()  # before httpx is imported anywhere: its CLI costs tens of ms

@@ -17,7 +17,7 @@ def main() -> None:
         print(f"agentcli {__version__}")
         return
     if args in (["--help"], ["-h"]):
-        from agentcli.cli._help_text import TOP_LEVEL_HELP
+        from agentcli.cli.cached_help import TOP_LEVEL_HELP
 
         sys.stdout.write(TOP_LEVEL_HELP)
         return

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.ui.context_meter import known_window
 from agentcli.assembly import resolve_settings
+from agentcli.ui.context_meter import known_window
 from agentcli.ui.toolbar import fit
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from agentcli.cli._help_text import TOP_LEVEL_HELP
 from agentcli.cli.app import render_top_help
+from agentcli.cli.cached_help import TOP_LEVEL_HELP
 
 HEAVY = ("typer", "click", "httpx", "rich", "jsonschema", "prompt_toolkit", "pydantic")
 
 
 def test_cached_help_is_current():
     assert render_top_help() == TOP_LEVEL_HELP, (
-        "agentcli/cli/_help_text.py is stale: regenerate it with "
+        "agentcli/cli/cached_help.py is stale: regenerate it with "
         "python -c 'from agentcli.cli.app import write_help_cache; write_help_cache()'"
     )
 

@@ -564,10 +564,9 @@ def completions(
 
 def run_app(argv: list[str] | None = None) -> int:
     """Runs the Typer app with usage errors reduced to one line and a documented code."""
-    try:
-        from typer._click import exceptions as click_errors
-    except ImportError:  # typer versions that use the click package itself
-        import click.exceptions as click_errors  # type: ignore[no-redef]
+    from agentcli.adapters.typer_errors import click_exceptions
+
+    click_errors = click_exceptions()
 
     try:
         result = app(args=argv, prog_name="agentcli", standalone_mode=False)
@@ -641,10 +640,10 @@ def _formatted_literal(line: str) -> str:
 
 
 def write_help_cache() -> None:
-    """Regenerates agentcli/cli/_help_text.py (a test fails when it is stale)."""
+    """Regenerates agentcli/cli/cached_help.py (a test fails when it is stale)."""
     from pathlib import Path
 
-    target = Path(__file__).with_name("_help_text.py")
+    target = Path(__file__).with_name("cached_help.py")
     text = render_top_help().splitlines(keepends=True)
     lines = "".join(f"    {_formatted_literal(line)}\n" for line in text)
     target.write_text(

@@ -64,9 +64,9 @@ async def login(
     except LoginFailed:
         raise
     except Exception as error:
-        from agentcli.mcp.server import _leaf
+        from agentcli.mcp.server import innermost_error
 
-        raise LoginFailed(_explain(config, _leaf(error))) from None
+        raise LoginFailed(_explain(config, innermost_error(error))) from None
     finally:
         listener.close()
     return store.has_tokens()

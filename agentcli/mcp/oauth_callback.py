@@ -45,7 +45,7 @@ class CallbackListener:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                listener._received(self)
+                listener.received(self)
 
             def log_message(self, *args: object) -> None:
                 pass  # the query holds the code: never printed
@@ -67,7 +67,8 @@ class CallbackListener:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def _received(self, request: BaseHTTPRequestHandler) -> None:
+    def received(self, request: BaseHTTPRequestHandler) -> None:
+        """A request reached the listener (called by its handler, on its own thread)."""
         # A page in the browser can send requests to loopback too: only a request for this
         # host and port and path is the redirect (DNS rebinding brings another Host).
         url = urlparse(request.path)

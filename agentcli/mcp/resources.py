@@ -61,7 +61,7 @@ class ServerResources:
     async def _list(self) -> list[Any]:
         from mcp.types import PaginatedRequestParams
 
-        session, listed, cursor = self.server._session, [], None
+        session, listed, cursor = self.server.session, [], None
         while session is not None and len(listed) < MAX_LISTED:
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await session.list_resources(params=params)
@@ -75,7 +75,7 @@ class ServerResources:
         """The resource's contents as parts; raises ToolFailure with the server's reason."""
         if not self.offered:
             raise ToolFailure(f"MCP server {self.server.config.name} offers no resources")
-        session = await self.server._live_session()
+        session = await self.server.live_session()
         try:
             result = await session.read_resource(uri)
         except Exception as error:
@@ -92,7 +92,7 @@ class ServerResources:
         if uri in self.watched or not getattr(resources, "subscribe", False):
             return
         self.watched.add(uri)
-        session = self.server._session
+        session = self.server.session
         with contextlib.suppress(Exception), warnings.catch_warnings():
             # resources/subscribe is the 2025 protocol the servers speak; the SDK warns
             # that a later one replaces it
@@ -122,7 +122,7 @@ class ServerResources:
             task.add_done_callback(self._tasks.discard)
 
     async def _list_prompts(self) -> None:
-        session = self.server._session
+        session = self.server.session
         if session is not None:
             with contextlib.suppress(Exception):
                 self.server.prompts = list((await session.list_prompts()).prompts)

@@ -51,7 +51,7 @@ class NotMcp(StartFailed):
     """It ran, but what it wrote on stdout is not MCP: no sandbox profile changes that."""
 
 
-def _leaf(error: BaseException) -> BaseException:
+def innermost_error(error: BaseException) -> BaseException:
     """The first real error inside the exception groups anyio's task groups raise."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
@@ -200,7 +200,7 @@ class McpServer(ToolSource):
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-        session = await self._live_session()
+        session = await self.live_session()
         assert isinstance(tool, McpTool)
         limit, setting = self.config.timeout_of(tool.remote_name)
         notes = self.features.call_notes()  # requests of the server declined meanwhile
@@ -266,7 +266,7 @@ class McpServer(ToolSource):
 
     async def prompt_text(self, name: str, arguments: dict[str, str]) -> str:
         """An MCP prompt rendered as the text of one user message."""
-        session = await self._live_session()
+        session = await self.live_session()
         result = await session.get_prompt(name, arguments)
         return "\n\n".join(
             render_text(content_parts([message.content])) for message in result.messages
@@ -312,7 +312,7 @@ class McpServer(ToolSource):
             ready.result()
         except Exception as error:
             await self._end_task()
-            raise StartFailed(self._explain(_leaf(error))) from None
+            raise StartFailed(self._explain(innermost_error(error))) from None
 
     async def _serve(self, ready: asyncio.Future[None]) -> None:
         from mcp import ClientSession
@@ -464,7 +464,14 @@ class McpServer(ToolSource):
             return False
         return process is not None and process.status() != psutil.STATUS_ZOMBIE
 
-    async def _live_session(self) -> Any:
+    @property
+    def session(self) -> Any:
+        """The SDK's ClientSession while the server runs; None before it started and after
+        it stopped (what asks for no restart: a listing, a subscription)."""
+        return self._session
+
+    async def live_session(self) -> Any:
+        """The session, the server started again once if it died (what a call needs)."""
         async with self._reconnect:
             if self._session is not None and self._alive():
                 return self._session

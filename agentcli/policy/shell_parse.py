@@ -169,27 +169,9 @@ class ParsedCommand:
 def _parser() -> Any:
     import tree_sitter
 
-    return tree_sitter.Parser(tree_sitter.Language(_bash_language()))
+    from agentcli.adapters.bash_grammar import bash_language
 
-
-def _bash_language() -> Any:
-    """The bash grammar from tree-sitter-bash's compiled module, loaded without running the
-    package's `__init__`, which imports importlib.resources (and with it tempfile, about
-    6 ms of every `policy explain`) only to offer its highlighting query. Any surprise in
-    the package's layout falls back to the plain import."""
-    try:
-        from importlib.machinery import PathFinder
-        from importlib.util import module_from_spec
-
-        package = PathFinder.find_spec("tree_sitter_bash")
-        spec = PathFinder.find_spec("tree_sitter_bash._binding", package.submodule_search_locations)
-        binding = module_from_spec(spec)
-        spec.loader.exec_module(binding)
-        return binding.language()
-    except Exception:
-        import tree_sitter_bash
-
-        return tree_sitter_bash.language()
+    return tree_sitter.Parser(tree_sitter.Language(bash_language()))
 
 
 def parse_command(command: str, *, contained: bool = False) -> ParsedCommand:

@@ -81,8 +81,7 @@ class Session:
             "format": FORMAT_VERSION,
         }
         session = cls(session_id, path, header, Conversation())
-        session._start_writing(lambda: SessionWriter(path))
-        session._append(header)
+        session.start_writing(lambda: SessionWriter(path), header=True)
         return session
 
     @classmethod
@@ -99,7 +98,7 @@ class Session:
             if isinstance(writer, SessionWriter):
                 writer.close()
             raise
-        session._start_writing(lambda: writer)
+        session.start_writing(lambda: writer)
         return session
 
     @classmethod
@@ -118,10 +117,11 @@ class Session:
         else:
             entries = itertools.chain([first], entries)
         session = cls(path.stem, path, header, Conversation(), warnings)
-        session._restore(entries)
+        session.restore(entries)
         return session
 
-    def _restore(self, entries: Iterator[Entry]) -> None:
+    def restore(self, entries: Iterator[Entry]) -> None:
+        """The conversation, the state and an interrupted answer, from recorded entries."""
         conversation = self.conversation
         partial = io.StringIO()  # text streamed after the last recorded message (compact)
         for entry in entries:
@@ -160,9 +160,13 @@ class Session:
 
     def open_for_append(self) -> None:
         """Starts recording: messages added from now on, and events, go to the file."""
-        self._start_writing(lambda: SessionWriter(self.path))
+        self.start_writing(lambda: SessionWriter(self.path))
 
-    def _start_writing(self, make: Callable[[], SessionWriter | OSError]) -> None:
+    def start_writing(
+        self, make: Callable[[], SessionWriter | OSError], *, header: bool = False
+    ) -> None:
+        """Records from now on through the writer `make` gives (or says once why it cannot:
+        the session runs on, unsaved); `header`: a new file, which starts with it."""
         try:
             writer = make()
             if isinstance(writer, OSError):
@@ -171,6 +175,8 @@ class Session:
             self._lose_writer(error)
         else:
             self.writer = writer
+        if header:
+            self._append(self.header)
         if self.pending_partial is not None:  # recorded now, so the file matches what is sent
             self._append({"t": "message", "m": message_to_dict(self.pending_partial)})
             self.pending_partial = None

@@ -175,14 +175,11 @@ def checked_transport(*, allow_local: bool) -> Any:
         async def sleep(self, seconds: float) -> None:
             await self.inner.sleep(seconds)
 
-    ssl_context = httpx.create_ssl_context(trust_env=False)
-    transport = httpx.AsyncHTTPTransport(verify=ssl_context, trust_env=False)
-    # httpx takes no network backend; its connection pool does (TLS still verifies the
-    # URL's host name: httpcore passes it to the handshake, not the address).
-    transport._pool = httpcore.AsyncConnectionPool(
-        ssl_context=ssl_context, network_backend=CheckedBackend()
-    )
-    return transport
+    from agentcli.adapters.httpx_backend import transport_with_backend
+
+    # TLS still verifies the URL's host name: httpcore passes it to the handshake, not the
+    # address connected to.
+    return transport_with_backend(httpx.create_ssl_context(trust_env=False), CheckedBackend())
 
 
 async def _fetch(url: str, *, allow_local: bool) -> tuple[str, str, bytes]:
