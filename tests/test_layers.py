@@ -182,3 +182,18 @@ def test_only_the_composition_root_makes_an_agent() -> None:
         and node.func.id == "Agent"
     )
     assert makers == ["assembly/session.py"]
+
+
+# Front ends ask the composition root; nothing it assembles imports it back.
+FRONT_ENDS = ("agentcli.__main__", "agentcli.cli", "agentcli.ui", "agentcli.agui.server")
+
+
+def test_only_front_ends_ask_the_composition_root() -> None:
+    graph = import_graph()
+    askers = sorted(
+        name
+        for name, deps in graph.items()
+        if any(_within(dep, ("agentcli.assembly",)) for dep in deps)
+        and not _within(name, ("agentcli.assembly", *FRONT_ENDS))
+    )
+    assert askers == []
