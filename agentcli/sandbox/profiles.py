@@ -32,6 +32,9 @@ SUMMARIES = {
     Profile.NONE: "no sandbox: the command can do whatever your user can",
 }
 
+# The profiles whose commands may write the workspace (its protected paths are watched).
+WRITES = frozenset({Profile.WORKSPACE_WRITE, Profile.NETWORK})
+
 # What a call gets without asking for more: a low call is read-only; a call someone had to
 # approve (medium or high) may write the workspace, but never leaves the sandbox unasked.
 EARNED = {
