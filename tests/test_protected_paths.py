@@ -188,6 +188,20 @@ def test_changes_made_between_commands_are_kept(repo: Path) -> None:
     guard.close()
 
 
+def test_a_change_made_between_the_check_and_the_start_is_kept(repo: Path) -> None:
+    """The policy's check takes the baseline the command then starts with; what the user
+    changed meanwhile (at the approval prompt, say) is theirs, not undone."""
+    guard = Guard(str(repo))
+    assert guard.gap() is None
+    subprocess.run(["git", "-C", str(repo), "config", "user.name", "Mine"], check=True)
+    (repo / ".git" / "hooks" / "pre-commit").write_text(HOOK)
+    guard.begin()
+    guard.end()
+    assert "Mine" in (repo / ".git" / "config").read_text()
+    assert (repo / ".git" / "hooks" / "pre-commit").read_text() == HOOK
+    guard.close()
+
+
 def test_an_approved_write_is_not_undone(repo: Path) -> None:
     guard = Guard(str(repo))
     guard.begin()  # a background job runs all along

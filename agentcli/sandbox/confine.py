@@ -495,6 +495,7 @@ class Sandbox:
         if status_fd is not None:
             words.append(f"status_fd={status_fd}")
         if self.mechanisms.landlock_abi:
+            words.append(f"abi={self.mechanisms.landlock_abi}")  # the keeper's is agentcli's
             words += [f"read={p}" for p in layout.read]
             words += [f"write={p}" for p in layout.write]
             words += [f"device={p}" for p in layout.devices]

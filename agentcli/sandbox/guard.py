@@ -59,7 +59,7 @@ class Entry:
     content: bytes | None = None  # a regular file's bytes (None: not kept)
     target: str | None = None  # a symlink's target
     inode: tuple[int, int] | None = None  # a directory's (st_dev, st_ino)
-    stamp: tuple[int, int, int, int] | None = None  # a file's inode, size, mtime, ctime
+    stamp: tuple[int, int, int, int] | None = None  # inode, size, mtime, ctime
     whole: bool = False  # a directory kept as a tree, not a pin
     cut: bool = False  # a tree not every entry of which is kept: nothing in it is "new"
 
@@ -85,12 +85,11 @@ def _state(ws_fd: int, rel: str, limit: int) -> Entry | None:
     try:
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
         entry = Entry(info.st_mode)
+        entry.stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         if stat.S_ISDIR(info.st_mode):
             entry.inode = (info.st_dev, info.st_ino)
         elif stat.S_ISLNK(info.st_mode):
             entry.target = os.readlink(name, dir_fd=fd)
-        else:
-            entry.stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
             with os.fdopen(os.open(name, FILE_FLAGS, dir_fd=fd), "rb") as handle:
                 data = handle.read(limit + 1)
@@ -143,13 +142,19 @@ class Guard:
         self._lock = threading.Lock()
         self._running = 0
         self._baseline: Baseline | None = None
+        self._checked: Baseline | None = None  # taken by `gap` while no command ran
 
     def begin(self) -> None:
         """A command that may write the workspace starts: when none is running, what is
-        there now is the baseline (the user may have changed it since the last one)."""
+        there now is the baseline (the user may have changed it since the last one). The
+        one `gap` has just taken serves, unless anything in it has changed since (a
+        search of the tree is the costly part: it is not made twice for one command)."""
         with self._lock:
             if self._running == 0:
-                self._baseline = self._take()
+                checked, self._checked = self._checked, None
+                if checked is None or not self._unchanged(checked):
+                    checked = self._take()
+                self._baseline = checked
             self._running += 1
 
     def end(self) -> list[str]:
@@ -157,6 +162,7 @@ class Guard:
         paths is put back; returns those paths (relative to the workspace)."""
         with self._lock:
             self._running = max(self._running - 1, 0)
+            self._checked = None
             if self._baseline is None:
                 return []
             return self._restore(self._baseline)
@@ -165,7 +171,10 @@ class Guard:
         """Why the baseline a command starting now would get is not complete (None: it
         is): the one held while commands run, else the state now."""
         with self._lock:
-            baseline = self._baseline if self._running and self._baseline else self._take()
+            if self._running and self._baseline is not None:
+                baseline = self._baseline
+            else:
+                baseline = self._checked = self._take()
         return baseline.gaps[0] if baseline.gaps else None
 
     def protected(self) -> tuple[list[str], list[str]]:
@@ -187,6 +196,7 @@ class Guard:
         """agentcli itself wrote `path` (a person approved that one call): its new state
         is the baseline's, so that a check does not undo it."""
         with self._lock:
+            self._checked = None
             baseline = self._baseline
             if baseline is None:
                 return
@@ -222,6 +232,18 @@ class Guard:
         for rel in found.own:
             self._keep(rel, baseline, own, whole=True)
         return baseline
+
+    def _unchanged(self, baseline: Baseline) -> bool:
+        """Whether every entry is as it was when `baseline` was taken (a directory's
+        stamp changes when an entry is added to it or removed)."""
+        ws_fd = self._workspace_fd()
+        for rel, before in baseline.entries.items():
+            now = _state(ws_fd, rel, -1)
+            if (before is None) != (now is None):
+                return False
+            if before is not None and now is not None and before.stamp != now.stamp:
+                return False
+        return True
 
     def _keep(self, rel: str, baseline: Baseline, budget: Budget, *, whole: bool) -> None:
         if self._record(rel, baseline, budget, whole=whole) or self.mounts:
