@@ -11,7 +11,6 @@ permission check that sends nothing) for `kill -1` and for agentcli itself."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import resource
@@ -22,27 +21,19 @@ from pathlib import Path
 import psutil
 import pytest
 
-from agentcli.process.capture import OutputCapture
-from agentcli.process.run import CommandResult, run_command
+from agentcli.process.run import CommandResult
 from agentcli.records import replace
 from agentcli.sandbox.confine import Sandbox, SandboxSettings
 from agentcli.sandbox.mechanisms import detect
 from agentcli.sandbox.profiles import Profile
 from tests.conftest import RunCli, use_backend
 from tests.scripted_server import Reply, ScriptedServer
+from tests.test_protected_paths import repo, run
 
+__all__ = ["repo"]  # the fixture, a git repository with a README.md
 FOUND = detect()
 pytestmark = pytest.mark.skipif(not FOUND.landlock_abi, reason="no Landlock")
 ABIS = sorted({5, FOUND.landlock_abi})
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)
-    (ws / "README.md").write_text("keep me\n")
-    return ws
 
 
 @pytest.fixture
@@ -53,26 +44,14 @@ def own_limit() -> Iterator[tuple[int, int]]:
     resource.setrlimit(resource.RLIMIT_NOFILE, limit)
 
 
-def run_at(abi: int, command: str, ws: Path, profile: Profile = Profile.WORKSPACE_WRITE):
+def run_at(
+    abi: int, command: str, ws: Path, profile: Profile = Profile.WORKSPACE_WRITE
+) -> CommandResult:
     """`command` under Landlock alone, as on a kernel whose Landlock ABI is `abi`."""
     mechanisms = replace(FOUND, landlock_abi=min(abi, FOUND.landlock_abi), bwrap=None)
     sandbox = Sandbox(ws, SandboxSettings(backend="landlock"), mechanisms)
-    env = {"PATH": os.environ["PATH"], "HOME": str(ws.parent), "LANG": "C.UTF-8"}
-    argv = ["/bin/bash", "-c", command]
-
-    async def go() -> CommandResult:
-        confined = sandbox.confine(argv, profile, cwd=str(ws), env=env)
-        return await run_command(
-            argv,
-            cwd=str(ws),
-            env=env,
-            timeout=30,
-            capture=OutputCapture(100_000),
-            confined=confined,
-        )
-
     try:
-        return asyncio.run(go())
+        return run(sandbox, command, ws, timeout=30, profile=profile)
     finally:
         sandbox.close()
 
@@ -149,7 +128,7 @@ def test_a_read_only_command_cannot_truncate_what_it_reads(abi: int, repo: Path)
     command = "python3 -c \"import os; os.truncate('README.md', 0)\"; echo done=$?"
     output = run_at(abi, command, repo, Profile.READ_ONLY).capture.text()
     assert "done=1" in output, output
-    assert (repo / "README.md").read_text() == "keep me\n"
+    assert (repo / "README.md").read_text() == "hi\n"
 
 
 # --- from outside: the installed CLI with its ABI lowered

@@ -55,14 +55,20 @@ def git_state(ws: Path) -> dict[str, str]:
     return state
 
 
-def run(sandbox: Sandbox | None, command: str, ws: Path, timeout: float = 20) -> CommandResult:
+def run(
+    sandbox: Sandbox | None,
+    command: str,
+    ws: Path,
+    timeout: float = 20,
+    profile: Profile = Profile.WORKSPACE_WRITE,
+) -> CommandResult:
     env = {"PATH": os.environ["PATH"], "HOME": str(ws.parent / "home"), "LANG": "C.UTF-8"}
     argv = ["/bin/bash", "-c", command]
 
     async def go() -> CommandResult:
         confined = None
         if sandbox is not None:
-            confined = sandbox.confine(argv, Profile.WORKSPACE_WRITE, cwd=str(ws), env=env)
+            confined = sandbox.confine(argv, profile, cwd=str(ws), env=env)
         return await run_command(
             argv,
             cwd=str(ws),
