@@ -317,6 +317,28 @@ def test_the_search_for_repositories_finds_them_breadth_first(nested: Path) -> N
     assert found.gaps == []
 
 
+def test_a_repository_made_between_commands_is_found_by_the_next_search(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search keeps what it listed, for directories unchanged since: a `.git` made in
+    one of them (by the user, between two commands) changes its mtime, so it is found."""
+    monkeypatch.setattr(protected, "SETTLED_NS", 0)  # the directories below are settled
+    (repo / "d").mkdir()
+    past = time.time() - 3600
+    for directory in (repo, repo / "d"):
+        os.utime(directory, (past, past))
+    guard = Guard(str(repo))
+    try:
+        guard.begin()
+        guard.end()
+        subprocess.run(["git", "init", "-q", str(repo / "d")], check=True)
+        guard.begin()
+        (repo / "d" / ".git" / "hooks" / "post-checkout").write_text(HOOK)  # the command
+        assert guard.end() == ["d/.git/hooks/post-checkout"]
+    finally:
+        guard.close()
+
+
 def test_a_git_file_naming_a_place_outside_protects_only_the_file(
     repo: Path, tmp_path: Path
 ) -> None:

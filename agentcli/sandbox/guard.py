@@ -34,6 +34,7 @@ from agentcli.sandbox.protected import (
     DIR_FLAGS,
     FILE_FLAGS,
     Gap,
+    Listing,
     Survey,
     is_dir,
     names,
@@ -143,6 +144,7 @@ class Guard:
         self._running = 0
         self._baseline: Baseline | None = None
         self._checked: Baseline | None = None  # taken by `gap` while no command ran
+        self._seen: dict[str, Listing] = {}  # the last search's listings of directories
 
     def begin(self) -> None:
         """A command that may write the workspace starts: when none is running, what is
@@ -220,7 +222,7 @@ class Guard:
         return self._fd
 
     def _take(self) -> Baseline:
-        found = survey(self._workspace_fd(), self.workspace)
+        found = survey(self._workspace_fd(), self.workspace, self._seen)
         baseline = Baseline(survey=found, gaps=list(found.gaps))
         git = Budget(GIT_ENTRIES, GIT_BYTES)  # what git follows first, in a budget of its own
         for rel in found.pins:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections import deque
 
 from agentcli.records import dataclass, field
@@ -100,22 +101,41 @@ def split(rel: str) -> tuple[str, str]:
     return parent, name
 
 
-def survey(ws_fd: int, workspace: str) -> Survey:
+@dataclass(slots=True)
+class Listing:
+    """What the search saw in one directory: its subdirectories, and whether it holds a
+    `.git`; valid while the directory's stamp (inode, mtime, ctime) stays the same."""
+
+    stamp: tuple[int, int, int]
+    subdirs: list[str]
+    has_git: bool
+
+
+# A directory changed this recently may change again within the same tick of the file
+# system's clock, unseen by its mtime: its listing is not kept for the next search.
+SETTLED_NS = 1_000_000_000
+
+
+def survey(ws_fd: int, workspace: str, seen: dict[str, Listing] | None = None) -> Survey:
     """The workspace's protected paths: its own repository first, then the repositories
-    the bounded search finds below it, then `.agentcli/`."""
+    the bounded search finds below it, then `.agentcli/`. `seen`: the last search's
+    listings, updated in place; a directory unchanged since is not listed again."""
     found = Survey()
     _add_repository(ws_fd, workspace, "", found)
-    _search(ws_fd, workspace, found)
+    _search(ws_fd, workspace, found, {} if seen is None else seen)
     found.git = list(dict.fromkeys(found.git))
     found.pins = list(dict.fromkeys(found.pins))
     return found
 
 
-def _search(ws_fd: int, workspace: str, found: Survey) -> None:
+def _search(ws_fd: int, workspace: str, found: Survey, seen: dict[str, Listing]) -> None:
     """Breadth first, so that the repositories nearest the top are found before a bound is
-    reached. Only names are listed (one open and one getdents per directory); a directory
-    is opened by its path from the workspace, which is safe here because nothing is read
-    or written through it: what it finds is kept through `open_dir`'s strict walk."""
+    reached. Only names are listed (one stat per directory, and one open and one getdents
+    for a directory that changed since the last search); a directory is reached by its
+    path from the workspace, which is safe here because nothing is read or written through
+    it: what it finds is kept through `open_dir`'s strict walk."""
+    now = time.time_ns()
+    kept: dict[str, Listing] = {}
     frontier: deque[str] = deque([""])
     while frontier:
         if found.searched >= MAX_DIRS:
@@ -126,27 +146,53 @@ def _search(ws_fd: int, workspace: str, found: Survey) -> None:
                     "start agentcli in a smaller directory",
                 )
             )
-            return
+            break
         rel = frontier.popleft()
         found.searched += 1
-        try:
-            fd = os.open(rel or ".", DIR_FLAGS, dir_fd=ws_fd)
-        except OSError:
+        listing = _listing(ws_fd, rel, seen.get(rel), now)
+        if listing is None:
             continue
-        try:
-            with os.scandir(fd) as entries:
-                listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
-        except OSError:
-            listed = []
-        finally:
-            os.close(fd)
-        for name, directory in sorted(listed):
-            child = f"{rel}/{name}" if rel else name
-            if name == ".git":
-                if rel:
-                    _add_repository(ws_fd, workspace, rel, found)
-            elif directory and child != OWN:
-                frontier.append(child)
+        if listing.stamp[1] < now - SETTLED_NS and listing.stamp[2] < now - SETTLED_NS:
+            kept[rel] = listing
+        if listing.has_git and rel:
+            _add_repository(ws_fd, workspace, rel, found)
+        frontier.extend(f"{rel}/{name}" if rel else name for name in listing.subdirs)
+    seen.clear()
+    seen.update(kept)
+
+
+def _listing(ws_fd: int, rel: str, before: Listing | None, now: int) -> Listing | None:
+    """Directory `rel`'s subdirectories (sorted; `.git` and the workspace's `.agentcli/`
+    left out) and whether it holds a `.git`; `before` where it has not changed since."""
+    try:
+        info = os.stat(rel or ".", dir_fd=ws_fd, follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):
+        return None
+    stamp = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+    if before is not None and before.stamp == stamp:
+        return before
+    subdirs: list[str] = []
+    has_git = False
+    try:
+        fd = os.open(rel or ".", DIR_FLAGS, dir_fd=ws_fd)
+    except OSError:
+        return None
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if entry.name == ".git":
+                    has_git = True
+                elif entry.is_dir(follow_symlinks=False):
+                    subdirs.append(entry.name)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    if not rel and OWN in subdirs:
+        subdirs.remove(OWN)
+    return Listing(stamp, sorted(subdirs), has_git)
 
 
 def _add_repository(ws_fd: int, workspace: str, top: str, found: Survey) -> None:
