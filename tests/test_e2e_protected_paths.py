@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -202,3 +203,20 @@ def test_at_a_terminal_a_person_is_asked(
     child.close()
     assert child.exitstatus == 0
     assert (workspace / "made.txt").exists()
+
+
+@pytest.mark.skipif(not FOUND.landlock_abi, reason="no Landlock")
+def test_a_server_that_may_write_the_workspace_does_not_start_there(
+    run_cli: RunCli, workspace: Path, cli_home: Path
+) -> None:
+    config = use_backend(cli_home, "landlock")
+    server = Path(__file__).parent / "fixtures" / "mcp" / "files_server.py"
+    config.write_text(
+        config.read_text() + f'\n[mcp.servers.files]\ncommand = "{sys.executable}"\n'
+        f'args = ["{server}"]\nsandbox = "workspace-write"\n'
+    )
+    over_budget(workspace)
+    listed = run_cli(["mcp", "list"], timeout=60).stdout
+    assert "files  failed" in listed, listed
+    assert ".agentcli holds more than agentcli keeps a copy of" in listed
+    assert 'give it sandbox = "read-only"' in listed
