@@ -2,8 +2,11 @@
 what git follows from `.git` (hooks, configuration, `commondir`, `gitdir`, alternates,
 `info/`) and `.agentcli/` stay as they were, on both backends, whatever a command does —
 overlapping another command, swapping `.git` for a link to elsewhere, planting a link in
-`.git/hooks`, or killing whatever it can see and leaving an orphan to write later. Each
-attack is also shown to work without the sandbox, so that every test can fail."""
+`.git/hooks`, or killing whatever it can see and leaving an orphan to write later — for the
+workspace's repository and for the repositories below it (`sub/.git`, a `.git` file naming
+a git directory elsewhere in the workspace). Where a bound stops the guard short, it says
+so (a gap), so that agentcli fails closed. Each attack is also shown to work without the
+sandbox, so that every test can fail."""
 
 from __future__ import annotations
 
@@ -17,8 +20,9 @@ import pytest
 
 from agentcli.process.capture import OutputCapture
 from agentcli.process.run import CommandResult, run_command
+from agentcli.sandbox import protected
 from agentcli.sandbox.confine import Sandbox, SandboxSettings
-from agentcli.sandbox.guard import Guard
+from agentcli.sandbox.guard import OWN_ENTRIES, Guard
 from agentcli.sandbox.mechanisms import detect
 from agentcli.sandbox.profiles import Profile
 
@@ -51,14 +55,20 @@ def git_state(ws: Path) -> dict[str, str]:
     return state
 
 
-def run(sandbox: Sandbox | None, command: str, ws: Path, timeout: float = 20) -> CommandResult:
+def run(
+    sandbox: Sandbox | None,
+    command: str,
+    ws: Path,
+    timeout: float = 20,
+    profile: Profile = Profile.WORKSPACE_WRITE,
+) -> CommandResult:
     env = {"PATH": os.environ["PATH"], "HOME": str(ws.parent / "home"), "LANG": "C.UTF-8"}
     argv = ["/bin/bash", "-c", command]
 
     async def go() -> CommandResult:
         confined = None
         if sandbox is not None:
-            confined = sandbox.confine(argv, Profile.WORKSPACE_WRITE, cwd=str(ws), env=env)
+            confined = sandbox.confine(argv, profile, cwd=str(ws), env=env)
         return await run_command(
             argv,
             cwd=str(ws),
@@ -73,6 +83,15 @@ def run(sandbox: Sandbox | None, command: str, ws: Path, timeout: float = 20) ->
 
 def sandbox_for(backend: str, ws: Path) -> Sandbox:
     return Sandbox(ws, SandboxSettings(backend=backend))
+
+
+def run_once(backend: str, command: str, ws: Path) -> CommandResult:
+    """`command` in a session of its own on `backend`, workspace-write."""
+    sandbox = sandbox_for(backend, ws)
+    try:
+        return run(sandbox, command, ws)
+    finally:
+        sandbox.close()
 
 
 # Each: (what it does, an attack). The attack must change git_state without a sandbox.
@@ -104,26 +123,18 @@ def test_each_attack_changes_what_git_follows_without_a_sandbox(repo: Path, atta
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_no_command_changes_what_git_follows(backend: str, repo: Path, attack: str) -> None:
     before = git_state(repo)
-    sandbox = sandbox_for(backend, repo)
-    try:
-        run(sandbox, ATTACKS[attack], repo)
-    finally:
-        sandbox.close()
+    run_once(backend, ATTACKS[attack], repo)
     assert not (repo / ".git").is_symlink()
     assert git_state(repo) == before
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_git_still_works_in_the_sandbox(backend: str, repo: Path) -> None:
-    sandbox = sandbox_for(backend, repo)
     command = (
         "git add README.md && git -c user.name=t -c user.email=t@example.invalid "
         "commit -q -m one && git log --oneline | wc -l"
     )
-    try:
-        result = run(sandbox, command, repo)
-    finally:
-        sandbox.close()
+    result = run_once(backend, command, repo)
     assert result.exit_code == 0, result.capture.text()
     assert result.capture.text().strip().endswith("1")
 
@@ -183,6 +194,20 @@ def test_changes_made_between_commands_are_kept(repo: Path) -> None:
     guard.close()
 
 
+def test_a_change_made_between_the_check_and_the_start_is_kept(repo: Path) -> None:
+    """The policy's check takes the baseline the command then starts with; what the user
+    changed meanwhile (at the approval prompt, say) is theirs, not undone."""
+    guard = Guard(str(repo))
+    assert guard.gap() is None
+    subprocess.run(["git", "-C", str(repo), "config", "user.name", "Mine"], check=True)
+    (repo / ".git" / "hooks" / "pre-commit").write_text(HOOK)
+    guard.begin()
+    guard.end()
+    assert "Mine" in (repo / ".git" / "config").read_text()
+    assert (repo / ".git" / "hooks" / "pre-commit").read_text() == HOOK
+    guard.close()
+
+
 def test_an_approved_write_is_not_undone(repo: Path) -> None:
     guard = Guard(str(repo))
     guard.begin()  # a background job runs all along
@@ -206,11 +231,181 @@ def test_nothing_the_command_can_signal_keeps_its_processes(
         f"setsid env -i /bin/sh -c 'sleep 1.5; touch {late}; echo x > .git/hooks/post-merge' "
         "& disown; sleep 0.3; exit 0"
     )
-    sandbox = sandbox_for(backend, repo)
-    try:
-        run(sandbox, command, repo)
-    finally:
-        sandbox.close()
+    run_once(backend, command, repo)
     time.sleep(2.5)
     assert not late.exists()
     assert not (repo / ".git" / "hooks" / "post-merge").exists()
+
+
+# --- repositories below the workspace
+
+
+@pytest.fixture
+def nested(repo: Path) -> Path:
+    """`repo` holding `sub/` (a repository of its own), `deep/a/b/` (another), and `mod/`,
+    whose `.git` is a file naming its git directory elsewhere in the workspace
+    (`store/mod.git`), as `git init --separate-git-dir` and submodules make them."""
+    for where in ("sub", "deep/a/b"):
+        (repo / where).mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(repo / where)], check=True)
+    (repo / "store").mkdir()
+    subprocess.run(
+        ["git", "init", "-q", "--separate-git-dir", str(repo / "store/mod.git"), str(repo / "mod")],
+        check=True,
+    )
+    return repo
+
+
+def nested_state(ws: Path) -> dict[str, str]:
+    state = {}
+    for where in ("sub", "deep/a/b"):
+        for name, value in git_state(ws / where).items():
+            state[f"{where}:{name}"] = value
+        state[f"{where}:link"] = str((ws / where / ".git").is_symlink())
+    mod_git = ws / "store" / "mod.git"
+    state["mod/.git"] = (ws / "mod" / ".git").read_text()
+    state["mod:config"] = (mod_git / "config").read_text()
+    state["mod:hooks"] = ",".join(sorted(p.name for p in (mod_git / "hooks").iterdir()))
+    return state
+
+
+NESTED_ATTACKS = {
+    "sub-hook": "printf '#!/bin/sh\\necho x\\n' > sub/.git/hooks/pre-commit",
+    "sub-config": "printf '[core]\\n\\tfsmonitor = touch pwned\\n' >> sub/.git/config",
+    "sub-commondir": "echo /tmp > sub/.git/commondir",
+    "sub-gitdir-file": "mv sub/.git sub/.git-moved && echo 'gitdir: /tmp/elsewhere' > sub/.git",
+    "sub-git-symlink": "mv sub/.git sub/.git-moved && ln -s ../.git sub/.git",
+    "deep-hook": "echo x > deep/a/b/.git/hooks/post-checkout",
+    "mod-repointed": "echo 'gitdir: ../sub/.git' > mod/.git",
+    "mod-config": "printf '[core]\\n\\tfsmonitor = x\\n' >> store/mod.git/config",
+    "mod-hook": "echo x > store/mod.git/hooks/post-merge",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(NESTED_ATTACKS))
+def test_each_nested_attack_changes_what_git_follows_without_a_sandbox(
+    nested: Path, attack: str
+) -> None:
+    before = nested_state(nested)
+    run(None, NESTED_ATTACKS[attack], nested)
+    try:
+        after = nested_state(nested)
+    except (FileNotFoundError, NotADirectoryError):
+        after = None
+    assert after != before
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("attack", sorted(NESTED_ATTACKS))
+def test_no_command_changes_what_git_follows_in_a_nested_repository(
+    backend: str, nested: Path, attack: str
+) -> None:
+    before = nested_state(nested)
+    run_once(backend, NESTED_ATTACKS[attack], nested)
+    assert not (nested / "sub" / ".git").is_symlink()
+    assert nested_state(nested) == before
+
+
+def test_the_search_for_repositories_finds_them_breadth_first(nested: Path) -> None:
+    fd = os.open(nested, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        found = protected.survey(fd, str(nested))
+    finally:
+        os.close(fd)
+    assert found.repos == [".git", "store/mod.git", "sub/.git", "deep/a/b/.git"]
+    assert "mod/.git" in found.git and "store/mod.git/hooks" in found.git
+    assert found.gaps == []
+
+
+def test_a_repository_made_between_commands_is_found_by_the_next_search(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search keeps what it listed, for directories unchanged since: a `.git` made in
+    one of them (by the user, between two commands) changes its mtime, so it is found."""
+    monkeypatch.setattr(protected, "SETTLED_NS", 0)  # the directories below are settled
+    (repo / "d").mkdir()
+    past = time.time() - 3600
+    for directory in (repo, repo / "d"):
+        os.utime(directory, (past, past))
+    guard = Guard(str(repo))
+    try:
+        guard.begin()
+        guard.end()
+        subprocess.run(["git", "init", "-q", str(repo / "d")], check=True)
+        guard.begin()
+        (repo / "d" / ".git" / "hooks" / "post-checkout").write_text(HOOK)  # the command
+        assert guard.end() == ["d/.git/hooks/post-checkout"]
+    finally:
+        guard.close()
+
+
+def test_a_git_file_naming_a_place_outside_protects_only_the_file(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Outside the workspace no command can write; the file itself is still kept."""
+    subprocess.run(
+        ["git", "init", "-q", "--separate-git-dir", str(tmp_path / "far.git"), str(repo / "far")],
+        check=True,
+    )
+    fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        found = protected.survey(fd, str(repo))
+    finally:
+        os.close(fd)
+    assert "far/.git" in found.git and found.repos == [".git"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_search_stopped_by_its_bound_fails_closed(
+    backend: str, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the bound a repository may hide: the gap is said on both backends."""
+    for index in range(12):
+        (repo / f"d{index}").mkdir()
+    sandbox = sandbox_for(backend, repo)
+    try:
+        assert sandbox.protection_gap(Profile.WORKSPACE_WRITE) is None
+        monkeypatch.setattr(protected, "MAX_DIRS", 10)
+        gap = sandbox.protection_gap(Profile.WORKSPACE_WRITE)
+        assert gap is not None and "more than 10 directories" in gap.what
+        assert sandbox.protection_gap(Profile.READ_ONLY) is None  # it writes nothing
+    finally:
+        sandbox.close()
+
+
+def test_a_tree_too_large_to_keep_is_a_gap_on_landlock_only(repo: Path) -> None:
+    own = repo / ".agentcli"
+    own.mkdir()
+    for index in range(OWN_ENTRIES + 1):
+        (own / f"{index}").touch()
+    copying, mounted = Guard(str(repo)), Guard(str(repo), mounts=True)
+    try:
+        gap = copying.gap()
+        assert gap is not None and gap.what.startswith(".agentcli holds more than")
+        assert mounted.gap() is None  # bubblewrap's mounts keep it read-only whole
+        copying.begin()  # what it could not keep is never removed as new
+        assert copying.end() == [] and len(list(own.iterdir())) == OWN_ENTRIES + 1
+    finally:
+        copying.close()
+        mounted.close()
+
+
+def test_a_file_too_large_to_keep_that_changes_is_removed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person approved a command despite a gap: what cannot be put back is not left as
+    the command wrote it."""
+    from agentcli.sandbox import guard as guard_module
+
+    monkeypatch.setattr(guard_module, "GIT_BYTES", 10)
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(HOOK)
+    guard = Guard(str(repo))
+    try:
+        guard.begin()
+        with hook.open("a") as handle:
+            handle.write("touch pwned\n")
+        assert ".git/hooks/pre-commit" in guard.end()
+        assert not hook.exists()
+    finally:
+        guard.close()

@@ -392,6 +392,12 @@ class McpServer(ToolSource):
         from mcp.client.stdio import get_default_environment
 
         env = {**get_default_environment(), **env}
+        gap = self.sandbox.protection_gap(self.profile)
+        if gap is not None:  # fail closed: what it could change could not be kept
+            raise StartFailed(
+                f"{gap.what}: a server in the {self.profile} sandbox could change what git or "
+                f'agentcli runs for good; give it sandbox = "read-only", or {gap.remedy}'
+            )
         argv, env, self._guard = self.sandbox.confine_server(
             argv, Profile(self.profile), cwd=cwd, env=env, places=places
         )

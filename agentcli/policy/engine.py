@@ -50,6 +50,8 @@ class Verdict:
     by: DecidedBy
     reasons: list[str]
     rule: str | None = None
+    # Only a person may answer it: no flag (--yes) and no rule allows it.
+    person_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,9 @@ class Policy:
     sandbox: Any = None  # agentcli.sandbox.Sandbox: are commands confined? (found when asked)
     # Made by the first prompt: `policy explain` never prompts, and so never imports asyncio.
     _prompting: asyncio.Lock | None = None
+    # The last request whose protected paths were checked, and what was found: a request
+    # is explained more than once on its way to a decision, and the check walks the tree.
+    _gap_checked: tuple[ApprovalRequest, str | None] | None = None
 
     # --- without asking
 
@@ -152,6 +157,11 @@ class Policy:
             # Beyond the boundary: no rule allows it and no flag grants it; a person may
             # approve this one call (agentcli's own files: not even that).
             return Verdict("deny" if outside.never else "ask", "auto", [outside.why])
+        gap = self._protection_gap(request)
+        if gap is not None:
+            # Fail closed: what it could change could not be kept, so no rule or flag
+            # runs it; a person may.
+            return Verdict("ask", "auto", [gap, risk_reason], person_only=True)
         if request.ask_reasons:  # a step before the decision asked for a person
             return Verdict("ask", "rule", [*request.ask_reasons, risk_reason])
         for rule in self.rules.ask:
@@ -210,6 +220,8 @@ class Policy:
             return verdict
         if self.deny:
             return Verdict("deny", "flag", [*verdict.reasons, "--deny refuses it"], verdict.rule)
+        if self.yes and verdict.person_only:
+            return Verdict("deny", "flag", [*verdict.reasons, "--yes does not run it"])
         if self.yes:
             refusal = self._beyond_yes(request)
             if refusal is not None:
@@ -225,6 +237,24 @@ class Policy:
     def _boundary_enforced(self) -> bool:
         """The sandbox is on (it may be enforced in code alone where no OS mechanism is)."""
         return self.sandbox is not None and self.sandbox.settings.enabled
+
+    def _protection_gap(self, request: ApprovalRequest) -> str | None:
+        """Why a command that may write the workspace could change what git or agentcli
+        runs for good here (agentcli.sandbox.guard could not keep all of it)."""
+        if request.sandbox not in ("workspace-write", "network") or self.sandbox is None:
+            return None
+        if self._gap_checked is not None and self._gap_checked[0] is request:
+            return self._gap_checked[1]
+        gap = self.sandbox.protection_gap(request.sandbox)
+        said = None
+        if gap is not None:
+            said = (
+                f"{gap.what}: a command that may write the workspace could change what git or "
+                f"agentcli runs for good, so only a person at a terminal may approve it "
+                f"(or {gap.remedy})"
+            )
+        self._gap_checked = (request, said)
+        return said
 
     def _widens_sandbox(self, request: ApprovalRequest) -> bool:
         return (
@@ -261,7 +291,8 @@ class Policy:
             return _decision(verdict)
         if self.approver is None:
             # Beyond the boundary, --yes would not help: the reason says how to allow it.
-            hint = [] if request.assessment.outside is not None else [NO_TERMINAL_HINT]
+            person = verdict.person_only or request.assessment.outside is not None
+            hint = [] if person else [NO_TERMINAL_HINT]
             reasons = [*verdict.reasons, *hint]
             return Decision("deny", "auto", "; ".join(reasons), verdict.rule)
         if self._prompting is None:

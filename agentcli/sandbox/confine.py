@@ -18,7 +18,8 @@ from agentcli.risk import Risk
 from agentcli.sandbox.boundary import Boundary, Place, PlaceError, parse_place
 from agentcli.sandbox.guard import Guard
 from agentcli.sandbox.layout import Layout, build_layout
-from agentcli.sandbox.profiles import EARNED, Profile
+from agentcli.sandbox.profiles import EARNED, WRITES, Profile
+from agentcli.sandbox.protected import Gap
 
 if TYPE_CHECKING:
     from agentcli.sandbox.mechanisms import Mechanisms
@@ -271,10 +272,27 @@ class Sandbox:
 
     @property
     def guard(self) -> Guard:
-        """The workspace's protected paths, one keeper of them for the whole session."""
+        """The workspace's protected paths, one keeper of them for the whole session. Where
+        the sandbox mounts them read-only, it keeps no copy of their contents."""
         if self._guard is None:
-            self._guard = Guard(self.workspace)
+            mounts = self.backend in ("bubblewrap", "seatbelt")
+            self._guard = Guard(self.workspace, mounts=mounts)
         return self._guard
+
+    def protection_gap(self, profile: Profile | str) -> Gap | None:
+        """Why a command in `profile` could change a protected path for good here (the
+        guard could not keep all of them: agentcli.sandbox.guard); None when it cannot,
+        or when the profile does not write the workspace."""
+        if Profile(profile) not in WRITES or self.backend is None:
+            return None
+        return self.guard.gap()
+
+    def _watch(self, profile: Profile) -> Guard | None:
+        """The guard, watching from now on, for a command that may write the workspace."""
+        if profile not in WRITES:
+            return None
+        self.guard.begin()
+        return self.guard
 
     def accept_write(self, path: Path | str) -> None:
         """agentcli wrote a path a person approved: a protected one keeps its new state."""
@@ -296,10 +314,14 @@ class Sandbox:
         executables: Sequence[str] = (),
         temp: str | None = None,
         extra: Sequence[Place] = (),
+        guard: Guard | None = None,
     ) -> Layout:
+        """`guard`: watching the protected paths (after `begin`), which the layout then
+        keeps read-only and in place."""
         from agentcli.sandbox.boundary import own_directories
 
         places = (*self.settings.places, *extra)
+        protected, pinned = guard.protected() if guard is not None else ([], [])
         return build_layout(
             profile,
             self.workspace,
@@ -310,6 +332,8 @@ class Sandbox:
             extra_read=[*self.settings.extra_read, *(p.path for p in places if not p.writable)],
             extra_write=[*self.settings.extra_write, *(p.path for p in places if p.writable)],
             own=own_directories(),
+            protected=protected,
+            pinned=pinned,
         )
 
     def git_identity(self, env: dict[str, str]) -> str:
@@ -364,12 +388,14 @@ class Sandbox:
             if found is None:
                 raise FileNotFoundError(2, "No such file or directory", argv[0])
             argv = [found, *argv[1:]]
-        layout = self.layout(profile, env, executables)
-        env = {**env, "TMPDIR": layout.temp, "GIT_CONFIG_GLOBAL": self.git_identity(env)}
-        watched = None
-        if layout.write != (layout.temp,):  # it may write the workspace
-            watched = self.guard
-            watched.begin()
+        watched = self._watch(profile)
+        try:
+            layout = self.layout(profile, env, executables, guard=watched)
+            env = {**env, "TMPDIR": layout.temp, "GIT_CONFIG_GLOBAL": self.git_identity(env)}
+        except BaseException:
+            if watched is not None:
+                watched.end()
+            raise
         if backend == "seatbelt":
             from agentcli.sandbox.seatbelt import seatbelt_argv
 
@@ -441,12 +467,14 @@ class Sandbox:
             raise FileNotFoundError(2, "No such file or directory", argv[0])
         argv = [found, *argv[1:]]
         named = _named_places(argv, cwd, env)
-        layout = self.layout(profile, env, [found], extra=[*places, *named])
-        env = {**env, "TMPDIR": layout.temp, "GIT_CONFIG_GLOBAL": self.git_identity(env)}
-        watched = None
-        if layout.write != (layout.temp,):
-            watched = self.guard
-            watched.begin()
+        watched = self._watch(profile)
+        try:
+            layout = self.layout(profile, env, [found], extra=[*places, *named], guard=watched)
+            env = {**env, "TMPDIR": layout.temp, "GIT_CONFIG_GLOBAL": self.git_identity(env)}
+        except BaseException:
+            if watched is not None:
+                watched.end()
+            raise
         keeper = [os.path.realpath(sys.executable), "-I", "-S", "-c", LAUNCHER.read_text()]
         if backend == "seatbelt":
             from agentcli.sandbox.seatbelt import seatbelt_argv
@@ -467,6 +495,7 @@ class Sandbox:
         if status_fd is not None:
             words.append(f"status_fd={status_fd}")
         if self.mechanisms.landlock_abi:
+            words.append(f"abi={self.mechanisms.landlock_abi}")  # the keeper's is agentcli's
             words += [f"read={p}" for p in layout.read]
             words += [f"write={p}" for p in layout.write]
             words += [f"device={p}" for p in layout.devices]

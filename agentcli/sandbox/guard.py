@@ -1,15 +1,21 @@
-"""The protected paths of a workspace — the `.git` entry and what git follows from it
-(hooks, configuration, `commondir`, `gitdir`, alternates, `info/`, the git directories of
-worktrees and submodules) and `.agentcli/` — as they were while no command ran, put back
-when a command that could write the workspace ends.
+"""The protected paths of a workspace (agentcli.sandbox.protected: what git follows, for
+the workspace's repository and every one below it, and `.agentcli/`) as they were while no
+command ran, put back when a command that could write the workspace ends.
 
-Bubblewrap binds the ones that exist read-only and pins `.git` itself (a mount point
-cannot be renamed or removed), so there this check only undoes what a command created
-where nothing was. Landlock cannot make a hole read-only inside a writable tree, so on a
-Landlock-only host this check is what holds, and it is built not to race what it checks:
+Bubblewrap binds the ones that exist read-only and pins each `.git` directory (a mount
+point cannot be renamed or removed), so there this check only undoes what a command created
+where nothing was, and keeps no copy of contents (`mounts`). Landlock cannot make a hole
+read-only inside a writable tree, so on a Landlock-only host this check is what holds, and
+it is built not to race what it checks:
 
 - the baseline is the state when no command was running (taken when the first of
   overlapping commands starts), so a command running beside another cannot poison it;
+- what git follows is recorded first, with whole contents, in a budget of its own, and
+  `.agentcli/` after it in another: a large `.agentcli/` cannot crowd out `.git/config`;
+- where a bound is reached (a budget, the search for repositories) the baseline says so
+  (`gaps`), and agentcli.policy.engine then runs no command that may write the workspace
+  without a person's approval; a file too large to keep that changes anyway is removed,
+  never left as the command wrote it;
 - it acts only through a descriptor of the workspace opened before the first command ran,
   walking every path one component at a time with O_NOFOLLOW: a `.git` swapped for a
   symlink, or a symlink planted in `.git/hooks`, is removed, never followed;
@@ -24,120 +30,69 @@ import stat
 import threading
 
 from agentcli.records import dataclass, field
-
-MAX_FILES = 2000
-MAX_BYTES = 8 * 1024 * 1024
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-# Below a git directory (the workspace's, a worktree's, a submodule's), what git reads code,
-# configuration or another directory's location from. Trees are kept whole; pins are
-# directories kept by identity (git writes inside them, a command may not swap them).
-GIT_TREES = ("hooks", "info")
-GIT_FILES = (
-    "config",
-    "config.worktree",
-    "commondir",
-    "gitdir",
-    "objects/info/alternates",
-    "objects/info/http-alternates",
+from agentcli.sandbox.protected import (
+    DIR_FLAGS,
+    FILE_FLAGS,
+    Gap,
+    Listing,
+    Survey,
+    is_dir,
+    names,
+    open_dir,
+    split,
+    survey,
 )
-GIT_PINS = ("objects", "objects/info", "worktrees", "modules")
+
+MIB = 1024 * 1024
+GIT_ENTRIES, GIT_BYTES = 20_000, 64 * MIB  # what git follows, in every repository found
+OWN_ENTRIES, OWN_BYTES = 10_000, 8 * MIB  # .agentcli/
+
+
+@dataclass(slots=True)
+class Budget:
+    entries: int
+    size: int
 
 
 @dataclass(slots=True)
 class Entry:
     mode: int
-    content: bytes | None = None  # a regular file's bytes (None: too large to keep)
+    content: bytes | None = None  # a regular file's bytes (None: not kept)
     target: str | None = None  # a symlink's target
     inode: tuple[int, int] | None = None  # a directory's (st_dev, st_ino)
-    whole: bool = False  # a directory whose every entry is kept (a tree, not a pin)
+    stamp: tuple[int, int, int, int] | None = None  # inode, size, mtime, ctime
+    whole: bool = False  # a directory kept as a tree, not a pin
+    cut: bool = False  # a tree not every entry of which is kept: nothing in it is "new"
 
 
 @dataclass(slots=True)
 class Baseline:
     entries: dict[str, Entry | None] = field(default_factory=dict)  # None: absent
-    complete: bool = True
+    survey: Survey = field(default_factory=Survey)
+    gaps: list[Gap] = field(default_factory=list)  # where it is not complete
 
-
-def protected_paths(ws_fd: int) -> tuple[list[str], list[str]]:
-    """(trees and files, pins) to keep, relative to the workspace, existing or not."""
-    kept, pins = [".agentcli", ".git"], [".git"]
-    if _open_dir(ws_fd, ".git", close=True) is None:
-        return kept, pins  # absent, or a `gitdir:` file: kept as a file
-    for git_dir in [".git", *_git_dirs(ws_fd)]:
-        kept += [f"{git_dir}/{name}" for name in (*GIT_TREES, *GIT_FILES)]
-        pins += [git_dir, *(f"{git_dir}/{name}" for name in GIT_PINS)]
-    return kept, pins
-
-
-def _git_dirs(ws_fd: int) -> list[str]:
-    """The git directories below `.git`: `worktrees/NAME`, `modules/NAME` (nested too)."""
-    found: list[str] = []
-    frontier = [".git"]
-    while frontier and len(found) < 200:
-        git_dir = frontier.pop()
-        for group in ("worktrees", "modules"):
-            for name in _names(ws_fd, f"{git_dir}/{group}")[:200]:
-                sub = f"{git_dir}/{group}/{name}"
-                if _open_dir(ws_fd, sub, close=True) is not None:
-                    found.append(sub)
-                    if group == "modules":
-                        frontier.append(sub)
-    return found
-
-
-def _open_dir(ws_fd: int, rel: str, *, close: bool = False) -> int | None:
-    """A descriptor of directory `rel`, reached from the workspace without following a
-    link; None when a component is missing, not a directory, or a link. With `close`,
-    only whether it is one (the descriptor is closed; any int means yes)."""
-    fd = os.dup(ws_fd)
-    try:
-        for name in rel.split("/") if rel else ():
-            next_fd = os.open(name, _DIR, dir_fd=fd)
-            os.close(fd)
-            fd = next_fd
-    except OSError:
-        os.close(fd)
-        return None
-    if close:
-        os.close(fd)
-        return 0
-    return fd
-
-
-def _names(ws_fd: int, rel: str) -> list[str]:
-    fd = _open_dir(ws_fd, rel)
-    if fd is None:
-        return []
-    try:
-        return sorted(os.listdir(fd))
-    except OSError:
-        return []
-    finally:
-        os.close(fd)
-
-
-def _split(rel: str) -> tuple[str, str]:
-    parent, _, name = rel.rpartition("/")
-    return parent, name
+    @property
+    def complete(self) -> bool:
+        return not self.gaps
 
 
 def _state(ws_fd: int, rel: str, limit: int) -> Entry | None:
-    """What is at `rel` now (reached without following links), None when nothing is."""
-    parent, name = _split(rel)
-    fd = _open_dir(ws_fd, parent)
+    """What is at `rel` now (reached without following links), None when nothing is. A
+    regular file's contents are read when it holds at most `limit` bytes (-1: never)."""
+    parent, name = split(rel)
+    fd = open_dir(ws_fd, parent)
     if fd is None:
         return None
     try:
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
         entry = Entry(info.st_mode)
+        entry.stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         if stat.S_ISDIR(info.st_mode):
             entry.inode = (info.st_dev, info.st_ino)
         elif stat.S_ISLNK(info.st_mode):
             entry.target = os.readlink(name, dir_fd=fd)
-        elif stat.S_ISREG(info.st_mode) and info.st_size <= limit:
-            with os.fdopen(os.open(name, _FILE, dir_fd=fd), "rb") as handle:
+        if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
+            with os.fdopen(os.open(name, FILE_FLAGS, dir_fd=fd), "rb") as handle:
                 data = handle.read(limit + 1)
             entry.content = data if len(data) <= limit else None
         return entry
@@ -156,7 +111,9 @@ def _same(before: Entry | None, now: Entry | None) -> bool:
         return before.inode == now.inode
     if stat.S_ISLNK(before.mode):
         return before.target == now.target
-    return before.content is None or before.content == now.content
+    if before.content is not None:
+        return before.content == now.content
+    return before.stamp == now.stamp  # not kept: any write changes its ctime
 
 
 def _remove(dir_fd: int, name: str) -> None:
@@ -175,21 +132,31 @@ def _remove(dir_fd: int, name: str) -> None:
 
 
 class Guard:
-    """One workspace's protected paths, for one session (agentcli.sandbox.confine)."""
+    """One workspace's protected paths, for one session (agentcli.sandbox.confine).
+    `mounts`: the sandbox makes the ones that exist read-only (bubblewrap, Seatbelt), so
+    only what exists is kept, not contents."""
 
-    def __init__(self, workspace: str) -> None:
+    def __init__(self, workspace: str, *, mounts: bool = False) -> None:
         self.workspace = workspace
+        self.mounts = mounts
         self._fd: int | None = None
         self._lock = threading.Lock()
         self._running = 0
         self._baseline: Baseline | None = None
+        self._checked: Baseline | None = None  # taken by `gap` while no command ran
+        self._seen: dict[str, Listing] = {}  # the last search's listings of directories
 
     def begin(self) -> None:
         """A command that may write the workspace starts: when none is running, what is
-        there now is the baseline (the user may have changed it since the last one)."""
+        there now is the baseline (the user may have changed it since the last one). The
+        one `gap` has just taken serves, unless anything in it has changed since (a
+        search of the tree is the costly part: it is not made twice for one command)."""
         with self._lock:
             if self._running == 0:
-                self._baseline = self._take()
+                checked, self._checked = self._checked, None
+                if checked is None or not self._unchanged(checked):
+                    checked = self._take()
+                self._baseline = checked
             self._running += 1
 
     def end(self) -> list[str]:
@@ -197,21 +164,49 @@ class Guard:
         paths is put back; returns those paths (relative to the workspace)."""
         with self._lock:
             self._running = max(self._running - 1, 0)
+            self._checked = None
             if self._baseline is None:
                 return []
             return self._restore(self._baseline)
+
+    def gap(self) -> Gap | None:
+        """Why the baseline a command starting now would get is not complete (None: it
+        is): the one held while commands run, else the state now."""
+        with self._lock:
+            if self._running and self._baseline is not None:
+                baseline = self._baseline
+            else:
+                baseline = self._checked = self._take()
+        return baseline.gaps[0] if baseline.gaps else None
+
+    def protected(self) -> tuple[list[str], list[str]]:
+        """For the sandbox's mounts, from the baseline in force (after `begin`): the
+        protected paths that exist and are not links (absolute), and the `.git`
+        directories to pin."""
+        baseline = self._baseline
+        if baseline is None:
+            return [], []
+        found = baseline.survey
+        ws_fd = self._workspace_fd()
+        pinned = [r for r in found.repos if split(r)[1] == ".git" and is_dir(ws_fd, r)]
+        kept = [r for r in (*found.git, *found.own) if r not in pinned]
+        paths = [os.path.join(self.workspace, r) for r in kept]
+        paths = [p for p in paths if os.path.lexists(p) and not os.path.islink(p)]
+        return paths, [os.path.join(self.workspace, r) for r in pinned]
 
     def accept(self, path: str) -> None:
         """agentcli itself wrote `path` (a person approved that one call): its new state
         is the baseline's, so that a check does not undo it."""
         with self._lock:
+            self._checked = None
             baseline = self._baseline
             if baseline is None:
                 return
             rel = os.path.relpath(path, self.workspace)
             for key in sorted(baseline.entries, key=len, reverse=True):  # the deepest
                 if key == rel or rel.startswith(key + "/"):
-                    self._record(key, baseline, [MAX_BYTES], whole=_is_whole(baseline, key))
+                    budget = Budget(GIT_ENTRIES, GIT_BYTES)
+                    self._record(key, baseline, budget, whole=_is_whole(baseline, key))
                     break
 
     def close(self) -> None:
@@ -223,40 +218,77 @@ class Guard:
 
     def _workspace_fd(self) -> int:
         if self._fd is None:
-            self._fd = os.open(self.workspace, _DIR)
+            self._fd = os.open(self.workspace, DIR_FLAGS)
         return self._fd
 
     def _take(self) -> Baseline:
-        kept, pins = protected_paths(self._workspace_fd())
-        baseline = Baseline()
-        budget = [MAX_BYTES]
-        for rel in pins:
-            self._record(rel, baseline, budget, whole=False)
-        for rel in kept:
+        found = survey(self._workspace_fd(), self.workspace, self._seen)
+        baseline = Baseline(survey=found, gaps=list(found.gaps))
+        git = Budget(GIT_ENTRIES, GIT_BYTES)  # what git follows first, in a budget of its own
+        for rel in found.pins:
+            self._keep(rel, baseline, git, whole=False)
+        for rel in found.git:
             if rel not in baseline.entries:
-                self._record(rel, baseline, budget, whole=True)
+                self._keep(rel, baseline, git, whole=True)
+        own = Budget(OWN_ENTRIES, OWN_BYTES)
+        for rel in found.own:
+            self._keep(rel, baseline, own, whole=True)
         return baseline
 
-    def _record(self, rel: str, baseline: Baseline, budget: list[int], *, whole: bool) -> None:
-        for key in [k for k in baseline.entries if k.startswith(rel + "/")]:
-            if whole:
-                del baseline.entries[key]
-        if len(baseline.entries) >= MAX_FILES:
-            baseline.complete = False
+    def _unchanged(self, baseline: Baseline) -> bool:
+        """Whether every entry is as it was when `baseline` was taken (a directory's
+        stamp changes when an entry is added to it or removed)."""
+        ws_fd = self._workspace_fd()
+        for rel, before in baseline.entries.items():
+            now = _state(ws_fd, rel, -1)
+            if (before is None) != (now is None):
+                return False
+            if before is not None and now is not None and before.stamp != now.stamp:
+                return False
+        return True
+
+    def _keep(self, rel: str, baseline: Baseline, budget: Budget, *, whole: bool) -> None:
+        if self._record(rel, baseline, budget, whole=whole) or self.mounts:
             return
-        entry = _state(self._workspace_fd(), rel, budget[0])
+        own = rel in baseline.survey.own
+        entries, size = (OWN_ENTRIES, OWN_BYTES) if own else (GIT_ENTRIES, GIT_BYTES)
+        where = f"{rel}/" if own else "what git follows"
+        baseline.gaps.append(
+            Gap(
+                f"{rel} holds more than agentcli keeps a copy of ({entries:,} entries or "
+                f"{size // MIB} MiB for {where})",
+                f"make {rel} smaller",
+            )
+        )
+
+    def _record(self, rel: str, baseline: Baseline, budget: Budget, *, whole: bool) -> bool:
+        """Keeps `rel` (a tree: with everything in it) in the baseline; False when the
+        budget ran out before all of it was kept."""
+        if whole:
+            for key in [k for k in baseline.entries if k.startswith(rel + "/")]:
+                del baseline.entries[key]
+        if budget.entries <= 0:
+            return False
+        budget.entries -= 1
+        entry = _state(self._workspace_fd(), rel, -1 if self.mounts else budget.size)
         baseline.entries[rel] = entry
         if entry is None:
-            return
-        if stat.S_ISREG(entry.mode):
+            return True
+        if stat.S_ISREG(entry.mode) and not self.mounts:
             if entry.content is None:
-                baseline.complete = False
-            else:
-                budget[0] -= len(entry.content)
-        if stat.S_ISDIR(entry.mode) and whole:
-            entry.whole = True
-            for name in _names(self._workspace_fd(), rel):
-                self._record(f"{rel}/{name}", baseline, budget, whole=True)
+                return False
+            budget.size -= len(entry.content)
+        if not (stat.S_ISDIR(entry.mode) and whole):
+            return True
+        entry.whole = True
+        if self.mounts:
+            entry.cut = True  # a read-only mount while a command runs: nothing to list
+            return True
+        complete = True
+        for name in names(self._workspace_fd(), rel):
+            complete = self._record(f"{rel}/{name}", baseline, budget, whole=True) and complete
+        entry.cut = not complete
+        return complete
 
     # --- putting back
 
@@ -265,17 +297,18 @@ class Guard:
         changed: list[str] = []
         for rel in sorted(baseline.entries):  # a parent before what is in it
             before = baseline.entries[rel]
-            now = _state(ws_fd, rel, MAX_BYTES)
+            kept = before.content if before is not None else None
+            now = _state(ws_fd, rel, -1 if kept is None else len(kept))
             if not _same(before, now):
                 changed.append(rel)
                 self._put_back(ws_fd, rel, before, now)
-            if before is not None and before.whole:
+            if before is not None and before.whole and not before.cut:
                 changed += self._remove_extras(ws_fd, rel, baseline)
         return sorted(set(changed))
 
     def _remove_extras(self, ws_fd: int, rel: str, baseline: Baseline) -> list[str]:
         """Entries of a kept tree that the baseline does not have (a new hook)."""
-        fd = _open_dir(ws_fd, rel)
+        fd = open_dir(ws_fd, rel)
         if fd is None:
             return []
         try:
@@ -289,8 +322,10 @@ class Guard:
         return [f"{rel}/{name}" for name in extra]
 
     def _put_back(self, ws_fd: int, rel: str, before: Entry | None, now: Entry | None) -> None:
-        parent, name = _split(rel)
-        fd = _open_dir(ws_fd, parent)
+        """`rel` as the baseline has it. What cannot be put back (a file too large to
+        keep a copy of) is removed: never left as the command wrote it."""
+        parent, name = split(rel)
+        fd = open_dir(ws_fd, parent)
         if fd is None:
             return  # its parent is not the directory it was: the parent's entry says so
         try:

@@ -12,11 +12,18 @@ sockets) and stays outside that confinement as the tree's keeper:
 It is run with `-S -I` and imports nothing of agentcli (nor json or re: their imports cost
 more than the rest), so that it starts in a few milliseconds and trusts nothing from the
 environment. It confines the command, not itself: the command's child applies Landlock and
-the seccomp filter before it runs, so that the keeper stands outside the command's domain
-(with Landlock's signal scoping, ABI 6+, nothing inside can kill it). Its spec is a list of
-words before `--`: `read=PATH`, `write=PATH`,
-`device=PATH`, `network=1`, `status_fd=N`, `parent=PID`, `grace=SECONDS`, `caps=keep`,
-`landlock=0`, `seccomp=0`. It reports `EXIT LEFTOVERS` on the status descriptor."""
+the seccomp filters before it runs, so that the keeper stands outside the command's domain.
+Nothing inside can reach the keeper or agentcli: Landlock scopes signals from ABI 6, and on
+every ABI a second seccomp filter refuses signals to either of them (and to every process,
+`kill -1`) and any change to another process's limits (`prlimit --pid`: a keeper or an
+agentcli left without file descriptors could neither kill the tree nor put protected paths
+back). The command runs in a process group of its own, so that its `kill 0` is its own.
+
+Its spec is a list of words before `--`: `read=PATH`, `write=PATH`, `device=PATH`,
+`network=1`, `status_fd=N`, `parent=PID`, `grace=SECONDS`, `caps=keep`, `landlock=0`,
+`seccomp=0`, and `abi=N`, the Landlock ABI agentcli uses (at most the kernel's; below it
+only when AGENTCLI_LANDLOCK_ABI lowers it, to test what an older kernel gives). It reports
+`EXIT LEFTOVERS` on the status descriptor."""
 
 from __future__ import annotations
 
@@ -83,11 +90,17 @@ DEVICE_RIGHTS = FS_MAKE_CHAR | FS_MAKE_BLOCK | FS_IOCTL_DEV
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 SYS_SOCKET = {"x86_64": 41, "aarch64": 198}
 SYS_IO_URING_SETUP = 425
+# The calls that name another process to signal it or change its limits, by architecture:
+# (kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, prlimit64).
+SYS_OTHERS = {"x86_64": (62, 200, 234, 129, 297, 302), "aarch64": (129, 130, 131, 138, 240, 261)}
+SYS_PIDFD_SEND_SIGNAL = 424  # the same everywhere
+SYS_TRUNCATE = {"x86_64": 76, "aarch64": 45}  # by path: outside Landlock below ABI 3
 X32_SYSCALL_BIT = 0x40000000
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
 EACCES = 13
 EPERM = 1
+ENOSYS = 38
 AF_UNIX = 1
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -106,9 +119,11 @@ def _prctl(option: int, arg: int = 0) -> None:
     _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl({option})")
 
 
-def landlock_abi() -> int:
+def landlock_abi(wanted: int | None = None) -> int:
+    """The kernel's Landlock ABI, or `wanted` where that is lower."""
     result = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), 1)
-    return int(result) if result > 0 else 0
+    abi = int(result) if result > 0 else 0
+    return min(abi, wanted) if wanted is not None and wanted > 0 else abi
 
 
 def _fs_rights(abi: int) -> int:
@@ -125,7 +140,7 @@ def _fs_rights(abi: int) -> int:
 def apply_landlock(spec: dict, network: bool) -> int:
     """Everything the filesystem offers is denied but what the spec lists; TCP too when the
     spec has no network; signals and abstract sockets are scoped to the sandbox."""
-    abi = landlock_abi()
+    abi = landlock_abi(int(spec["abi"]) if spec.get("abi", "").isdigit() else None)
     if abi == 0:
         return 0  # the caller knows: doctor and the plan only pick Landlock where it is
     handled = _fs_rights(abi)
@@ -220,10 +235,99 @@ def seccomp_program(machine: str) -> bytes | None:
     return b"".join(struct.pack("HBBI", *insn) for insn in program)
 
 
-def apply_seccomp(machine: str) -> bool:
-    filters = seccomp_program(machine)
-    if filters is None:
-        return False
+def _assemble(program: list[tuple]) -> bytes:
+    """BPF instructions, whose jump targets may be labels: ("label", NAME) marks one."""
+    where: dict[str, int] = {}
+    position = 0
+    for item in program:
+        if item[0] == "label":
+            where[item[1]] = position
+        else:
+            position += 1
+    out = []
+    position = 0
+    for item in program:
+        if item[0] == "label":
+            continue
+        code, jt, jf, k = item
+        jt = where[jt] - position - 1 if isinstance(jt, str) else jt
+        jf = where[jf] - position - 1 if isinstance(jf, str) else jf
+        out.append(struct.pack("HBBI", code, jt, jf, k & 0xFFFFFFFF))
+        position += 1
+    return b"".join(out)
+
+
+def others_program(machine: str, keeper: int, agent: int, agent_group: int) -> bytes | None:
+    """The filter that keeps the keeper and agentcli out of the command's reach: no signal
+    to either (by process, thread or group) nor to every process at once (`kill -1`), no
+    pidfd signal at all (ENOSYS: callers fall back to kill, which this filter sees), and
+    no limit of any other process changed (prlimit with a pid). Process ids are compared
+    as the kernel reads them, as 32-bit words. None for an architecture it does not know."""
+    arch, calls = AUDIT_ARCH.get(machine), SYS_OTHERS.get(machine)
+    if arch is None or calls is None:
+        return None
+    kill, tkill, tgkill, sigqueue, tgsigqueue, prlimit = calls
+    ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    ours = [p for p in (keeper, agent) if p > 0]
+    groups = [-p for p in (keeper, agent_group) if p > 0]
+    program: list[tuple] = [
+        (ld_abs, 0, 0, 4),
+        (jeq, 1, 0, arch),
+        (ret, 0, 0, SECCOMP_RET_ERRNO | EPERM),
+        (ld_abs, 0, 0, 0),
+        (jge, "deny", 0, X32_SYSCALL_BIT),
+        (jeq, "nosys", 0, SYS_PIDFD_SEND_SIGNAL),
+    ]
+    checks = (
+        (kill, (0,), [*ours, *groups, -1]),
+        (tkill, (0,), ours),
+        (tgkill, (0, 1), ours),
+        (sigqueue, (0,), ours),
+        (tgsigqueue, (0, 1), ours),
+    )
+    for number, args, refused in checks:
+        after = f"after-{number}"
+        program += [(ld_abs, 0, 0, 0), (jeq, 0, after, number)]
+        for arg in args:
+            program.append((ld_abs, 0, 0, 16 + 8 * arg))  # the low word (little-endian)
+            program += [(jeq, "deny", 0, pid) for pid in refused]
+        program += [(ret, 0, 0, SECCOMP_RET_ALLOW), ("label", after)]
+    program += [
+        (ld_abs, 0, 0, 0),
+        (jeq, 0, "allow", prlimit),
+        (ld_abs, 0, 0, 16),
+        (jeq, "allow", "deny", 0),  # its own limits (pid 0) only
+        ("label", "allow"),
+        (ret, 0, 0, SECCOMP_RET_ALLOW),
+        ("label", "deny"),
+        (ret, 0, 0, SECCOMP_RET_ERRNO | EPERM),
+        ("label", "nosys"),
+        (ret, 0, 0, SECCOMP_RET_ERRNO | ENOSYS),
+    ]
+    return _assemble(program)
+
+
+def truncate_program(machine: str) -> bytes | None:
+    """Below Landlock ABI 3, truncate(2) by path is not Landlock's to refuse, so a command
+    could empty any file it may only read (root's files, as root): refused here. Opening
+    with O_TRUNC, or ftruncate(2), needs a file opened for writing, which Landlock governs."""
+    arch, number = AUDIT_ARCH.get(machine), SYS_TRUNCATE.get(machine)
+    if arch is None or number is None:
+        return None
+    ld_abs, jeq, ret = 0x20, 0x15, 0x06
+    program = [
+        (ld_abs, 0, 0, 4),
+        (jeq, 1, 0, arch),
+        (ret, 0, 0, SECCOMP_RET_ERRNO | EPERM),
+        (ld_abs, 0, 0, 0),
+        (jeq, 0, 1, number),
+        (ret, 0, 0, SECCOMP_RET_ERRNO | EPERM),
+        (ret, 0, 0, SECCOMP_RET_ALLOW),
+    ]
+    return _assemble(program)
+
+
+def install_filter(filters: bytes) -> None:
     fbuf = ctypes.create_string_buffer(filters, len(filters))
     prog = struct.pack("HxxxxxxP", len(filters) // 8, ctypes.addressof(fbuf))
     pbuf = ctypes.create_string_buffer(prog, len(prog))
@@ -232,6 +336,13 @@ def apply_seccomp(machine: str) -> bool:
         _libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), pbuf, 0, 0),
         "prctl(PR_SET_SECCOMP)",
     )
+
+
+def apply_seccomp(machine: str) -> bool:
+    filters = seccomp_program(machine)
+    if filters is None:
+        return False
+    install_filter(filters)
     return True
 
 
@@ -361,15 +472,32 @@ def parse_spec(words: list[str]) -> dict:
     return spec
 
 
-def confine(spec: dict, network: bool) -> None:
+def confine(spec: dict, network: bool, keeper: int) -> None:
     """The command's own confinement, applied in the child just before it runs: the keeper
-    stays outside the Landlock domain, where (signals being scoped, ABI 6+) nothing the
-    command starts can signal it, so nothing it starts can outlive it."""
+    stays outside the Landlock domain and out of the command's reach (the filter on other
+    processes), so nothing the command starts can outlive it."""
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the keeper gone, the command goes with it
-    if spec.get("landlock") != "0":
-        apply_landlock(spec, network)
-    if not network and spec.get("seccomp") != "0":
-        apply_seccomp(os.uname().machine)
+    os.setpgid(0, 0)  # its `kill 0` is its own group, not the keeper's
+    landlock = spec.get("landlock") != "0"
+    abi = apply_landlock(spec, network) if landlock else 0
+    if spec.get("seccomp") == "0":
+        return
+    machine = os.uname().machine
+    if not network:
+        apply_seccomp(machine)
+    if not landlock:
+        return  # in bubblewrap's PID namespace neither process is there to reach
+    agent = int(spec.get("parent") or 0)
+    try:
+        agent_group = os.getpgid(agent) if agent else 0
+    except OSError:
+        agent_group = 0
+    for filters in (
+        others_program(machine, keeper, agent, agent_group),
+        truncate_program(machine) if 0 < abi < 3 else None,
+    ):
+        if filters is not None:
+            install_filter(filters)
 
 
 def main(argv: list[str]) -> int:
@@ -395,7 +523,7 @@ def main(argv: list[str]) -> int:
         if status_fd >= 0:
             os.close(status_fd)
         try:
-            confine(spec, network)
+            confine(spec, network, os.getppid())
         except OSError as error:
             sys.stderr.write(f"agentcli sandbox: could not confine the command: {error}\n")
             os._exit(126)

@@ -166,31 +166,6 @@ def _node_modules_root(path: Path) -> str | None:
     return str(roots[-1]) if roots else None
 
 
-def protected_paths(workspace: str, *, existing_only: bool = True) -> tuple[list[str], list[str]]:
-    """Inside the workspace but never writable — what makes git or agentcli run programs
-    or read another directory (agentcli.sandbox.guard lists them) — and the directories
-    that must stay where they are though git writes inside them: (read-only, pinned). Only
-    `.git` itself is pinned here (git renames across its other directories). With
-    existing_only=False, read-only paths that do not exist yet too."""
-    from agentcli.sandbox import guard
-
-    try:
-        fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return [], []
-    try:
-        kept, _ = guard.protected_paths(fd)
-    finally:
-        os.close(fd)
-    git = os.path.join(workspace, ".git")
-    pinned = [git] if os.path.isdir(git) and not os.path.islink(git) else []
-    paths = [os.path.join(workspace, rel) for rel in kept]
-    paths = [p for p in paths if p not in pinned]
-    if existing_only:
-        paths = [p for p in paths if os.path.lexists(p)]
-    return paths, pinned
-
-
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -217,9 +192,13 @@ def build_layout(
     extra_write: Sequence[str] = (),
     own: Sequence[str] = (),
     files: Sequence[str] = (),
+    protected: Sequence[str] = (),
+    pinned: Sequence[str] = (),
 ) -> Layout:
     """`own`: agentcli's directories, never exposed; `files`: single files commands may
-    read (the git identity agentcli writes for them)."""
+    read (the git identity agentcli writes for them); `protected` and `pinned`: the
+    workspace's protected paths that exist and its `.git` directories, kept read-only and
+    in place where the profile writes the workspace (agentcli.sandbox.guard finds them)."""
     secrets = secret_places(home, own)
     read = [*SYSTEM_DIRS, *etc_entries(), *toolchain_dirs(path_variable, home, secrets)]
     read.append(workspace)
@@ -227,17 +206,15 @@ def build_layout(
         read += interpreter_dirs(executable, home, secrets)
     read += [*extra_read, *files]
     write = [temp]
-    protected: list[str] = []
-    pinned: list[str] = []
-    if profile in (Profile.WORKSPACE_WRITE, Profile.NETWORK):
+    writes = profile in (Profile.WORKSPACE_WRITE, Profile.NETWORK)
+    if writes:
         write += [workspace, *extra_write]
-        protected, pinned = protected_paths(workspace)
     return Layout(
         read=_existing(read),
         write=_existing(write),
         devices=_existing(DEVICES),
-        protected=tuple(protected),
-        pinned=tuple(pinned),
+        protected=tuple(protected) if writes else (),
+        pinned=tuple(pinned) if writes else (),
         network=profile is Profile.NETWORK,
         temp=temp,
         workspace=workspace,

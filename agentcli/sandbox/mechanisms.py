@@ -41,6 +41,11 @@ def _system() -> str:
     return "Windows" if os.name == "nt" else os.uname().sysname
 
 
+# Lowers the Landlock ABI agentcli uses (never raises it): what an older kernel gives can
+# then be tried on a newer one (the tests of the keeper below ABI 6 do).
+LOWER_ABI = "AGENTCLI_LANDLOCK_ABI"
+
+
 @functools.cache
 def landlock_abi() -> tuple[int, str]:
     if _system() != "Linux":
@@ -54,11 +59,23 @@ def landlock_abi() -> tuple[int, str]:
     except (OSError, AttributeError):
         return 0, "could not ask the kernel"
     if abi > 0:
-        return abi, f"ABI {abi}"
+        return _lowered(abi)
     errno = ctypes.get_errno()
     if errno == 38:  # ENOSYS
         return 0, "the kernel has no Landlock (Linux 5.13 or newer, built with it)"
     return 0, "Landlock is turned off (add landlock to the lsm= kernel parameter)"
+
+
+def _lowered(abi: int) -> tuple[int, str]:
+    """The kernel's ABI, or the lower one AGENTCLI_LANDLOCK_ABI asks for."""
+    wanted = os.environ.get(LOWER_ABI, "").strip()
+    if not wanted:
+        return abi, f"ABI {abi}"
+    if not wanted.isdigit() or not 1 <= int(wanted) <= abi:
+        return abi, f"ABI {abi} ({LOWER_ABI}={wanted!r} ignored: not a number from 1 to {abi})"
+    if int(wanted) == abi:
+        return abi, f"ABI {abi}"
+    return int(wanted), f"ABI {wanted}, lowered from {abi} by {LOWER_ABI}"
 
 
 def find_bwrap() -> tuple[str | None, str | None, str]:
@@ -118,3 +135,40 @@ def detect() -> Mechanisms:
         bwrap_note=bwrap_note,
         seatbelt=seatbelt,
     )
+
+
+# What each Landlock ABI below the newest agentcli uses leaves weaker when Landlock alone
+# confines commands, and what stands in for it (agentcli.sandbox.launcher's filters).
+WEAKER_BELOW = (
+    (
+        2,
+        "renaming or linking a file into another directory fails (Landlock ABI 2 allows "
+        "it inside the sandbox)",
+    ),
+    (
+        3,
+        "truncating a file by its path is not Landlock's to refuse before ABI 3; a seccomp "
+        "filter refuses truncate(2) instead (a command that uses it fails)",
+    ),
+    (
+        4,
+        "TCP is not restricted by Landlock before ABI 4; outside the network profile the "
+        "seccomp filter refuses every socket, in it nothing does",
+    ),
+    (5, "ioctl on the devices a command may open is not restricted before Landlock ABI 5"),
+    (
+        6,
+        "signals and abstract Unix sockets are not scoped before Landlock ABI 6: a command "
+        "may signal your other processes (a seccomp filter keeps agentcli and the command's "
+        "keeper out of its reach, so nothing it starts outlives it), and in the network "
+        "profile reach abstract sockets outside the sandbox",
+    ),
+)
+
+
+def weaker_here(backend: str | None, abi: int) -> list[str]:
+    """What is weaker on this host than on a kernel with Landlock ABI 6 or newer, for
+    commands confined by Landlock alone (bubblewrap's namespaces do not depend on it)."""
+    if backend != "landlock":
+        return []
+    return [said for below, said in WEAKER_BELOW if abi < below]

@@ -27,10 +27,14 @@ SUMMARIES = {
     Profile.READ_ONLY: "reads the workspace and system files; writes only a private temp "
     "directory; no network; cannot see your home directory or agentcli's environment",
     Profile.WORKSPACE_WRITE: "as read-only, and writes the workspace except what git follows "
-    "in .git (hooks, config, commondir, info/, alternates) and .agentcli/",
+    "in each .git, the workspace's and those below it (hooks, config, commondir, info/, "
+    "alternates), and .agentcli/",
     Profile.NETWORK: "as workspace-write, and reaches the network",
     Profile.NONE: "no sandbox: the command can do whatever your user can",
 }
+
+# The profiles whose commands may write the workspace (its protected paths are watched).
+WRITES = frozenset({Profile.WORKSPACE_WRITE, Profile.NETWORK})
 
 # What a call gets without asking for more: a low call is read-only; a call someone had to
 # approve (medium or high) may write the workspace, but never leaves the sandbox unasked.

@@ -12,6 +12,7 @@ from typing import Any
 
 from agentcli.config import load_config
 from agentcli.sandbox.confine import Sandbox, sandbox_settings
+from agentcli.sandbox.mechanisms import weaker_here
 from agentcli.sandbox.profiles import Profile
 
 NOTHING_HERE = (
@@ -53,7 +54,7 @@ def _isolation(backend: str | None, landlock_abi: int, seccomp: bool) -> dict[st
         else "hidden (Landlock scope, capabilities dropped)"
         if landlock
         else "readable",
-        "protected paths": "read-only mounts; .git pinned; new ones removed when it ends"
+        "protected paths": "read-only mounts; each .git pinned; new ones removed when it ends"
         if bwrap or seatbelt
         else "put back when it ends, from a baseline, through descriptors"
         if landlock
@@ -107,6 +108,7 @@ def report(workspace: Path, add_dirs: list[str] | None = None) -> dict[str, Any]
             "running_as_root": hasattr(os, "geteuid") and os.geteuid() == 0,
             "network_for_yes": sandbox.settings.allow_network,
             "isolation": _isolation(backend, found.landlock_abi, found.seccomp),
+            "weaker": weaker_here(backend, found.landlock_abi),
         },
         "profiles": {p.value: {"allows": p.summary, "used": WHEN_RUN[p]} for p in Profile},
         "reach": sandbox.boundary(dict(os.environ)).describe(),
@@ -136,6 +138,10 @@ def run(workspace: Path, *, as_json: bool, add_dirs: list[str] | None = None) ->
     out(f"  {'seccomp':<21} {seccomp}\n")
     for name, value in box["isolation"].items():
         out(f"  {name:<21} {value}\n")
+    if box["weaker"]:
+        out(f"weaker here (Landlock ABI {box['landlock']['abi']}):\n")
+        for said in box["weaker"]:
+            out(f"  {said}\n")
     out("profiles:\n")
     for name, profile in data["profiles"].items():
         out(f"  {name:<16} {profile['allows']}\n  {'':<16} ({profile['used']})\n")
