@@ -271,13 +271,20 @@ class RunShell(Tool):
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         from agentcli.policy.shell_parse import parse_command
+        from agentcli.policy.shell_reach import command_line_hidden
 
         parsed = parse_command(args["command"])
         try:
             cwd: str | None = resolve_cwd(ctx, args.get("cwd"))
         except ToolFailure:
             cwd = None
-        return Subjects("command", commands=tuple(parsed.commands), complete=parsed.plain, cwd=cwd)
+        return Subjects(
+            "command",
+            commands=tuple(parsed.commands),
+            complete=parsed.plain,
+            cwd=cwd,
+            hidden=command_line_hidden(parsed),
+        )
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         command = args["command"]
