@@ -17,45 +17,38 @@ from __future__ import annotations
 from typing import Any
 
 from agentcli.policy.runners import variable_problem
-from agentcli.policy.shell_parse import PLAIN_NODES, ParsedCommand
+from agentcli.policy.shell_parse import CONTAINED_NODES, PLAIN_NODES, ParsedCommand
 
 # Node kinds whose commands all appear as `command` nodes (their words may be UNKNOWN).
-_TRANSPARENT = PLAIN_NODES | {
-    "ansi_c_string",
-    "translated_string",
-    "simple_expansion",
-    "variable_name",
-    "special_variable_name",
-    "command_substitution",
-    "process_substitution",
-    "subshell",
-    "redirected_statement",
-    "file_redirect",
-    "file_descriptor",
-    "heredoc_redirect",
-    "heredoc_start",
-    "heredoc_body",
-    "heredoc_content",
-    "heredoc_end",
-    "herestring_redirect",
-    "if_statement",
-    "elif_clause",
-    "else_clause",
-    "for_statement",
-    "while_statement",
-    "do_group",
-    "case_statement",
-    "case_item",
-    "negated_command",
-    "function_definition",
-    "comment",
-    "brace_expression",
-    "extglob_pattern",
-    "regex",
-    "test_operator",
-    "array",
-    "variable_assignments",
-}
+_TRANSPARENT = (
+    PLAIN_NODES
+    | CONTAINED_NODES
+    | {
+        "ansi_c_string",
+        "translated_string",
+        "simple_expansion",
+        "variable_name",
+        "special_variable_name",
+        "subshell",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "for_statement",
+        "while_statement",
+        "do_group",
+        "case_statement",
+        "case_item",
+        "negated_command",
+        "function_definition",
+        "comment",
+        "brace_expression",
+        "extglob_pattern",
+        "regex",
+        "test_operator",
+        "array",
+        "variable_assignments",
+    }
+)
 _ARITHMETIC_NODES = frozenset(
     {
         "number",
