@@ -298,3 +298,82 @@ def test_a_rule_for_an_editor_does_not_allow_commands_piped_into_it(tmp_path: Pa
         )
         verdict = Policy(rules=rules, workspace=Workspace(tmp_path)).explain(request)
         assert verdict.decision == expected, (command, verdict.reasons)
+
+
+# --- what the repository itself makes git run ------------------------------------------
+
+
+def _repository(root: Path, *settings: tuple[str, str]) -> Path:
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    for key, value in settings:
+        subprocess.run(["git", "-C", str(root), "config", key, value], check=True)
+    (root / "victim").write_text("still here\n")
+    return root
+
+
+def _shell_decision(root: Path, command: str) -> str:
+    tool = RunShell()
+    args = {"command": command}
+    context = ToolContext(workspace=Workspace(root))
+    request = ApprovalRequest(
+        "run_shell", args, tool.assess(args, context), None, tool.rule_subjects(args, context)
+    )
+    rules = RuleSet(deny=[parse_rule(RULE, "test")])
+    return Policy(rules=rules, yes=True, workspace=Workspace(root)).explain(request).decision
+
+
+def test_what_the_configuration_names_is_matched_as_a_command(tmp_path: Path) -> None:
+    repo = _repository(tmp_path / "repo", ("core.fsmonitor", "rm victim;:"))
+    for command in ("git status", "git commit -q --allow-empty -m x", "git branch new"):
+        assert _shell_decision(repo, command) == "deny", command
+    subprocess.run(["git", "status"], cwd=repo, capture_output=True, check=False)
+    assert not (repo / "victim").exists()  # git really ran it
+
+
+def test_programs_the_configuration_names_for_other_things_do_not_match(tmp_path: Path):
+    repo = _repository(
+        tmp_path / "repo",
+        ("filter.lfs.clean", "git-lfs clean -- %f"),
+        ("core.pager", "less -R"),
+        ("credential.helper", "store"),
+    )
+    for command in ("git status", "git log -p", "git commit -q -m x", "git push origin main"):
+        assert _shell_decision(repo, command) == "allow", command
+
+
+def test_a_hook_is_a_program_no_rule_can_read(tmp_path: Path) -> None:
+    repo = _repository(tmp_path / "repo")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\nrm victim\n")
+    hook.chmod(0o755)
+    assert _shell_decision(repo, "git commit -q --allow-empty -m x") == "deny"
+    assert _shell_decision(repo, "git log --oneline") == "allow"  # runs no hook
+    husky = _repository(tmp_path / "husky", ("core.hooksPath", ".husky"))
+    assert _shell_decision(husky, "git commit -q --allow-empty -m x") == "deny"  # it may change
+    assert _shell_decision(husky, "git branch -a") == "allow"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_cli_does_not_run_what_a_repository_names(tmp_path: Path, backend: str) -> None:
+    workspace, home = tmp_path / "ws", tmp_path / "home"
+    _repository(workspace, ("core.fsmonitor", "rm victim;:"))
+    home.mkdir()
+    use_backend(home, backend)
+    call = {"id": "c1", "name": "run_shell", "arguments": {"command": "git status"}}
+    with ScriptedServer() as server:
+        server.enqueue(Reply.tool_calls([call]), Reply.text(["done"]))
+        result = subprocess.run(
+            [str(AGENTCLI), "run", "--yes", "--forbid", RULE, "--output", "json", "status?"],
+            cwd=workspace,
+            env=build_env(home, server),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == 4, result.stderr
+    [approval] = [c["approval"] for c in json.loads(result.stdout)["toolCalls"]]
+    assert (approval["decision"], approval["rule"]) == ("deny", RULE)
+    assert (workspace / "victim").exists()

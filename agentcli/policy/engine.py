@@ -309,8 +309,14 @@ def _fed_commands(commands: tuple[Any, ...]) -> bool:
 
 def _unseen(request: ApprovalRequest) -> list[str]:
     """Why a command counts as running every program, for the reasons a rule gives."""
-    hidden = request.subjects.hidden if request.subjects.kind == "command" else None
-    return [f"it may run any program: {hidden}"] if hidden else []
+    subjects = request.subjects
+    if subjects.kind != "command":
+        return []
+    notes = [f"it may run any program: {subjects.hidden}"] if subjects.hidden else []
+    if subjects.also:
+        named = "; ".join(str(c) for c in subjects.also[:3])
+        notes.append(f"its repository's configuration makes git run: {named}")
+    return notes
 
 
 def _runs_what_it_denies(rule: Rule, tool: str) -> bool:

@@ -199,7 +199,7 @@ def matches_any(rule: Rule, tool: str, subjects: Subjects, workspace: Path) -> b
         return True
     if subjects.kind == "command":
         return subjects.hidden is not None or any(
-            command_matches(rule.pattern, c) for c in subjects.commands
+            command_matches(rule.pattern, c) for c in (*subjects.commands, *subjects.also)
         )
     if subjects.kind == "path":
         return any(path_matches(rule.pattern, v, workspace) for v in subjects.values)

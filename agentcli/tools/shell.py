@@ -271,19 +271,21 @@ class RunShell(Tool):
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         from agentcli.policy.shell_parse import parse_command
-        from agentcli.policy.shell_reach import command_line_hidden
+        from agentcli.policy.shell_reach import command_line_hidden, repository_reach
 
         parsed = parse_command(args["command"])
         try:
             cwd: str | None = resolve_cwd(ctx, args.get("cwd"))
         except ToolFailure:
             cwd = None
+        also, hooks = repository_reach(parsed, Path(cwd or ctx.workspace.root))
         return Subjects(
             "command",
             commands=tuple(parsed.commands),
             complete=parsed.plain,
             cwd=cwd,
-            hidden=command_line_hidden(parsed),
+            hidden=command_line_hidden(parsed) or hooks,
+            also=also,
         )
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
