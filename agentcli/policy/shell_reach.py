@@ -10,23 +10,15 @@ expands array subscripts there, and `a[$(cmd)]` runs cmd), an indirect or prompt
 (`${!x}`, `${x@P}`), a variable that makes programs run something (`BASH_ENV=x`,
 `PAGER=cmd`, `PATH=.`), a declaration that evaluates later (`declare -n`, `-i`), a node kind
 this module does not know. Such a command line counts as running every program; so does one
-whose commands include a program of agentcli.policy.runners."""
+whose commands include a program of agentcli.policy.runners (agentcli.policy.command_reach
+puts the two together)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 from agentcli.policy.runners import variable_problem
-from agentcli.policy.shell_parse import (
-    CONTAINED_NODES,
-    PLAIN_NODES,
-    UNKNOWN,
-    ParsedCommand,
-    SimpleCommand,
-    parse_command,
-)
+from agentcli.policy.shell_parse import CONTAINED_NODES, PLAIN_NODES, ParsedCommand
 
 # Node kinds whose commands all appear as `command` nodes (their words may be UNKNOWN).
 _TRANSPARENT = (
@@ -73,70 +65,6 @@ _NAME_TESTS = frozenset({"-v", "-R"})
 _SAFE_TRANSFORMS = frozenset({"Q", "E", "A", "K", "a", "k", "u", "U", "L"})
 _NUMBER_VARIABLES = frozenset({"#", "?", "$", "!"})
 _ARITHMETIC = "arithmetic on a variable can run commands (through array subscripts)"
-
-
-def command_line_hidden(parsed: ParsedCommand) -> str | None:
-    """Why this command line may run a program that no rule can see, or None when every
-    program it can run is among its commands and what their wrappers run."""
-    from agentcli.policy.wrappers import commands_within, late_words
-
-    reason = line_hidden(parsed)
-    if reason is not None:
-        return reason
-    for command in parsed.commands:
-        hidden = commands_within(late_words(command)).hidden
-        if hidden is not None:
-            return hidden
-    return None
-
-
-def repository_reach(
-    parsed: ParsedCommand, cwd: Path
-) -> tuple[tuple[SimpleCommand, ...], str | None]:
-    """The commands that git commands of this line run because of their repository's
-    configuration (for deny rules to match), and why one may run a hook no rule can read
-    (agentcli.policy.git_runs)."""
-    from agentcli.policy.git_runs import repository_runs
-    from agentcli.policy.program_options import git_subcommand_index
-    from agentcli.policy.readonly import read_only_problem
-    from agentcli.policy.wrappers import commands_within, late_words
-
-    also: list[SimpleCommand] = []
-    hidden: str | None = None
-    for command in parsed.commands:
-        for argv in commands_within(late_words(command)).commands:
-            if argv[0].rsplit("/", 1)[-1] != "git":
-                continue
-            found = git_subcommand_index(argv)
-            if isinstance(found, str) or found >= len(argv):
-                continue
-            here = _where_git_runs(argv[:found], cwd)
-            if here is None:
-                hidden = hidden or "git runs in a directory decided only when it runs"
-                continue
-            reads = read_only_problem(SimpleCommand(argv, (False,) * len(argv))) is None
-            runs = repository_runs(here, argv[found], list(argv[found + 1 :]), reads)
-            hidden = hidden or runs.hidden
-            for text in runs.commands:
-                nested = parse_command(text)
-                hidden = hidden or command_line_hidden(nested)
-                also.extend(nested.commands)
-    return tuple(also), hidden
-
-
-def _where_git_runs(options: tuple[str, ...], cwd: Path) -> Path | None:
-    """The directory git's `-C` and `--git-dir` options point it at."""
-    here = cwd
-    for position, word in enumerate(options):
-        name, eq, value = word.partition("=")
-        if name in ("-C", "--git-dir") and not eq and position + 1 < len(options):
-            value = options[position + 1]
-        elif not (name == "--git-dir" and eq):
-            continue
-        if UNKNOWN in value:
-            return None
-        here = here / os.path.expanduser(value)
-    return here
 
 
 def line_hidden(parsed: ParsedCommand) -> str | None:

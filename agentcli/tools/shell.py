@@ -270,8 +270,8 @@ class RunShell(Tool):
         return requested_profile(args, ctx, base)
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        from agentcli.policy.command_reach import command_line_hidden, repository_reach
         from agentcli.policy.shell_parse import parse_command
-        from agentcli.policy.shell_reach import command_line_hidden, repository_reach
 
         parsed = parse_command(args["command"])
         try:
