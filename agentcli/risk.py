@@ -59,6 +59,12 @@ class Subjects:
     values: tuple[str, ...] = ()  # absolute paths, or texts
     complete: bool = True  # commands: the command line was fully understood
     cwd: str | None = None  # commands: where they would run
+    # commands: why it may run a program no rule can see (then every deny and ask rule for
+    # the tool matches it: agentcli.policy.shell_reach)
+    hidden: str | None = None
+    # commands: what else it runs that a deny or ask rule must see (the programs a
+    # repository's configuration names for a git command)
+    also: tuple[SimpleCommand, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,9 @@ Rates every command of tests/data/peer_commands.tsv (commands from Codex's is_sa
 tests and the read-only lists of Claude Code and Gemini CLI, with their verdicts) in a small
 git repository, without a sandbox and with `contained=True` (a read-only OS sandbox), and
 prints the share of the peers' safe commands that would ask, by kind, and how many harmful
-commands would run without asking (must be 0).
+commands would run without asking (must be 0). It also prints how many of the safe commands
+a deny rule for another program (`--forbid 'run_shell(rm *)'`, under --yes) refuses: a deny
+rule wins wherever a command may run any program, and this says what that costs.
 
     python bench/overasking.py                 # this checkout
     python bench/overasking.py --source DIR    # another checkout (say, before a change)
@@ -65,6 +67,11 @@ def main() -> None:
             )
             for case in cases
         ]
+        refused = [
+            c.command
+            for c in cases
+            if c.verdict == "safe" and _denied_by_rm_rule(c.command, workspace)
+        ]
 
     safe = [r for r in rows if r[0].verdict == "safe"]
     harmful = [r for r in rows if r[0].verdict == "harmful"]
@@ -86,12 +93,36 @@ def main() -> None:
         print(f"harmful commands rated low {label}: {len(low)}")
         for case in low:
             print(f"  {case.kind}: {case.command!r}")
+    print(
+        f"\nsafe commands refused by --forbid 'run_shell(rm *)' under --yes: {len(refused)} of "
+        f"{len(safe)} ({100 * len(refused) / len(safe):.1f}%)"
+    )
+    if options.list:
+        for command in refused:
+            print(f"  refused: {command!r}")
     if options.list:
         print("\nasked (without a sandbox / contained):")
         for case, plain, contained, _ in safe:
             if plain is not Risk.LOW:
                 mark = "asks" if contained is not Risk.LOW else "low when contained"
                 print(f"  {case.kind}: {case.command!r} ({mark})")
+
+
+def _denied_by_rm_rule(command: str, workspace: object) -> bool:
+    """What `agentcli run --yes --forbid 'run_shell(rm *)'` decides for the command."""
+    from agentcli.policy.engine import Policy
+    from agentcli.policy.rules import RuleSet, parse_rule
+    from agentcli.risk import ApprovalRequest
+    from agentcli.tools.base import ToolContext
+    from agentcli.tools.shell import RunShell
+
+    tool, args = RunShell(), {"command": command}
+    context = ToolContext(workspace=workspace)
+    request = ApprovalRequest(
+        "run_shell", args, tool.assess(args, context), None, tool.rule_subjects(args, context)
+    )
+    rules = RuleSet(deny=[parse_rule("run_shell(rm *)", "bench")])
+    return Policy(rules=rules, yes=True, workspace=workspace).explain(request).decision == "deny"
 
 
 def _share(rows: list, column: int) -> str:

@@ -57,3 +57,26 @@ def test_harmful_commands_never_run_without_asking(
 def test_the_workspace_is_a_repository_that_mentions_helpers(workspace: Workspace) -> None:
     config = (Path(workspace.root) / ".git" / "config").read_text()
     assert "helper =" in config and "hooksPath" in config
+
+
+def test_an_unrelated_deny_rule_refuses_no_harmless_command(workspace: Workspace) -> None:
+    """A deny rule wins wherever a command may run any program; the peers' harmless
+    commands run none (measured: 0 of 328 refused by `run_shell(rm *)`, before and after)."""
+    from agentcli.policy.engine import Policy
+    from agentcli.policy.rules import RuleSet, parse_rule
+    from agentcli.risk import ApprovalRequest
+    from agentcli.tools.base import ToolContext
+    from agentcli.tools.shell import RunShell
+
+    tool, context = RunShell(), ToolContext(workspace=workspace)
+    policy = Policy(
+        rules=RuleSet(deny=[parse_rule("run_shell(rm *)", "test")]), yes=True, workspace=workspace
+    )
+    refused = []
+    for case in SAFE:
+        args = {"command": case.command}
+        subjects = tool.rule_subjects(args, context)
+        request = ApprovalRequest("run_shell", args, tool.assess(args, context), None, subjects)
+        if policy.explain(request).decision == "deny":
+            refused.append(case.command)
+    assert refused == []

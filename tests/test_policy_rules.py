@@ -194,8 +194,9 @@ def simple(command: str):  # type: ignore[no-untyped-def]
         ("git push *", "git push origin main", True),
         ("git push *", "git push --force origin main", True),
         ("git push *", "git push", True),  # a final lone `*`: any further arguments, or none
-        ("git push *", "git pushx", False),
-        ("git push *", "git pushx origin", False),
+        ("git push *", "git pushes", True),  # not git's: an alias or git-pushes, any program
+        ("git log *", "git logs", True),
+        ("grep -r *", "grep -rn x", False),
         ("git push *", "git", False),
         ("git push *", "git pull origin main", False),
         # deny and ask rules see through git's global options, wrappers and program paths
@@ -206,15 +207,20 @@ def simple(command: str):  # type: ignore[no-untyped-def]
         ("rm *", "timeout 5 rm x", True),
         ("rm *", "env FOO=1 rm x", True),
         ("git push origin *", "git push upstream main", False),
-        ("npm test", "npm test", True),  # without `*`: exactly these words
-        ("npm test", "npm test --watch", False),
-        ("npm test", "npm", False),
-        ("npm te*", "npm test", True),  # `*` inside a word
-        ("npm te*", "npm tests", True),
-        ("npm te*", "npm run", False),
-        ("npm te*", "npm test x", False),
-        ("pytest tests/*", "pytest tests/a.py", True),
-        ("pytest tests/*", "pytest tests/a.py -x", False),
+        ("git tag", "git tag", True),  # without `*`: exactly these words
+        ("git tag", "git tag --list", False),
+        ("git tag", "git", False),
+        ("git ta*", "git tag", True),  # `*` inside a word
+        ("git ta*", "git tags", True),
+        ("git ta*", "git status", False),
+        ("git ta*", "git tag x", False),
+        ("cat tests/*", "cat tests/a.py", True),
+        ("cat tests/*", "cat tests/a.py -n", False),
+        # a program that runs what the project says (npm's scripts, pytest's conftest.py)
+        # may run any program: every deny rule matches it
+        ("rm *", "npm test", True),
+        ("rm *", "pytest tests/a.py -x", True),
+        ("rm *", "npm ls", False),
         ("rm -rf *", "rm -rf build", True),
         ("rm -rf *", "rm -fr build", False),
         ("git commit -m *", "git commit -m 'a message'", True),

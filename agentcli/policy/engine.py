@@ -146,12 +146,12 @@ class Policy:
     def verdict(self, request: ApprovalRequest) -> Verdict:
         tool, subjects, ws = request.tool, request.subjects, self.workspace.root
         risk_reason = request.assessment.reason
+        unseen = _unseen(request)
         for rule in [*self.rules.deny, *self.session_deny]:
             if matches_any(rule, tool, subjects, ws) or _runs_what_it_denies(rule, tool):
                 by: DecidedBy = "session" if rule.source == "session" else "rule"
-                return Verdict(
-                    "deny", by, [f"the rule {rule.text} denies it", risk_reason], rule.text
-                )
+                reasons = [f"the rule {rule.text} denies it", *unseen, risk_reason]
+                return Verdict("deny", by, reasons, rule.text)
         outside = request.assessment.outside
         if outside is not None:
             # Beyond the boundary: no rule allows it and no flag grants it; a person may
@@ -166,9 +166,8 @@ class Policy:
             return Verdict("ask", "rule", [*request.ask_reasons, risk_reason])
         for rule in self.rules.ask:
             if matches_any(rule, tool, subjects, ws):
-                return Verdict(
-                    "ask", "rule", [f"the rule {rule.text} asks", risk_reason], rule.text
-                )
+                reasons = [f"the rule {rule.text} asks", *unseen, risk_reason]
+                return Verdict("ask", "rule", reasons, rule.text)
         if self._widens_sandbox(request):
             # Asking to widen the sandbox is decided by a person or a flag, never by a rule
             # written for the command itself.
@@ -194,6 +193,8 @@ class Policy:
             return next((r for r in candidates if covers(r, tool, subjects, root, protected)), None)
         if not subjects.complete or not subjects.commands:
             return None  # a command we cannot fully account for is never allowed by a rule
+        if _fed_commands(subjects.commands):
+            return None  # what `printf '!cmd' | ed f` runs is in the input, not the rule
         from agentcli.policy.shell_risk import simple_command_problem  # (when a command is run)
 
         cwd = Path(subjects.cwd) if subjects.cwd else self.workspace.root
@@ -328,6 +329,29 @@ class Policy:
 # Tools whose argument is a program text: what it runs no rule can see into, so a deny rule
 # on shell commands applies to them too (the deny rule wins where it cannot see).
 CODE_TOOLS = frozenset({"run_python"})
+
+
+def _fed_commands(commands: tuple[Any, ...]) -> bool:
+    """Whether a command after the first may read commands from its input (a pipe from
+    the one before): an interpreter, an editor, a shell."""
+    from agentcli.policy.runners import runs_its_words
+    from agentcli.policy.wrappers import SHELLS
+
+    return any(
+        runs_its_words(c.argv) or c.program.rsplit("/", 1)[-1] in SHELLS for c in commands[1:]
+    )
+
+
+def _unseen(request: ApprovalRequest) -> list[str]:
+    """Why a command counts as running every program, for the reasons a rule gives."""
+    subjects = request.subjects
+    if subjects.kind != "command":
+        return []
+    notes = [f"it may run any program: {subjects.hidden}"] if subjects.hidden else []
+    if subjects.also:
+        named = "; ".join(str(c) for c in subjects.also[:3])
+        notes.append(f"its repository's configuration makes git run: {named}")
+    return notes
 
 
 def _runs_what_it_denies(rule: Rule, tool: str) -> bool:

@@ -366,6 +366,13 @@ def program_key_in(text: str, subcommand: str | None = None) -> str | None:
 def _program_entry(
     entries: list[Entry], subcommand: str | None, contents: bool = True
 ) -> Entry | None:
+    return next(program_entries(entries, subcommand, contents), None)
+
+
+def program_entries(
+    entries: list[Entry], subcommand: str | None, contents: bool = True
+) -> Iterator[Entry]:
+    """The entries that make `subcommand` (None: any) run a program."""
     for entry in entries:
         value = entry.value or ""  # exactly as git has it: "true " is a command, not a boolean
         if entry.key == "core.fsmonitor" and (entry.value is None or _boolean(value) is not None):
@@ -378,11 +385,12 @@ def _program_entry(
             if pattern.match(entry.key) and (
                 subcommand is None or users is None or subcommand in users
             ):
-                return entry
-        shows = entry.key == "log.showsignature" and _true(entry)
-        if shows and (subcommand is None or subcommand in SIGNATURES):
-            return entry
-    return None
+                yield entry
+                break
+        else:
+            shows = entry.key == "log.showsignature" and _true(entry)
+            if shows and (subcommand is None or subcommand in SIGNATURES):
+                yield entry
 
 
 def _partial_clone(entries: list[Entry]) -> Entry | None:
@@ -413,7 +421,7 @@ def _true(entry: Entry) -> bool:
     return entry.value is None or _boolean(entry.value) is not False
 
 
-def _hooks_dir(git_dir: Path, work_tree: Path | None, entries: list[Entry]) -> Path:
+def hooks_dir(git_dir: Path, work_tree: Path | None, entries: list[Entry]) -> Path:
     configured = next((e.value for e in reversed(entries) if e.key == "core.hookspath"), None)
     if configured:
         path = Path(os.path.expanduser(configured))
@@ -450,7 +458,7 @@ def repository_problem(
         if problem is not None:
             return problem
         if subcommand is None or subcommand in INDEX_WRITERS:
-            hook = _hooks_dir(directory, work_tree, entries) / "post-index-change"
+            hook = hooks_dir(directory, work_tree, entries) / "post-index-change"
             if hook.is_file() and os.access(hook, os.X_OK):
                 return f"git {subcommand or ''} writes the index, which runs the hook {hook.name}"
     return None

@@ -102,41 +102,59 @@ def _tokens(pattern: str) -> tuple[str, ...]:
         return tuple(pattern.split())
 
 
-def _word_matches(word: str, token: str) -> bool:
-    # A word only the running shell can decide might be anything: it matches (for deny and
-    # ask rules; allow rules never see such commands).
-    return word == UNKNOWN or fnmatchcase(word, token)
-
-
 def _argv_matches(tokens: tuple[str, ...], argv: tuple[str, ...]) -> bool:
+    """For allow rules: the command exactly as written."""
     if tokens and tokens[-1] == "*":
         prefix = tokens[:-1]
-        return len(argv) >= len(prefix) and all(map(_word_matches, argv, prefix))
-    return len(argv) == len(tokens) and all(map(_word_matches, argv, tokens))
+        return len(argv) >= len(prefix) and all(map(fnmatchcase, argv, prefix))
+    return len(argv) == len(tokens) and all(map(fnmatchcase, argv, tokens))
+
+
+def _argv_may_match(tokens: tuple[str, ...], argv: tuple[str, ...]) -> bool:
+    """For deny and ask rules: the command as it may turn out. A word only the running
+    shell decides (UNKNOWN: an expansion, a glob, a brace expansion) may become any words
+    or none, so from there on anything matches."""
+    every = bool(tokens) and tokens[-1] == "*"
+    prefix = tokens[:-1] if every else tokens
+    for position, token in enumerate(prefix):
+        if position >= len(argv):
+            return False
+        if argv[position] == UNKNOWN:
+            return True
+        if not fnmatchcase(argv[position], token):
+            return False
+    rest = argv[len(prefix) :]
+    return every or all(word == UNKNOWN for word in rest)
 
 
 def command_matches(pattern: str, command: SimpleCommand) -> bool:
     """For deny and ask rules: the command, or any command it runs through a wrapper
-    (`sudo rm`, `bash -c 'rm x'`, `find -exec rm`), matches; so does one whose program
-    cannot be known (agentcli.policy.wrappers)."""
-    from agentcli.policy.wrappers import commands_within
+    (`sudo rm`, `bash -c 'rm x'`, `find -exec rm`), matches; so does one that may run any
+    program (agentcli.policy.runners)."""
+    from agentcli.policy.wrappers import commands_within, late_words
 
     tokens = _tokens(pattern)
-    within = commands_within(command.argv)
-    return within.unknowable or any(_argv_matches(tokens, v) for v in within.commands)
+    within = commands_within(late_words(command))
+    return within.hidden is not None or any(_argv_may_match(tokens, v) for v in within.commands)
 
 
 def command_allowed_by(pattern: str, command: SimpleCommand) -> bool:
     """For allow rules: the command exactly as written matches, and no word the rule's
     wildcards cover runs a program: neither an option like `--receive-pack=PROG`
-    (agentcli.policy.program_options) nor any argument of a wrapper (`timeout *` does not
-    allow `timeout 5 rm -rf x`). Only a rule that names such a word literally allows it."""
+    (agentcli.policy.program_options), the word that makes a program run any other
+    (a sed script with `e`: agentcli.policy.runners), nor any argument of a wrapper
+    (`timeout *` does not allow `timeout 5 rm -rf x`), nor a glob that could expand into
+    such an option. Only a rule that names such a word literally allows it."""
+    from agentcli.policy.runners import hidden_in
+
     tokens = _tokens(pattern)
     if not (command.complete and _argv_matches(tokens, command.argv)):
         return False
+    hidden = hidden_in(command.argv)
+    blamed = {hidden.index} if hidden is not None and hidden.index is not None else set()
     return not any(
-        _runs_something(command.argv, i)
-        for i in range(len(command.argv))
+        i in blamed or _runs_something(command.argv, i) or _may_be_an_option(command, i)
+        for i in range(1, len(command.argv))
         if not _literal_at(tokens, i)
     )
 
@@ -145,6 +163,12 @@ def _literal_at(tokens: tuple[str, ...], index: int) -> bool:
     """Whether the pattern names argv[index] literally (not by a wildcard)."""
     named = len(tokens) - 1 if tokens and tokens[-1] == "*" else len(tokens)
     return index < named and not any(c in tokens[index] for c in "*?[")
+
+
+def _may_be_an_option(command: SimpleCommand, index: int) -> bool:
+    """An unquoted glob that starts with a wildcard may expand into a file named like an
+    option (`--receive-pack=x`)."""
+    return command.has_glob[index] and command.argv[index][:1] in "*?["
 
 
 def _runs_something(argv: tuple[str, ...], index: int) -> bool:
@@ -174,7 +198,9 @@ def matches_any(rule: Rule, tool: str, subjects: Subjects, workspace: Path) -> b
     if rule.pattern is None:
         return True
     if subjects.kind == "command":
-        return any(command_matches(rule.pattern, c) for c in subjects.commands)
+        return subjects.hidden is not None or any(
+            command_matches(rule.pattern, c) for c in (*subjects.commands, *subjects.also)
+        )
     if subjects.kind == "path":
         return any(path_matches(rule.pattern, v, workspace) for v in subjects.values)
     return any(fnmatchcase(v, rule.pattern) for v in subjects.values)
@@ -237,11 +263,14 @@ SUBCOMMAND_PROGRAMS = frozenset(
 def command_rule_pattern(command: SimpleCommand) -> str:
     """The structural rule offered when a command is approved for longer than once:
     `git push origin main` → `git push *`, `pytest -x tests` → `pytest *`."""
+    from agentcli.policy.runners import runs_its_words
     from agentcli.policy.wrappers import SHELLS, WRAPPERS
 
     argv = command.argv
-    if argv[0].rsplit("/", 1)[-1] in WRAPPERS | SHELLS | {"eval"}:
-        return shlex.join(argv)  # a wrapper runs its arguments: only this very command
+    if argv[0].rsplit("/", 1)[-1] in WRAPPERS | SHELLS | {"eval"} or runs_its_words(argv):
+        # A wrapper runs its arguments, an interpreter or an editor what its words say:
+        # only this very command.
+        return shlex.join(argv)
     head = [argv[0]]
     if argv[0] in SUBCOMMAND_PROGRAMS and len(argv) > 1 and not argv[1].startswith("-"):
         head.append(argv[1])

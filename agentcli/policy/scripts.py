@@ -23,11 +23,22 @@ _SED_DENIED = {
     "R": "reads a file",
     "e": "runs a command",
 }
+_SED_RUNS = {"e": "runs a command"}
+_SED_FILES = set("wWrR")  # their file name runs to the end of the line
 _SED_ADDRESS = re.compile(r"\d+~\d+|\d+|\$|[+~]\d+")
 
 
 def sed_script_problem(script: str) -> str | None:
     """Why a sed script is not read-only, or None."""
+    return _sed_scan(script, _SED_DENIED, "we")
+
+
+def sed_script_runs(script: str) -> str | None:
+    """Why a sed script may run a command (`e`, `s///e`, or a script it cannot read)."""
+    return _sed_scan(script, _SED_RUNS, "e")
+
+
+def _sed_scan(script: str, denied: dict[str, str], denied_flags: str) -> str | None:
     index, depth = 0, 0
     while True:
         index = _skip(script, index, " \t\n;")
@@ -52,8 +63,11 @@ def sed_script_problem(script: str) -> str | None:
             return "a sed address without a command"
         command = script[index]
         index += 1
-        if command in _SED_DENIED:
-            return f"the sed command `{command}` {_SED_DENIED[command]}"
+        if command in denied:
+            return f"the sed command `{command}` {denied[command]}"
+        if command in _SED_FILES:
+            index = _line_end(script, index)
+            continue
         if command == "{":
             depth += 1
             continue  # a command may follow at once
@@ -75,9 +89,12 @@ def sed_script_problem(script: str) -> str | None:
             if index < 0:
                 return f"a sed `{command}` command it cannot read"
             if command == "s":
-                bad = next((f for f in flags if f in "we"), None)
+                bad = next((f for f in flags if f in denied_flags), None)
                 if bad is not None:
                     return f"the sed flag `s///{bad}` {'writes a file' if bad == 'w' else 'runs'}"
+                if "w" in flags:  # the rest of the line names the file
+                    index = _line_end(script, index)
+                    continue
                 if not re.fullmatch(r"[gpiImM0-9]*", flags):
                     return f"the sed flags {flags!r} are not known to be read-only"
         else:
@@ -206,6 +223,22 @@ def awk_program_problem(program: str) -> str | None:
             return "the awk program writes to a file"
         elif text == "<" and getline:
             return "the awk program reads another file with getline"
+    return None
+
+
+def awk_script_runs(program: str) -> str | None:
+    """Why an awk program may run a command (`system()`, a pipe, code loaded or called by
+    name), or None."""
+    tokens = _awk_tokens(program)
+    if tokens is None:
+        return "an awk program it cannot read"
+    for kind, text in tokens:
+        if kind == "name" and text == "system":
+            return "the awk program uses system(), which runs a command"
+        if text in ("|", "|&"):
+            return "the awk program pipes to or from a command"
+        if text == "@":
+            return "the awk program loads code or calls a function by name"
     return None
 
 

@@ -137,6 +137,7 @@ class SimpleCommand:
 
     argv: tuple[str, ...]
     has_glob: tuple[bool, ...]  # per word: an unquoted glob the shell would expand
+    braces: tuple[bool, ...] = ()  # per word: an unquoted brace expansion (`{a,b}`)
 
     @property
     def complete(self) -> bool:
@@ -159,6 +160,10 @@ class ParsedCommand:
     commands: list[SimpleCommand] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     inputs: list[tuple[str, bool]] = field(default_factory=list)  # `< FILE` (contained only)
+    # Why the parse may not show everything bash would run (an error, skipped bytes...):
+    # then the command line may run any program (agentcli.policy.shell_reach).
+    unreadable: list[str] = field(default_factory=list)
+    root: Any = None  # the tree's root node, for walks of its own (None when not parsed)
 
     @property
     def plain(self) -> bool:
@@ -182,21 +187,26 @@ def parse_command(command: str, *, contained: bool = False) -> ParsedCommand:
         result.problems.append("the command is empty")
         return result
     if _CONTROL.search(command):
-        result.problems.append("it contains control characters")
-        return result
+        return _unreadable(result, "it contains control characters")
     if "\\\n" in command:  # bash joins the lines inside a word; the parser splits them
-        result.problems.append("a line continuation joins words in ways the parser cannot see")
+        _unreadable(result, "a line continuation joins words in ways the parser cannot see")
     try:
         source = command.encode("utf-8")
     except UnicodeEncodeError:
-        result.problems.append("it contains characters that are not valid text")
-        return result
+        return _unreadable(result, "it contains characters that are not valid text")
     tree = _parser().parse(source)
+    result.root = tree.root_node
     if tree.root_node.has_error:
-        result.problems.append("the shell grammar cannot parse it completely")
+        _unreadable(result, "the shell grammar cannot parse it completely")
     if _uncovered(tree.root_node, source):
-        result.problems.append("part of it is invisible to the shell grammar")
+        _unreadable(result, "part of it is invisible to the shell grammar")
     _walk(tree.root_node, result, contained)
+    return result
+
+
+def _unreadable(result: ParsedCommand, problem: str) -> ParsedCommand:
+    result.problems.append(problem)
+    result.unreadable.append(problem)
     return result
 
 
@@ -304,6 +314,7 @@ def _glob_problem(node: Any) -> str | None:
 def _simple_command(node: Any) -> SimpleCommand | None:
     words: list[str] = []
     globs: list[bool] = []
+    braces: list[bool] = []
     for child in node.children:
         if child.type == "command_name":
             child = child.children[0] if child.children else child
@@ -314,7 +325,8 @@ def _simple_command(node: Any) -> SimpleCommand | None:
         value = _word_value(child)
         words.append(UNKNOWN if value is None else value)
         globs.append(_has_unquoted_glob(child))
-    return SimpleCommand(tuple(words), tuple(globs)) if words else None
+        braces.append(bool(_BRACES.search(re.sub(r"\\.", "", _unquoted_text(child)))))
+    return SimpleCommand(tuple(words), tuple(globs), tuple(braces)) if words else None
 
 
 def _word_value(node: Any) -> str | None:

@@ -1,16 +1,15 @@
 """What a deny rule sees in one simple command: the command itself, and every command it
 runs through a wrapper (`sudo`, `env`, `timeout`, `xargs`, `bash -c`, `eval`, `find -exec`,
-...), to any depth. A wrapper's own options are not parsed (every wrapper has its own, and
-a mistake would be a bypass): every suffix of its arguments is a candidate command, which
-can only make a deny rule match more. When the wrapped program cannot be known at all (a
-script file, a shell reading stdin, a string decided when it runs), the command is
-`unknowable` and every deny rule for the tool matches it: the deny rule wins."""
+`ssh host cmd`, ...), to any depth. A wrapper's own options are not parsed (every wrapper
+has its own, and a mistake would be a bypass): every suffix of its arguments is a candidate
+command, which can only make a deny rule match more. When what runs cannot be known at all
+(a script file, a shell reading stdin, a string decided when it runs, any program of
+agentcli.policy.runners), `hidden` says why, and every deny rule for the tool matches it:
+the deny rule wins."""
 
 from __future__ import annotations
 
-import re
-
-from agentcli.policy.shell_parse import UNKNOWN
+from agentcli.policy.shell_parse import UNKNOWN, SimpleCommand
 from agentcli.records import dataclass, field
 
 # Programs that run the rest of their arguments as a command (after options of their own).
@@ -72,6 +71,10 @@ WRAPPERS = frozenset(
         "prlimit",
         "cpulimit",
         "with-lock",
+        "coproc",
+        "start-stop-daemon",
+        "rlwrap",
+        "ssh",
     }
 )
 # Program and subcommand pairs that run the rest as a command.
@@ -95,70 +98,35 @@ SUBCOMMAND_WRAPPERS = frozenset(
         ("asdf", "exec"),
         ("nix", "shell"),
         ("direnv", "exec"),
+        ("perf", "record"),
+        ("perf", "stat"),
+        ("perf", "trace"),
+        ("cmake", "-E"),
     }
 )
 # Programs that run a shell command given as one string.
 SHELLS = frozenset(
     {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh", "rbash"}
 )
-_STRING_RUNNERS = frozenset({"eval", "watch", "su", "flock", "script", "runuser"})
+_STRING_RUNNERS = frozenset({"eval", "watch", "su", "flock", "script", "runuser", "ssh"})
 _APPEND_ARGUMENTS = frozenset({"xargs", "parallel"})  # they add arguments read from stdin
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _MAX_DEPTH = 6
-# Programs that run a program text or file a rule cannot see into: any use but asking their
-# version or help makes the commands within unknowable, so a deny rule that could match
-# what they run applies (security.md §30). `source` and `.` run a script in the shell.
-INTERPRETERS = frozenset(
-    {
-        "python",
-        "python2",
-        "python3",
-        "pypy",
-        "pypy3",
-        "perl",
-        "ruby",
-        "node",
-        "nodejs",
-        "deno",
-        "bun",
-        "php",
-        "lua",
-        "luajit",
-        "Rscript",
-        "R",
-        "tclsh",
-        "wish",
-        "osascript",
-        "pwsh",
-        "powershell",
-        "julia",
-        "guile",
-        "racket",
-        "sbcl",
-        "ghci",
-        "runghc",
-        "scala",
-        "kotlin",
-        "groovy",
-        "jshell",
-        "source",
-        ".",
-    }
-)
-_PYTHON_VERSIONED = re.compile(r"^(python|pypy)\d+(\.\d+)*$")
-_ONLY_ASKING = frozenset({"--version", "-V", "--help", "-h", "-v"})
-AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
-# What in an awk program runs a command: system(), a pipe to or from a command.
-_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\|\s*\"|\|&|print[^;]*\|")
+# Wrappers that run a shell reading its input unless given a command (`su`, `script`).
+_SHELL_UNLESS_COMMAND = frozenset({"su", "runuser", "script"})
 
 
 @dataclass(slots=True)
 class Within:
-    """The commands a deny rule must see, and whether some program cannot be known."""
+    """The commands a deny rule must see, and why some program cannot be known (then
+    every deny rule for the tool matches)."""
 
     commands: list[tuple[str, ...]] = field(default_factory=list)
-    unknowable: bool = False
+    hidden: str | None = None
+
+    def hide(self, reason: str) -> None:
+        self.hidden = self.hidden or reason
 
 
 def commands_within(argv: tuple[str, ...]) -> Within:
@@ -168,23 +136,26 @@ def commands_within(argv: tuple[str, ...]) -> Within:
 
 
 def _collect(argv: tuple[str, ...], found: Within, depth: int) -> None:
+    from agentcli.policy.runners import hidden_in
+
     if not argv or argv in found.commands:
         return
     if depth > _MAX_DEPTH:
-        found.unknowable = True
+        found.hide("wrappers nested deeper than agentcli follows")
         return
     found.commands.append(argv)
     program = argv[0].rsplit("/", 1)[-1]
     rest = argv[1:]
-    if "/" in argv[0] and not argv[0].startswith("/"):
-        found.unknowable = True  # a script of the workspace (`./build.sh`): not knowable
+    hidden = hidden_in(argv)
+    if hidden is not None:
+        found.hide(hidden.reason)
     if program != argv[0]:
         _collect((program, *rest), found, depth + 1)  # /bin/rm is rm
     if program in SHELLS:
-        _shell(rest, found, depth)
-    if _interprets(program, rest):
-        found.unknowable = True  # a program text or file: what it runs cannot be known
+        _shell(program, rest, found, depth)
     if program in _STRING_RUNNERS:
+        if program in _SHELL_UNLESS_COMMAND and not any(map(_names_command, rest)):
+            found.hide(f"`{program}` runs a shell that reads its commands from its input")
         _parse_string(" ".join(w for w in rest if not w.startswith("-")), found, depth)
     if program == "find":
         _find_exec(rest, found, depth)
@@ -201,24 +172,17 @@ def _collect(argv: tuple[str, ...], found: Within, depth: int) -> None:
             if suffix[0].startswith("--split-string="):
                 _parse_string(suffix[0].partition("=")[2], found, depth)
     if program == "git":
-        if any(a.startswith("alias.") or "=alias." in a for a in rest):
-            found.unknowable = True  # `git -c alias.x='!cmd' x` runs a shell command
-        _collect(_git_without_global_options(rest), found, depth + 1)
+        _collect(_git_without_global_options(argv), found, depth + 1)
 
 
-def _interprets(program: str, args: tuple[str, ...]) -> bool:
-    """Whether this runs code no rule can see into: an interpreter (a body, a script, or
-    stdin: a heredoc), a script run by its path, an awk program that runs commands."""
-    if program in INTERPRETERS or _PYTHON_VERSIONED.match(program):
-        return not (args and all(a in _ONLY_ASKING for a in args))
-    if program in AWKS:
-        return any(_AWK_RUNS.search(arg) for arg in args) or any(
-            a in ("-f", "--file") or a.startswith("-f") for a in args
-        )
-    return False
+def _names_command(word: str) -> bool:
+    """`su -c CMD`, `script --command=CMD`, `su -lc CMD`: a command is given."""
+    if word.startswith("--"):
+        return word.startswith("--command")
+    return word.startswith("-") and "c" in word[1:]
 
 
-def _shell(args: tuple[str, ...], found: Within, depth: int) -> None:
+def _shell(program: str, args: tuple[str, ...], found: Within, depth: int) -> None:
     """`bash -c 'script'`: the script's commands. A shell running a file, or reading
     commands from stdin, runs what cannot be known here."""
     has_c = False
@@ -242,22 +206,36 @@ def _shell(args: tuple[str, ...], found: Within, depth: int) -> None:
     elif any(a in ("--version", "--help") for a in args) and not operands:
         return
     else:
-        found.unknowable = True  # a script file, or commands from stdin
+        found.hide(f"`{program}` runs a script file or commands from its input")
 
 
 def _parse_string(text: str, found: Within, depth: int) -> None:
+    """A command line inside a word (`bash -c '...'`, `eval ...`): its commands, and
+    whatever in it may run a program its parse does not show."""
     from agentcli.policy.shell_parse import parse_command
+    from agentcli.policy.shell_reach import line_hidden
 
     if UNKNOWN in text:
-        found.unknowable = True  # decided only when it runs
+        found.hide("a command is decided only when it runs")
         return
     if not text.strip():
         return
     parsed = parse_command(text)
-    if not parsed.commands and parsed.problems:
-        found.unknowable = True  # not even a command could be found in it
+    reason = line_hidden(parsed)
+    if reason is not None:
+        found.hide(reason)
     for command in parsed.commands:
-        _collect(command.argv, found, depth + 1)
+        _collect(late_words(command), found, depth + 1)
+
+
+def late_words(command: SimpleCommand) -> tuple[str, ...]:
+    """The command's words, with every word the shell still expands (a glob, a brace
+    expansion, an expansion) as UNKNOWN: it may become any words, or none."""
+    braces = command.braces or (False,) * len(command.argv)
+    return tuple(
+        UNKNOWN if glob or brace else word
+        for word, glob, brace in zip(command.argv, command.has_glob, braces, strict=True)
+    )
 
 
 def _find_exec(args: tuple[str, ...], found: Within, depth: int) -> None:
@@ -273,8 +251,9 @@ def _find_exec(args: tuple[str, ...], found: Within, depth: int) -> None:
         i += 1
 
 
-def _git_without_global_options(rest: tuple[str, ...]) -> tuple[str, ...]:
+def _git_without_global_options(argv: tuple[str, ...]) -> tuple[str, ...]:
     """`git --no-pager -C sub push` as `git push`."""
-    while rest and rest[0].startswith("-"):
-        rest = rest[2:] if rest[0] in ("-c", "-C") else rest[1:]
-    return ("git", *rest)
+    from agentcli.policy.program_options import git_subcommand_index
+
+    found = git_subcommand_index(argv)
+    return argv if isinstance(found, str) else ("git", *argv[found:])

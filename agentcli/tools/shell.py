@@ -270,6 +270,7 @@ class RunShell(Tool):
         return requested_profile(args, ctx, base)
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        from agentcli.policy.command_reach import command_line_hidden, repository_reach
         from agentcli.policy.shell_parse import parse_command
 
         parsed = parse_command(args["command"])
@@ -277,7 +278,15 @@ class RunShell(Tool):
             cwd: str | None = resolve_cwd(ctx, args.get("cwd"))
         except ToolFailure:
             cwd = None
-        return Subjects("command", commands=tuple(parsed.commands), complete=parsed.plain, cwd=cwd)
+        also, hooks = repository_reach(parsed, Path(cwd or ctx.workspace.root))
+        return Subjects(
+            "command",
+            commands=tuple(parsed.commands),
+            complete=parsed.plain,
+            cwd=cwd,
+            hidden=command_line_hidden(parsed) or hooks,
+            also=also,
+        )
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         command = args["command"]
