@@ -19,6 +19,7 @@ import contextlib
 import json
 import socket
 import socketserver
+import ssl
 import sys
 import threading
 import time
@@ -353,15 +354,25 @@ class SSEHandler(BaseHTTPRequestHandler):
 # --- HTTP server ---
 
 # Client hang-ups are normal in tests (cancelled streams, timeouts): not worth reporting.
-_QUIET_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
+# So are failed TLS handshakes: a test that checks a wrong certificate is refused makes them.
+_QUIET_ERRORS = (
+    BrokenPipeError,
+    ConnectionResetError,
+    ConnectionAbortedError,
+    TimeoutError,
+    ssl.SSLError,
+)
 
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, owner: SSEServer[Any], handler: type[SSEHandler]) -> None:
+    def __init__(
+        self, owner: SSEServer[Any], handler: type[SSEHandler], tls: ssl.SSLContext | None
+    ) -> None:
         self.owner = owner
+        self.tls = tls
         # Tracked so stop() can drop connections whose handler is still writing or waiting.
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
@@ -371,6 +382,14 @@ class _HTTPServer(ThreadingHTTPServer):
         # Skip HTTPServer's getfqdn() lookup, which can stall on a misconfigured resolver.
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = self.server_address[:2]
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, address = super().get_request()
+        if self.tls is None:
+            return sock, address
+        # The handshake happens on the handler's first read, in its own thread: a client
+        # that never completes one holds up its connection only, not the accepting loop.
+        return self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self.connections_lock:
@@ -410,7 +429,9 @@ class SSEServer(Generic[R]):
     _thread_name: ClassVar[str]
     _default_models: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self) -> None:
+    def __init__(self, *, tls: ssl.SSLContext | None = None) -> None:
+        """`tls`: a server-side context (its certificate loaded) to serve https:// instead."""
+        self.tls = tls
         self.requests: list[RecordedRequest] = []
         # The model listing (GET): what it lists, or a reply played instead (an error, a
         # hang); every GET to it is recorded in `listings`.
@@ -436,7 +457,7 @@ class SSEServer(Generic[R]):
         self.stop()
 
     def start(self) -> Self:
-        self._httpd = _HTTPServer(self, self._handler_class)
+        self._httpd = _HTTPServer(self, self._handler_class, self.tls)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.01},  # so shutdown() returns quickly
@@ -465,7 +486,8 @@ class SSEServer(Generic[R]):
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def pending(self) -> int:
