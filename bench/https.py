@@ -2,12 +2,12 @@
 
     python bench/https.py [--pieces N] [--rounds N] [--program AGENTCLI]
 
-Four scripted servers, each in its own process (bench/serving.py): the N-piece answer
-(default 20,000) and the same answer in one piece, over http:// and over https:// with a
-loopback certificate from a test CA that the client trusts through SSL_CERT_FILE. In each
-round, interleaved, `agentcli run -o text` runs against each of them (stdout a pipe), and
-the CPU of its whole process tree (user + system, every process it waited for) is read
-from the kernel. CPU per piece = (N-piece run - one-piece run) / N, from the medians.
+Two scripted servers, each in its own process (bench/serving.py), one over http:// and one
+over https:// with a loopback certificate from a test CA that the client trusts through
+SSL_CERT_FILE, each answering the N-piece answer (default 20,000) or the same answer in one
+piece. In each round, interleaved, `agentcli run -o text` asks each server for each (stdout
+a pipe), and the CPU of its whole process tree (user + system, every process it waited
+for) is read from the kernel. CPU per piece = (N-piece run - one-piece run) / N, from the medians.
 
 Targets: https per piece <= 1.2x http per piece; each <= 15 us.
 """
@@ -62,18 +62,20 @@ def main() -> int:
         certificates.mkdir()
         ca_file = tls_files(certificates)
         urls = {
-            (scheme, reply): stack.enter_context(
-                served("chat", f"{reply}:{n}", tls=certificates if scheme == "https" else None)
+            scheme: stack.enter_context(
+                served("chat", pieces=n, tls=certificates if scheme == "https" else None)
             )
             for scheme in ("http", "https")
-            for reply in ("whole", "pieces")
         }
-        cpu: dict[tuple[str, str], list[float]] = {key: [] for key in urls}
-        wall: dict[tuple[str, str], list[float]] = {key: [] for key in urls}
-        argv = [args.program, "run", "-o", "text", "hi"]
+        keys = [(scheme, reply) for scheme in urls for reply in ("whole", "pieces")]
+        cpu: dict[tuple[str, str], list[float]] = {key: [] for key in keys}
+        wall: dict[tuple[str, str], list[float]] = {key: [] for key in keys}
+        prompts = {"whole": "bench-whole", "pieces": "bench-stream"}
         for round_ in range(args.warmup + args.rounds):
-            for key, url in urls.items():  # interleaved: the load of the moment falls on all
-                run = timed_run(argv, environment(url, home, ca_file), home)
+            for key in keys:  # interleaved: the load of the moment falls on all
+                scheme, reply = key
+                argv = [args.program, "run", "-o", "text", prompts[reply]]
+                run = timed_run(argv, environment(urls[scheme], home, ca_file), home)
                 if round_ >= args.warmup:
                     cpu[key].append(run.cpu)
                     wall[key].append(run.wall)

@@ -257,13 +257,12 @@ class SSEHandler(BaseHTTPRequestHandler):
         parsed = parse_json(raw)
         headers = {name.lower(): value for name, value in self.headers.items()}
         recorded_path = self.path if self.record_query else path
-        self.owner._record(
-            RecordedRequest(self.command, recorded_path, headers, raw, parsed, arrived)
-        )
+        recorded = RecordedRequest(self.command, recorded_path, headers, raw, parsed, arrived)
+        self.owner._record(recorded)
         if not self.accepts(parsed):
             self.send_error_json(400, "invalid_request_error", self.bad_body_message)
             return
-        reply = self.owner._next_reply()
+        reply = self.owner.reply_for(recorded)
         if reply is None:
             self.send_no_reply()
             return
@@ -512,6 +511,11 @@ class SSEServer(Generic[R]):
     def _record_listing(self, request: RecordedRequest) -> None:
         with self._cond:
             self.listings.append(request)
+
+    def reply_for(self, request: RecordedRequest) -> R | None:
+        """The reply to `request`: the next one queued (None: none is). A subclass may
+        choose it from the request instead, for requests that cannot be queued in order."""
+        return self._next_reply()
 
     def _next_reply(self) -> R | None:
         with self._cond:
