@@ -5,12 +5,13 @@
 agentcli keeps a few replacements of library code on its start-up path (frozen: no new
 ones): the option fast path (`agentcli/cli/options.py`: a plain `run`/`chat` line parsed
 without Typer), `quick_schema` (tool arguments checked without jsonschema), `records`
-(data classes without `dataclasses`' exec), `plain_http` (the light transport for http://
-servers instead of httpcore) and the plug-ins' entry-point cache (instead of reading every
-installed distribution's metadata). Each variant runs the installed agentcli in-process
-through a wrapper that puts the library's way back before anything else is imported; the
-CPU (user + system) of the child is what is compared, over interleaved rounds (medians), for
-`run hi` and for a run with one tool call (the only path where arguments are checked).
+(data classes without `dataclasses`' exec), `light_http` (the light transport for
+http:// and https:// servers instead of httpcore) and the plug-ins' entry-point cache
+(instead of reading every installed distribution's metadata). Each variant runs the
+installed agentcli in-process through a wrapper that puts the library's way back before
+anything else is imported; the CPU (user + system) of the child is what is compared, over
+interleaved rounds (medians), for `run hi` and for a run with one tool call (the only path
+where arguments are checked).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ SWAPS = {
         "r.is_record = dataclasses.is_dataclass\n"
     ),
     "httpcore for http://": (
-        "import agentcli.providers.http as h\nh._proxy_in_environment = lambda: True\n"
+        "import agentcli.providers.http as h\nh.light_transport = lambda base_url: None\n"
     ),
     "entry points read each run": (
         "import agentcli.plugins.discovery as d\n"

@@ -19,6 +19,7 @@ import contextlib
 import json
 import socket
 import socketserver
+import ssl
 import sys
 import threading
 import time
@@ -256,13 +257,12 @@ class SSEHandler(BaseHTTPRequestHandler):
         parsed = parse_json(raw)
         headers = {name.lower(): value for name, value in self.headers.items()}
         recorded_path = self.path if self.record_query else path
-        self.owner._record(
-            RecordedRequest(self.command, recorded_path, headers, raw, parsed, arrived)
-        )
+        recorded = RecordedRequest(self.command, recorded_path, headers, raw, parsed, arrived)
+        self.owner._record(recorded)
         if not self.accepts(parsed):
             self.send_error_json(400, "invalid_request_error", self.bad_body_message)
             return
-        reply = self.owner._next_reply()
+        reply = self.owner.reply_for(recorded)
         if reply is None:
             self.send_no_reply()
             return
@@ -353,15 +353,25 @@ class SSEHandler(BaseHTTPRequestHandler):
 # --- HTTP server ---
 
 # Client hang-ups are normal in tests (cancelled streams, timeouts): not worth reporting.
-_QUIET_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
+# So are failed TLS handshakes: a test that checks a wrong certificate is refused makes them.
+_QUIET_ERRORS = (
+    BrokenPipeError,
+    ConnectionResetError,
+    ConnectionAbortedError,
+    TimeoutError,
+    ssl.SSLError,
+)
 
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, owner: SSEServer[Any], handler: type[SSEHandler]) -> None:
+    def __init__(
+        self, owner: SSEServer[Any], handler: type[SSEHandler], tls: ssl.SSLContext | None
+    ) -> None:
         self.owner = owner
+        self.tls = tls
         # Tracked so stop() can drop connections whose handler is still writing or waiting.
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
@@ -371,6 +381,14 @@ class _HTTPServer(ThreadingHTTPServer):
         # Skip HTTPServer's getfqdn() lookup, which can stall on a misconfigured resolver.
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = self.server_address[:2]
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, address = super().get_request()
+        if self.tls is None:
+            return sock, address
+        # The handshake happens on the handler's first read, in its own thread: a client
+        # that never completes one holds up its connection only, not the accepting loop.
+        return self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self.connections_lock:
@@ -410,7 +428,9 @@ class SSEServer(Generic[R]):
     _thread_name: ClassVar[str]
     _default_models: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self) -> None:
+    def __init__(self, *, tls: ssl.SSLContext | None = None) -> None:
+        """`tls`: a server-side context (its certificate loaded) to serve https:// instead."""
+        self.tls = tls
         self.requests: list[RecordedRequest] = []
         # The model listing (GET): what it lists, or a reply played instead (an error, a
         # hang); every GET to it is recorded in `listings`.
@@ -436,7 +456,7 @@ class SSEServer(Generic[R]):
         self.stop()
 
     def start(self) -> Self:
-        self._httpd = _HTTPServer(self, self._handler_class)
+        self._httpd = _HTTPServer(self, self._handler_class, self.tls)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.01},  # so shutdown() returns quickly
@@ -465,7 +485,8 @@ class SSEServer(Generic[R]):
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def pending(self) -> int:
@@ -490,6 +511,11 @@ class SSEServer(Generic[R]):
     def _record_listing(self, request: RecordedRequest) -> None:
         with self._cond:
             self.listings.append(request)
+
+    def reply_for(self, request: RecordedRequest) -> R | None:
+        """The reply to `request`: the next one queued (None: none is). A subclass may
+        choose it from the request instead, for requests that cannot be queued in order."""
+        return self._next_reply()
 
     def _next_reply(self) -> R | None:
         with self._cond:

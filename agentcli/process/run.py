@@ -77,7 +77,7 @@ def start_tree(
             cwd=cwd,
             env=confined.env,
             pass_fds=confined.pass_fds,
-            kept=confined.kept,
+            kept=confined.contains_tree,
         )
     else:
         tree = start(argv, cwd=cwd, env=env)

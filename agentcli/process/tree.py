@@ -39,8 +39,9 @@ class ProcessTree:
         self.popen = popen
         self.pid = popen.pid
         self.marker = marker
-        # Kept: the root is the sandbox's keeper, a subreaper that owns every descendant, so
-        # the descendants of the root are the whole tree (no search by marker needed).
+        # Kept: the root is the sandbox's keeper, a subreaper that owns every descendant, or
+        # bubblewrap, whose PID namespace holds them: the descendants of the root are the
+        # whole tree (no search by marker needed), and none outlives the root.
         self.kept = kept
         self._exited: asyncio.Future[int] | None = None
 
@@ -60,6 +61,8 @@ class ProcessTree:
     def members(self) -> list[psutil.Process]:
         """Every live process of this tree: descendants of the root, and processes that
         carry the marker (orphans re-parented away from the tree)."""
+        if self.kept and self.popen.poll() is not None:
+            return []  # the root that held them all has ended, and they with it
         import psutil
 
         found: dict[int, psutil.Process] = {}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -67,30 +66,50 @@ def new_client(base_url: str = "") -> httpx.AsyncClient:
 
     headers = {"user-agent": f"agentcli/{__version__}"}
     timeout = httpx.Timeout(**TIMEOUT_SECONDS)
-    if not base_url.startswith("http://"):
-        return httpx.AsyncClient(timeout=timeout, headers=headers)
-    if not _proxy_in_environment():
-        # A plain-HTTP server (a local one, mostly) gets the light transport, where
-        # httptools is installed (a machine without its wheel has httpx's transport).
-        try:
-            from agentcli.providers.plain_http import PlainHttpTransport
-        except ImportError:
-            pass
-        else:
-            transport = PlainHttpTransport()
-            return httpx.AsyncClient(timeout=timeout, headers=headers, transport=transport)
-    # httpx routes through the proxy (and honours NO_PROXY) only with its own transports.
-    # No CA bundle is loaded for them (tens of milliseconds): the server is plain HTTP, and
-    # a context with no CA is not "unverified": any TLS would fail.
-    import ssl
+    transport = light_transport(base_url)
+    if transport is not None:
+        return httpx.AsyncClient(timeout=timeout, headers=headers, transport=transport)
+    if base_url.startswith("http://"):
+        # httpx routes through the proxy (and honours NO_PROXY) only with its own
+        # transports. No CA bundle is loaded for them (tens of milliseconds): the server is
+        # plain HTTP, and a context with no CA is not "unverified": any TLS would fail.
+        import ssl
 
-    verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    return httpx.AsyncClient(timeout=timeout, headers=headers, verify=verify)
+        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        return httpx.AsyncClient(timeout=timeout, headers=headers, verify=verify)
+    return httpx.AsyncClient(timeout=timeout, headers=headers)
 
 
-def _proxy_in_environment() -> bool:
-    names = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
-    return any(os.environ.get(name) for name in names)
+def light_transport(base_url: str) -> httpx.AsyncBaseTransport | None:
+    """agentcli's light transport for a model server at `base_url` (http:// or https://),
+    or None where httpx's own must carry it: a proxy for that scheme in the environment
+    (httpx honours HTTP(S)_PROXY, ALL_PROXY and NO_PROXY only with its own transports), any
+    other scheme, or a machine with no httptools wheel."""
+    scheme = base_url.partition("://")[0].lower()
+    if scheme not in ("http", "https") or proxy_in_environment(scheme):
+        return None
+    try:
+        from agentcli.providers.light_http import LightTransport
+    except ImportError:
+        return None
+    if scheme == "http":
+        return LightTransport()
+    import httpx
+
+    # The context httpx's own transport would verify with: SSL_CERT_FILE, SSL_CERT_DIR
+    # (certifi's bundle when neither is set), SSLKEYLOGFILE; hostnames checked.
+    tls = httpx.create_ssl_context()
+    tls.set_alpn_protocols(["http/1.1"])
+    return LightTransport(tls)
+
+
+def proxy_in_environment(scheme: str) -> bool:
+    """Whether httpx would look for a proxy for `scheme` URLs: the environment names one
+    for that scheme or for all (read as httpx reads it, through urllib's getproxies)."""
+    from urllib.request import getproxies  # already imported by httpx
+
+    proxies = getproxies()
+    return bool(proxies.get(scheme) or proxies.get("all"))
 
 
 def error_detail(body: bytes) -> str:
@@ -136,14 +155,24 @@ def describe_status(
     return f"{label}: the server rejected the request (HTTP {status}: {detail})"
 
 
-def connect_failure(url: str, exc: Exception, base_url_hint: str) -> RetryableError:
+def connect_failure(url: str, exc: Exception, base_url_hint: str) -> ProviderError:
     """One short line for a server that could not be reached (`url`: the base URL the user
-    gave), with what to check after it."""
+    gave), with what to check after it. A TLS failure (a certificate not trusted, or for
+    another name) is not retried: it would fail the same way every time."""
     import socket
+    import ssl
 
     reason = str(exc) or type(exc).__name__
     cause: BaseException | None = exc
     while cause is not None:  # httpx's words ("All connection attempts failed") hide why
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return ProviderError(f"cannot connect to {url}: {_untrusted(cause)}")
+        if isinstance(cause, ssl.SSLError):
+            why = cause.reason or cause.strerror or str(cause)
+            return ProviderError(
+                f"cannot connect to {url}: the TLS handshake failed ({why}); check that the "
+                "server speaks https:// at that address"
+            )
         if isinstance(cause, ConnectionRefusedError) or "refused" in str(cause).lower():
             reason = "connection refused"
             break
@@ -157,6 +186,17 @@ def connect_failure(url: str, exc: Exception, base_url_hint: str) -> RetryableEr
     return RetryableError(
         f"cannot connect to {url}: {reason}",
         advice=f"is it running? ({base_url_hint})",
+    )
+
+
+def _untrusted(error: Exception) -> str:
+    """What a refused certificate means to the user, and what to do."""
+    why = getattr(error, "verify_message", "") or str(error)
+    if "hostname" in why.lower() or "ip address mismatch" in why.lower():
+        return f"its certificate is for another name ({why.rstrip('.')}); check the base URL"
+    return (
+        f"its certificate is not trusted ({why}); if a private CA signed it, set "
+        "SSL_CERT_FILE (or SSL_CERT_DIR) to that CA's certificate"
     )
 
 

@@ -136,11 +136,20 @@ class Confined:
     status_fd: int | None = None  # read end: the keeper writes "EXIT LEFTOVERS"
     guard: Guard | None = None  # the workspace's protected paths, checked when it ends
     restored: list[str] = field(default_factory=list)
+    # bubblewrap's PID namespace holds the tree: every process of it descends from the
+    # command's root, and all of them end with it.
+    pid_namespace: bool = False
 
     @property
     def kept(self) -> bool:
         """A keeper (the launcher) owns the tree: it reports and kills what is left."""
         return self.status_fd is not None
+
+    @property
+    def contains_tree(self) -> bool:
+        """Every process of the command's tree descends from its root: none is looked for
+        elsewhere (by the marker in its environment)."""
+        return self.kept or self.pid_namespace
 
     def leftovers(self) -> int | None:
         """How many processes the keeper killed after the command's main process ended."""
@@ -439,7 +448,7 @@ class Sandbox:
                 seccomp_fd = _pipe_holding(program)
                 fds = (seccomp_fd,)
         command = [*bwrap_argv(self.mechanisms.bwrap, layout, cwd, seccomp_fd), *argv]
-        return Confined(command, env, profile, fds, None, watched)
+        return Confined(command, env, profile, fds, None, watched, pid_namespace=True)
 
     def confine_server(
         self,

@@ -1,6 +1,7 @@
-"""The plain-HTTP transport (agentcli.providers.plain_http) against httpx's own transport
+"""The light transport (agentcli.providers.light_http) against httpx's own transport
 (httpcore), side by side: the same raw server answers both, byte for byte, and each
-scenario must end the same way through either (the body, or the kind of error)."""
+scenario must end the same way through either (the body, or the kind of error). Over TLS:
+tests/test_light_https.py."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 import contextlib
 import gzip
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -17,8 +19,9 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from agentcli.providers.http import connect_failure, new_client
-from agentcli.providers.plain_http import PlainHttpTransport
+from agentcli.providers import light_http
+from agentcli.providers.http import connect_failure, light_transport, new_client
+from agentcli.providers.light_http import LightTransport
 
 
 @dataclass
@@ -170,7 +173,7 @@ async def outcome(
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_each_scenario_ends_the_same_through_both_transports(name: str) -> None:
     results, requests = [], []
-    for transport in (PlainHttpTransport(), httpx.AsyncHTTPTransport()):
+    for transport in (LightTransport(), httpx.AsyncHTTPTransport()):
         server = RawServer(script=SCENARIOS[name])
         try:
             results.append(asyncio.run(outcome(transport, server.url)))
@@ -192,7 +195,7 @@ def test_each_scenario_ends_the_same_through_both_transports(name: str) -> None:
 
 def test_the_answer_to_a_head_request_has_no_body_through_both_transports() -> None:
     results = []
-    for transport in (PlainHttpTransport(), httpx.AsyncHTTPTransport()):
+    for transport in (LightTransport(), httpx.AsyncHTTPTransport()):
         server = RawServer(script=[OK_HEAD + b"Content-Length: 5\r\n\r\n"])  # no body
         try:
             results.append(asyncio.run(outcome(transport, server.url, method="HEAD")))
@@ -203,10 +206,10 @@ def test_the_answer_to_a_head_request_has_no_body_through_both_transports() -> N
 
 def test_the_connection_is_closed_once_the_response_is_read(server: RawServer) -> None:
     server.script = SCENARIOS["content-length"]
-    transport = PlainHttpTransport()
+    transport = LightTransport()
     assert asyncio.run(outcome(transport, server.url))[-1] == b"hello"
     assert server.client_closed.wait(3)
-    assert transport._open == set()
+    assert transport.open_connections == 0
 
 
 def test_a_refused_connection_is_described_as_refused() -> None:
@@ -215,7 +218,7 @@ def test_a_refused_connection_is_described_as_refused() -> None:
     closed.close()
 
     async def attempt() -> httpx.ConnectError:
-        async with httpx.AsyncClient(transport=PlainHttpTransport()) as client:
+        async with httpx.AsyncClient(transport=LightTransport()) as client:
             with pytest.raises(httpx.ConnectError) as caught:
                 await client.get(f"http://127.0.0.1:{port}/")
         return caught.value
@@ -225,43 +228,66 @@ def test_a_refused_connection_is_described_as_refused() -> None:
     assert "connection refused" in str(connect_failure("http://x", error, "--base-url"))
 
 
-def test_the_providers_client_uses_it_for_http_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+PROXY_NAMES = ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def clear_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (*PROXY_NAMES, "NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
 
-    async def transports() -> tuple[object, object]:
-        plain, tls = new_client("http://127.0.0.1:1/v1"), new_client("https://example.test/v1")
-        try:
-            return plain._transport, tls._transport
-        finally:
-            await plain.aclose()
-            await tls.aclose()
 
-    plain, tls = asyncio.run(transports())
-    assert isinstance(plain, PlainHttpTransport)
-    assert not isinstance(tls, PlainHttpTransport)
+def test_the_light_transport_carries_http_and_https_and_nothing_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clear_proxies(monkeypatch)
+    plain, tls = light_transport("http://127.0.0.1:1/v1"), light_transport("https://x.test/v1")
+    assert isinstance(plain, LightTransport) and plain.tls is None
+    assert isinstance(tls, LightTransport) and tls.tls is not None
+    assert tls.tls.verify_mode == ssl.CERT_REQUIRED and tls.tls.check_hostname
+    assert light_transport("ws://127.0.0.1:1/v1") is None
+
+
+@pytest.mark.parametrize("name", PROXY_NAMES)
+def test_a_proxy_for_the_scheme_leaves_it_to_httpx(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clear_proxies(monkeypatch)
+    monkeypatch.setenv(name, "http://127.0.0.1:9")
+    scheme = name.lower().removesuffix("_proxy")
+    carried = {s: light_transport(f"{s}://x.test/v1") is None for s in ("http", "https")}
+    assert carried == {"http": scheme in ("http", "all"), "https": scheme in ("https", "all")}
+
+
+def test_the_providers_client_reads_a_body_a_read_at_a_time(
+    server: RawServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What marks the light transport from outside: the chunks that arrived together go up
+    as one piece (httpx's own transport hands up one per chunk)."""
+    clear_proxies(monkeypatch)
+    head = OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
+    server.script = [head + chunked(b"a", b"b", b"c") + b"0\r\n\r\n"]
+    assert asyncio.run(pieces(new_client(server.url), server.url)) == [b"abc"]
+
+
+async def pieces(client: httpx.AsyncClient, url: str) -> list[bytes]:
+    try:
+        async with client.stream("POST", f"{url}/x", json={}) as response:
+            return [piece async for piece in response.aiter_raw()]
+    finally:
+        await client.aclose()
 
 
 def test_without_httptools_plain_http_goes_through_httpxs_transport(
     server: RawServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A machine with no httptools wheel still reaches a plain-HTTP server."""
-    server.script = SCENARIOS["content-length"]
-    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
+    clear_proxies(monkeypatch)
+    head = OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
+    server.script = [head + chunked(b"a", b"b", b"c") + b"0\r\n\r\n"]
     monkeypatch.setitem(sys.modules, "httptools", None)  # its import fails
-    monkeypatch.delitem(sys.modules, "agentcli.providers.plain_http")
-
-    async def fetch() -> tuple[object, bytes]:
-        client = new_client(server.url)
-        try:
-            return client._transport, (await client.post(f"{server.url}/x", json={})).content
-        finally:
-            await client.aclose()
-
-    transport, body = asyncio.run(fetch())
-    assert isinstance(transport, httpx.AsyncHTTPTransport)
-    assert body == b"hello"
+    monkeypatch.delitem(sys.modules, "agentcli.providers.light_http")
+    assert light_transport(server.url) is None
+    assert asyncio.run(pieces(new_client(server.url), server.url)) == [b"a", b"b", b"c"]
 
 
 def test_a_proxy_named_in_the_environment_still_carries_plain_http(
@@ -270,21 +296,17 @@ def test_a_proxy_named_in_the_environment_still_carries_plain_http(
     """httpx routes through HTTP_PROXY only with its own transports, so with a proxy in the
     environment the client keeps them: the proxy gets the request in absolute form."""
     server.script = SCENARIOS["content-length"]
-    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
-        monkeypatch.delenv(name, raising=False)
+    clear_proxies(monkeypatch)
     monkeypatch.setenv("HTTP_PROXY", server.url)
 
-    async def through_proxy() -> tuple[object, bytes]:
+    async def through_proxy() -> bytes:
         client = new_client("http://model.invalid:8080/v1")
         try:
-            answer = await client.post("http://model.invalid:8080/v1/chat", json={})
-            return client._transport, answer.content
+            return (await client.post("http://model.invalid:8080/v1/chat", json={})).content
         finally:
             await client.aclose()
 
-    transport, body = asyncio.run(through_proxy())
-    assert not isinstance(transport, PlainHttpTransport)
-    assert body == b"hello"
+    assert asyncio.run(through_proxy()) == b"hello"
     assert server.requests[0].startswith(b"POST http://model.invalid:8080/v1/chat HTTP/1.1")
 
 
@@ -292,10 +314,110 @@ def test_a_request_http_1_1_cannot_carry_is_httpxs_local_protocol_error(server: 
     server.script = SCENARIOS["content-length"]
 
     async def attempt() -> None:
-        async with httpx.AsyncClient(transport=PlainHttpTransport()) as client:
+        async with httpx.AsyncClient(transport=LightTransport()) as client:
             request = client.build_request("POST", f"{server.url}/x", content=b"abc")
             request.headers["content-length"] = "5"  # claims more than it carries
             await client.send(request)
 
     with pytest.raises(httpx.LocalProtocolError):
         asyncio.run(attempt())
+
+
+class KeepAliveServer:
+    """Answers request after request on each connection (HTTP/1.1 keeps it alive), over
+    TLS given a context. After `answers` requests on a connection it reads the next one and
+    closes without a word: a server that dropped an idle connection as the request came."""
+
+    ANSWER = OK_HEAD + b"Content-Length: 2\r\n\r\nok"
+
+    def __init__(self, tls: ssl.SSLContext | None = None, answers: int = 100) -> None:
+        self.tls, self.answers = tls, answers
+        self.connections = 0
+        self.requests = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            if self.tls is not None:
+                conn = self.tls.wrap_socket(conn, server_side=True)
+            with conn:
+                buffered, answered = b"", 0
+                while True:
+                    while b"\r\n\r\n" not in buffered:
+                        data = conn.recv(65536)
+                        if not data:
+                            return
+                        buffered += data
+                    head, _, buffered = buffered.partition(b"\r\n\r\n")
+                    length = int(head.lower().split(b"content-length: ")[1].split(b"\r")[0])
+                    while len(buffered) < length:
+                        buffered += conn.recv(65536)
+                    buffered = buffered[length:]
+                    self.requests += 1
+                    if answered == self.answers:
+                        return
+                    conn.sendall(self.ANSWER)
+                    answered += 1
+
+    def stop(self) -> None:
+        self.sock.close()
+
+
+async def post_each(transport: LightTransport, url: str, times: int) -> list[bytes]:
+    async with httpx.AsyncClient(transport=transport) as client:
+        return [(await client.post(f"{url}/x", json={})).content for _ in range(times)]
+
+
+def test_a_kept_alive_connection_carries_the_next_request() -> None:
+    server = KeepAliveServer()
+    try:
+        assert asyncio.run(post_each(LightTransport(), server.url, 3)) == [b"ok"] * 3
+    finally:
+        server.stop()
+    assert (server.connections, server.requests) == (1, 3)
+
+
+def test_a_connection_the_server_closes_is_not_used_again() -> None:
+    server = KeepAliveServer()
+    server.ANSWER = OK_HEAD + b"Connection: close\r\nContent-Length: 2\r\n\r\nok"
+    try:
+        assert asyncio.run(post_each(LightTransport(), server.url, 2)) == [b"ok"] * 2
+    finally:
+        server.stop()
+    assert (server.connections, server.requests) == (2, 2)
+
+
+def test_a_request_the_kept_connection_drops_goes_again_on_a_new_one() -> None:
+    server = KeepAliveServer(answers=1)
+    try:
+        assert asyncio.run(post_each(LightTransport(), server.url, 2)) == [b"ok"] * 2
+    finally:
+        server.stop()
+    assert (server.connections, server.requests) == (2, 3)  # the dropped one, sent again
+
+
+def test_a_connection_idle_past_the_keepalive_expiry_is_not_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(light_http, "KEEPALIVE_SECONDS", 0.0)
+    server = KeepAliveServer()
+    try:
+        assert asyncio.run(post_each(LightTransport(), server.url, 2)) == [b"ok"] * 2
+    finally:
+        server.stop()
+    assert (server.connections, server.requests) == (2, 2)

@@ -1,24 +1,31 @@
-"""An httpx transport for plain `http://` model servers (Ollama, llama.cpp, vLLM on this
-machine; the test suite's scripted servers): one connection per request over asyncio
-streams. The request is framed by h11 (httpcore's own HTTP/1.1 library); the response is
+"""A light httpx transport for model servers, `http://` and `https://`: HTTP/1.1 over
+asyncio streams (TLS by the standard ssl module, with the context httpx itself would
+build). The request is framed by h11 (httpcore's own HTTP/1.1 library); the response is
 parsed by httptools (llhttp, Node.js's parser in C; uvicorn's), which reads a streamed
 body's chunks at a fraction of h11's cost per chunk: a streaming server sends one chunk
 per event, so this is paid once for every piece of an answer (bench/README.md).
 
 httpx's default transport is httpcore on anyio, whose import and set-up cost a one-shot
-run more than the request itself to a local server (bench/standins.py measures it; figures
-in bench/README.md). The
-provider's client uses this transport only for an `http://` base URL: TLS, HTTP/2 and
-connection pooling stay with httpcore, and httpx still sends a request through a proxy
-named in the environment (HTTP_PROXY, ALL_PROXY) with its own transport. Failures are
-raised as the httpx exceptions httpcore's would be, with the OS error as the cause, so
-the provider describes them the same way.
+run more than the request itself to a local server, and whose body is read and handed up
+one HTTP chunk at a time, each through h11, an anyio cancel scope and httpx's iterators:
+over TLS about five times what the whole piece costs here (bench/https.py, profiled in
+bench/README.md). Here every chunk already read goes up as one piece.
+
+What it does not do stays with httpx's transport (agentcli.providers.http chooses): a
+proxy named in the environment, HTTP/2. A connection whose response was read to its end
+and that the server keeps alive is reused for the next request to the same origin within
+KEEPALIVE_SECONDS (httpx's own default expiry), as httpcore's pool would; a request that
+finds such a connection closed by the server before any answer is sent again once on a
+new one. Failures are raised as the httpx exceptions httpcore's would be, with the OS (or
+TLS) error as the cause, so the provider describes them the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import ssl
+import time
 from collections.abc import AsyncIterator
 
 import h11
@@ -27,30 +34,90 @@ import httpx
 
 READ_SIZE = 64 * 1024
 MAX_HEAD_BYTES = 16 * 1024  # a response head larger than h11's own limit is refused
+KEEPALIVE_SECONDS = 5.0  # httpx.Limits' default keepalive_expiry
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+Origin = tuple[str, str, int]
 
 
-class PlainHttpTransport(httpx.AsyncBaseTransport):
-    """Plain HTTP/1.1, a new connection for each request, closed when its response is."""
+class LightTransport(httpx.AsyncBaseTransport):
+    """HTTP/1.1 to `http://` and, given a TLS context, `https://` origins."""
 
-    def __init__(self) -> None:
-        self._open: set[_Exchange] = set()
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.tls = tls
+        self.in_flight: set[_Exchange] = set()  # closed with the transport
+        self._idle: dict[Origin, list[_Connection]] = {}
+
+    @property
+    def open_connections(self) -> int:
+        """Connections in use or kept for reuse (what the tests check is released)."""
+        return len(self.in_flight) + sum(len(kept) for kept in self._idle.values())
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.url.scheme != "http":
+        scheme = request.url.scheme
+        if scheme not in DEFAULT_PORTS or (scheme == "https" and self.tls is None):
             raise httpx.UnsupportedProtocol(
-                f"this transport speaks plain http://, not {request.url.scheme}://",
-                request=request,
+                f"this transport does not speak {scheme}://", request=request
             )
-        exchange = await _Exchange.connect(request, self._open)
+        origin = (scheme, request.url.host, request.url.port or DEFAULT_PORTS[scheme])
+        kept = self._take_idle(origin)
+        if kept is not None:
+            try:
+                return await self._exchange(request, kept)
+            except _NotAnswered:  # the server had closed it while it was idle
+                pass
+        return await self._exchange(request, await self._connect(request, origin))
+
+    async def _exchange(self, request: httpx.Request, connection: _Connection) -> httpx.Response:
+        exchange = _Exchange(request, connection, self)
         try:
             return await exchange.send()
         except BaseException:
             exchange.close()
             raise
 
+    async def _connect(self, request: httpx.Request, origin: Origin) -> _Connection:
+        scheme, host, port = origin
+        timeout = request.extensions.get("timeout", {}).get("connect")
+        tls = {"ssl": self.tls, "server_hostname": host} if scheme == "https" else {}
+        try:
+            async with asyncio.timeout(timeout):
+                reader, writer = await asyncio.open_connection(host, port, **tls)
+        except TimeoutError as exc:
+            raise httpx.ConnectTimeout(f"timed out connecting to {host}", request=request) from exc
+        except OSError as exc:  # ssl.SSLError (a certificate refused) is one too
+            message = str(exc) or type(exc).__name__
+            raise httpx.ConnectError(message, request=request) from _refusal(exc)
+        return _Connection(origin, reader, writer)
+
+    def _take_idle(self, origin: Origin) -> _Connection | None:
+        kept = self._idle.get(origin, [])
+        while kept:
+            connection = kept.pop()
+            if connection.reusable():
+                return connection
+            connection.close()
+        return None
+
+    def release(self, connection: _Connection) -> None:
+        """A connection whose response is read to its end: kept, or closed."""
+        if connection.keep:
+            connection.idle_since = time.monotonic()
+            self._idle.setdefault(connection.origin, []).append(connection)
+        else:
+            connection.close()
+
     async def aclose(self) -> None:
-        for exchange in list(self._open):
+        for exchange in list(self.in_flight):
             exchange.close()
+        for kept in self._idle.values():
+            for connection in kept:
+                connection.close()
+        self._idle.clear()
+
+
+class _NotAnswered(Exception):
+    """A kept connection the server closed before sending anything for this request."""
 
 
 def _refusal(exc: OSError) -> OSError:
@@ -61,18 +128,38 @@ def _refusal(exc: OSError) -> OSError:
     return exc
 
 
+class _Connection:
+    """One TCP (or TLS) connection to an origin; `keep` once a response on it has ended in
+    a way that lets another request follow."""
+
+    def __init__(
+        self, origin: Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.origin, self.reader, self.writer = origin, reader, writer
+        self.keep = False
+        self.used = False  # a request was sent on it before
+        self.idle_since = 0.0
+
+    def reusable(self) -> bool:
+        fresh = time.monotonic() - self.idle_since < KEEPALIVE_SECONDS
+        return fresh and not self.reader.at_eof() and not self.writer.is_closing()
+
+    def close(self) -> None:
+        self.keep = False
+        self.writer.close()
+
+
 class _Exchange:
     """One request and its response on one connection. The parser calls the `on_*`
     methods as it reads; `body` holds the data read and not yet handed up."""
 
     def __init__(
-        self,
-        request: httpx.Request,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        registry: set[_Exchange],
+        self, request: httpx.Request, connection: _Connection, transport: LightTransport
     ) -> None:
-        self.request, self.reader, self.writer = request, reader, writer
+        self.request, self.connection, self.transport = request, connection, transport
+        self.reader, self.writer = connection.reader, connection.writer
+        self.reused = connection.used
+        connection.used, connection.keep = True, False
         self.timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
         self.parser = httptools.HttpResponseParser(self)
         self.reason = b""
@@ -81,24 +168,9 @@ class _Exchange:
         self.status: int | None = None  # of the final response, once its head is read
         self.body: list[bytes] = []
         self.complete = False  # the whole response is read
-        self.registry = registry
-        registry.add(self)
-
-    @classmethod
-    async def connect(cls, request: httpx.Request, registry: set[_Exchange]) -> _Exchange:
-        url = request.url
-        timeouts = request.extensions.get("timeout", {})
-        try:
-            async with asyncio.timeout(timeouts.get("connect")):
-                reader, writer = await asyncio.open_connection(url.host, url.port or 80)
-        except TimeoutError as exc:
-            raise httpx.ConnectTimeout(
-                f"timed out connecting to {url.host}", request=request
-            ) from exc
-        except OSError as exc:
-            message = str(exc) or type(exc).__name__
-            raise httpx.ConnectError(message, request=request) from _refusal(exc)
-        return cls(request, reader, writer, registry)
+        self.trailing = False  # bytes came after the response's end
+        self.done = False  # the connection was released or closed
+        transport.in_flight.add(self)
 
     async def send(self) -> httpx.Response:
         request = self.request
@@ -123,6 +195,8 @@ class _Exchange:
         except TimeoutError as exc:
             raise httpx.WriteTimeout("timed out sending the request", request=request) from exc
         except OSError as exc:
+            if self.reused:
+                raise _NotAnswered from exc
             raise httpx.WriteError(str(exc) or type(exc).__name__, request=request) from exc
         while self.status is None:
             await self.receive()
@@ -142,8 +216,12 @@ class _Exchange:
         except TimeoutError as exc:
             raise httpx.ReadTimeout("timed out reading the response", request=self.request) from exc
         except OSError as exc:
+            if self.reused and self.received == 0 and self.status is None:
+                raise _NotAnswered from exc
             raise httpx.ReadError(str(exc) or type(exc).__name__, request=self.request) from exc
         if not data:
+            if self.reused and self.received == 0 and self.status is None:
+                raise _NotAnswered
             self._closed()
             return
         try:
@@ -151,6 +229,7 @@ class _Exchange:
         except httptools.HttpParserError as exc:
             if not self.complete:  # anything after a complete response is not read
                 raise httpx.RemoteProtocolError(str(exc), request=self.request) from exc
+            self.trailing = True
         if self.status is None:  # all that came is a head (or informational responses)
             self.received += len(data)
             if self.received > MAX_HEAD_BYTES:
@@ -172,10 +251,12 @@ class _Exchange:
                 "peer closed connection without sending complete message body",
                 request=self.request,
             )
-        self.complete = True
+        self.complete, self.trailing = True, True  # nothing can follow on it
 
     # httptools' callbacks
     def on_message_begin(self) -> None:
+        if self.complete:  # a second response where none was asked for
+            self.trailing = True
         self.headers, self.reason = [], b""
 
     def on_status(self, reason: bytes) -> None:
@@ -189,23 +270,32 @@ class _Exchange:
         if status >= 200:  # 1xx: informational, the response itself follows
             self.status = status
             # The parser cannot know the method: the answer to a HEAD has no body.
-            self.complete = self.request.method == "HEAD"
+            if self.request.method == "HEAD":
+                self.complete = True
 
     def on_body(self, data: bytes) -> None:
         if not self.complete:
             self.body.append(data)
 
     def on_message_complete(self) -> None:
-        if self.status is not None:
+        if self.status is not None and not self.complete:
             self.complete = True
+            self.connection.keep = self.parser.should_keep_alive()
 
     def close(self) -> None:
-        self.registry.discard(self)
-        self.writer.close()
+        """The response is done with: its connection kept for the next request when it
+        ended cleanly and the server keeps it alive, else closed."""
+        if self.done:
+            return
+        self.done = True
+        self.transport.in_flight.discard(self)
+        if not (self.complete and not self.trailing and not self.body):
+            self.connection.keep = False
+        self.transport.release(self.connection)
 
 
 class _Body(httpx.AsyncByteStream):
-    """The response body as it arrives; the connection closes with it."""
+    """The response body as it arrives; the connection is released with it."""
 
     def __init__(self, exchange: _Exchange) -> None:
         self.exchange = exchange
