@@ -47,6 +47,11 @@ def one_shot_prompt(
     found = find_commands(settings.workspace, settings.config.trusted, frozenset(COMMANDS))
     command = found.found.get(name)
     if command is None:
+        why = found.why_not(name)
+        if why is not None:
+            from agentcli.errors import UsageError
+
+            raise UsageError(f"/{name} was skipped: {visible(why)}")
         if not os.path.lexists("/" + name.split(":")[0]):  # not a path either: a typo?
             shown = visible(name)
             sys.stderr.write(f"agentcli: no custom command /{shown}; sent as written\n")

@@ -68,6 +68,11 @@ class Commands:
     skipped: list[Skipped] = field(default_factory=list)
     untrusted: list[str] = field(default_factory=list)  # project folders not read
 
+    def why_not(self, name: str) -> str | None:
+        """Why there is no command `name` though a file would make one: one line."""
+        skipped = next((s for s in self.skipped if s.name == name), None)
+        return f"{skipped.path}: {skipped.why}" if skipped is not None else None
+
 
 def find_commands(workspace: Path, trusted: bool, reserved: frozenset[str]) -> Commands:
     """Every command file in the project's folders (when `trusted`) and the user's; a name
@@ -79,15 +84,17 @@ def find_commands(workspace: Path, trusted: bool, reserved: frozenset[str]) -> C
         gemini = ".gemini" in folder.path.parts
         for path, parts in _files(folder.path, ".toml" if gemini else ".md"):
             shown = f"{folder.label}/{'/'.join(parts)}"
+            name = ""
             try:
-                command = _load(path, parts, folder, gemini)
+                name = command_name(parts)
+                command = _load(path, name, folder, gemini)
             except FrontMatterError as problem:
-                commands.skipped.append(Skipped(shown, str(problem)))
+                commands.skipped.append(Skipped(shown, str(problem), name))
                 continue
             first = commands.found.get(command.name)
             if command.name in reserved or command.name.startswith("mcp__"):
-                why = f"/{command.name} is agentcli's own command"
-                commands.skipped.append(Skipped(shown, why))
+                why = f"/{command.name} is agentcli's own command; rename the file"
+                commands.skipped.append(Skipped(shown, why, command.name))
             elif first is not None:
                 why = f"/{command.name} from {first.origin} is used instead"
                 commands.skipped.append(Skipped(shown, why))
@@ -111,14 +118,18 @@ def _files(root: Path, suffix: str) -> list[tuple[Path, tuple[str, ...]]]:
     return found
 
 
-def _load(path: Path, parts: tuple[str, ...], folder: Folder, gemini: bool) -> CustomCommand:
+def command_name(parts: tuple[str, ...]) -> str:
+    """`git/commit.md` → `git:commit`."""
     *spaces, file_name = parts
     words = [*spaces, file_name.rsplit(".", 1)[0]]
     if not all(PART.fullmatch(word) for word in words):
         raise FrontMatterError(
             "its name is not a command's: letters, digits, - _ and . in each part of it"
         )
-    name = ":".join(words)
+    return ":".join(words)
+
+
+def _load(path: Path, name: str, folder: Folder, gemini: bool) -> CustomCommand:
     text = _read(path)
     if gemini:
         return _from_toml(name, text, folder)

@@ -50,6 +50,7 @@ class Skill:
 class Skipped:
     path: str  # as a listing shows it
     why: str
+    name: str = ""  # a command's, when its file's name made one
 
 
 @dataclass(slots=True)

@@ -81,6 +81,9 @@ async def run_custom(repl: ReplHost, name: str, argument: str) -> bool:
         repl.commands = load_commands(repl.settings, repl.commands_reserved)  # a new file
         command = repl.commands.found.get(name)
     if command is None:
+        why = repl.commands.why_not(name)
+        if why is not None:
+            raise UsageError(f"/{name} was skipped: {visible(why)}")
         return False
     try:
         expansion = expand(command, argument)
