@@ -38,33 +38,21 @@ def one_shot_prompt(
     match = COMMAND_LIKE.fullmatch((typed or "").strip())
     if match is None:
         return plain
-    from agentcli.habits.commands import expand, find_commands
-    from agentcli.habits.front_matter import FrontMatterError
-    from agentcli.output.visible import visible
+    from agentcli.habits.commands import command_turn, find_commands, unknown_tools_note
     from agentcli.ui.slash import COMMANDS
 
     name, arguments = match.group(1), match.group(2) or ""
     found = find_commands(settings.workspace, settings.config.trusted, frozenset(COMMANDS))
-    command = found.found.get(name)
-    if command is None:
-        why = found.why_not(name)
-        if why is not None:
-            from agentcli.errors import UsageError
-
-            raise UsageError(f"/{name} was skipped: {visible(why)}")
+    expansion = command_turn(found, name, arguments)
+    if expansion is None:
         if not os.path.lexists("/" + name.split(":")[0]):  # not a path either: a typo?
-            shown = visible(name)
-            sys.stderr.write(f"agentcli: no custom command /{shown}; sent as written\n")
-        return plain
-    try:
-        expansion = expand(command, arguments)
-    except FrontMatterError as problem:
-        from agentcli.errors import UsageError
+            from agentcli.output.visible import visible
 
-        raise UsageError(f"/{name} ({command.origin}): {problem}") from None
-    if expansion.unknown:
-        names = ", ".join(visible(n) for n in expansion.unknown)
-        sys.stderr.write(f"agentcli: /{name}: allowed-tools names {names}, which agentcli lacks\n")
+            sys.stderr.write(f"agentcli: no custom command /{visible(name)}; sent as written\n")
+        return plain
+    note = unknown_tools_note(name, expansion)
+    if note is not None:
+        sys.stderr.write(f"agentcli: {note}\n")
     if expansion.model is not None:
         from agentcli.assembly import with_model
 

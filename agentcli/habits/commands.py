@@ -205,6 +205,34 @@ class Expansion:
     unknown: list[str]  # allowed-tools names no agentcli tool answers to
 
 
+def command_turn(commands: Commands, name: str, arguments: str) -> Expansion | None:
+    """What `/name ARGUMENTS` sends, or None when no file defines `name`. A file skipped,
+    or an allowed-tools entry that is no rule, is one UsageError line naming it."""
+    from agentcli.errors import UsageError
+    from agentcli.output.visible import visible
+
+    command = commands.found.get(name)
+    if command is None:
+        why = commands.why_not(name)
+        if why is not None:
+            raise UsageError(f"/{name} was skipped: {visible(why)}")
+        return None
+    try:
+        return expand(command, arguments)
+    except FrontMatterError as problem:
+        raise UsageError(f"/{name} ({visible(command.origin)}): {problem}") from None
+
+
+def unknown_tools_note(name: str, expansion: Expansion) -> str | None:
+    """The line saying which allowed-tools entries name tools agentcli does not have."""
+    if not expansion.unknown:
+        return None
+    from agentcli.output.visible import visible
+
+    names = ", ".join(visible(entry) for entry in expansion.unknown)
+    return f"/{name}: allowed-tools names {names}, which agentcli does not have"
+
+
 def expand(command: CustomCommand, arguments: str) -> Expansion:
     """The prompt `/name ARGUMENTS` sends, with the turn's model and narrowed tools. Raises
     FrontMatterError for an allowed-tools entry that is not a rule."""

@@ -12,18 +12,23 @@ from agentcli.records import dataclass
 
 # (folder, whose) in the order a name is looked for; "project" folders are the workspace's.
 SKILL_FOLDERS = (
-    (".agents/skills", "project"),  # the open standard's (Codex reads it)
+    (".agents/skills", "project"),  # the open standard's (Codex and opencode read it)
     (".claude/skills", "project"),  # Claude Code's
+    (".opencode/skills", "project"),
     ("skills", "agentcli"),  # beside the user's config.toml
-    ("~/.agents/skills", "user"),  # the open standard's for a user (Codex)
+    ("~/.agents/skills", "user"),  # the open standard's for a user (Codex, opencode)
     ("~/.claude/skills", "user"),  # Claude Code's
+    ("~/.config/opencode/skills", "user"),
 )
 COMMAND_FOLDERS = (
     (".agentcli/commands", "project"),
     (".claude/commands", "project"),  # Claude Code's Markdown commands
+    (".opencode/commands", "project"),  # opencode's, the same Markdown
+    (".opencode/command", "project"),  # (its older name)
     (".gemini/commands", "project"),  # Gemini CLI's TOML commands
     ("commands", "agentcli"),
     ("~/.claude/commands", "user"),
+    ("~/.config/opencode/commands", "user"),
     ("~/.gemini/commands", "user"),
 )
 

@@ -72,26 +72,16 @@ def skill_completions(word: str, skills: Skills | None) -> Iterator[tuple[str, s
 
 async def run_custom(repl: ReplHost, name: str, argument: str) -> bool:
     """`/name ARGS` as a custom command's turn; False when there is no such command."""
-    from agentcli.errors import UsageError
-    from agentcli.habits.commands import expand
-    from agentcli.habits.front_matter import FrontMatterError
+    from agentcli.habits.commands import command_turn, unknown_tools_note
 
-    command = repl.commands.found.get(name)
-    if command is None:
+    if name not in repl.commands.found:
         repl.commands = load_commands(repl.settings, repl.commands_reserved)  # a new file
-        command = repl.commands.found.get(name)
-    if command is None:
-        why = repl.commands.why_not(name)
-        if why is not None:
-            raise UsageError(f"/{name} was skipped: {visible(why)}")
+    expansion = command_turn(repl.commands, name, argument)
+    if expansion is None:
         return False
-    try:
-        expansion = expand(command, argument)
-    except FrontMatterError as problem:
-        raise UsageError(f"/{name} ({command.origin}): {problem}") from None
-    if expansion.unknown:
-        names = ", ".join(visible(n) for n in expansion.unknown)
-        repl.say(f"  /{name}: allowed-tools names {names}, which agentcli does not have")
+    note = unknown_tools_note(name, expansion)
+    if note is not None:
+        repl.say(f"  {note}")
     with repl.narrowing.narrowed(expansion.rules, f"/{name}"):
         if expansion.model is None or expansion.model == str(repl.agent.model):
             await repl.turn(expansion.text)
