@@ -67,7 +67,7 @@ def test_a_subfolder_is_a_namespace_and_arguments_without_a_place_are_appended(
     assert sent(server) == "Commit the staged work.\n\nARGUMENTS: fix the parser"
 
 
-def test_claude_codes_and_gemini_clis_commands_work_as_they_are(
+def test_claude_codes_gemini_clis_and_opencodes_commands_work_as_they_are(
     run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
 ) -> None:
     command_file(
@@ -80,11 +80,14 @@ def test_claude_codes_and_gemini_clis_commands_work_as_they_are(
         "refactor/pure.toml",
         'description = "Make it pure"\nprompt = """Refactor {{args}} into pure functions."""\n',
     )
-    server.enqueue(Reply.text(["ok"]), Reply.text(["ok"]))
+    command_file(cli_home / ".config" / "opencode" / "commands", "tests.md", "Run the $1 tests.")
+    server.enqueue(Reply.text(["ok"]), Reply.text(["ok"]), Reply.text(["ok"]))
     assert run_cli(["run", "/explain monads"], server=server).returncode == 0
     assert run_cli(["run", "/refactor:pure utils.py"], server=server).returncode == 0
+    assert run_cli(["run", "/tests unit"], server=server).returncode == 0
     assert sent(server, 0) == "Explain monads simply."
     assert sent(server, 1) == "Refactor utils.py into pure functions."
+    assert sent(server, 2) == "Run the unit tests."
 
 
 def test_a_path_in_the_commands_prompt_attaches_the_file(

@@ -143,13 +143,15 @@ def test_project_skills_are_read_only_in_a_trusted_workspace(home: Path, tmp_pat
     workspace = tmp_path / "ws"
     write_skill(workspace / ".agents" / "skills", "mine", front(name="mine", description="p"))
     write_skill(workspace / ".claude" / "skills", "theirs", front(name="theirs", description="c"))
+    write_skill(workspace / ".opencode" / "skills", "open", front(name="open", description="o"))
     untrusted = find_skills(workspace, trusted=False)
     assert untrusted.found == []
-    assert untrusted.untrusted == [".agents/skills", ".claude/skills"]
+    assert untrusted.untrusted == [".agents/skills", ".claude/skills", ".opencode/skills"]
     trusted = find_skills(workspace, trusted=True)
     assert [(s.name, s.origin, s.project) for s in trusted.found] == [
         ("mine", ".agents/skills", True),
         ("theirs", ".claude/skills", True),
+        ("open", ".opencode/skills", True),
     ]
 
 
