@@ -256,3 +256,14 @@ def test_a_public_collection_is_read_as_the_reference_validator_reads_it(
     assert ("~/.claude/skills/document-skills", "no SKILL.md in it") in {
         (s.path, s.why) for s in skills.skipped
     }
+
+
+def test_a_skipped_folder_named_with_a_newline_or_a_control_is_one_line_of_the_listing(
+    home: Path, tmp_path: Path
+) -> None:
+    from agentcli.ui.habits import skills_lines
+
+    (home / ".claude" / "skills" / "two\nlines\x1b[2J").mkdir(parents=True)
+    lines = skills_lines(find_skills(tmp_path / "ws", trusted=False), 200)
+    assert lines[-1] == "  skipped ~/.claude/skills/two\\nlines␛[2J: no SKILL.md in it"
+    assert all("\n" not in line and "\x1b" not in line for line in lines)
