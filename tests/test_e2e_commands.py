@@ -78,7 +78,7 @@ def test_claude_codes_gemini_clis_and_opencodes_commands_work_as_they_are(
     command_file(
         cli_home / ".gemini" / "commands",
         "refactor/pure.toml",
-        'description = "Make it pure"\nprompt = """Refactor {{args}} into pure functions."""\n',
+        'description = "Make it pure"\nprompt = "Refactor {{args}} as @{notes.txt} says."\n',
     )
     command_file(cli_home / ".config" / "opencode" / "commands", "tests.md", "Run the $1 tests.")
     server.enqueue(Reply.text(["ok"]), Reply.text(["ok"]), Reply.text(["ok"]))
@@ -86,7 +86,7 @@ def test_claude_codes_gemini_clis_and_opencodes_commands_work_as_they_are(
     assert run_cli(["run", "/refactor:pure utils.py"], server=server).returncode == 0
     assert run_cli(["run", "/tests unit"], server=server).returncode == 0
     assert sent(server, 0) == "Explain monads simply."
-    assert sent(server, 1) == "Refactor utils.py into pure functions."
+    assert sent(server, 1).startswith("Refactor utils.py as @notes.txt says.\n\n<file path=")
     assert sent(server, 2) == "Run the unit tests."
 
 
