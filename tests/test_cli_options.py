@@ -143,7 +143,7 @@ def test_run_imports_neither_typer_nor_pydantic(cli_home, workspace, server):
         "sys.argv = ['agentcli', 'run', '--max-steps', '2', 'hi']\n"
         "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
         "print(code, sorted({m.split('.')[0] for m, mod in sys.modules.items() if mod is not None}"
-        " & {'typer', 'pydantic',"
+        " & {'typer', 'pydantic', 'yaml',"
         " 'click', 'rich', 'prompt_toolkit', 'jsonschema'}), file=sys.stderr)"
     )
     env = {

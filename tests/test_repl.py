@@ -45,6 +45,7 @@ COMMANDS = (
     "diff",
     "init",
     "approvals",
+    "skills",
 )
 INTERRUPTED_MARK = "[interrupted by the user]"
 UP = "\x1b[A"

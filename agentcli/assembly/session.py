@@ -6,7 +6,8 @@ already hold as one `SharedParts`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentcli.records import dataclass, field
@@ -14,6 +15,7 @@ from agentcli.records import dataclass, field
 if TYPE_CHECKING:
     from agentcli.agent.call_steps import CallStep
     from agentcli.agent.session import Agent
+    from agentcli.habits.skills import Skills
     from agentcli.output.base import Output
     from agentcli.policy.engine import Approver
     from agentcli.process.run import LiveTrees
@@ -36,6 +38,7 @@ class SharedParts:
     processes: LiveTrees | None = None
     # Steps around every tool call of every agent opened with these parts.
     steps: list[CallStep] = field(default_factory=list)
+    skills: Skills | None = None  # found once: their folders are places of `sandbox`
 
     async def aclose(self) -> None:
         """The holder is done: every process its agents started, the MCP servers, the
@@ -53,11 +56,13 @@ class SharedParts:
 def long_lived_tools(settings: RunSettings) -> SharedParts:
     """The sandbox and the tools that outlive each agent of a REPL (started now: MCP
     servers take a while)."""
+    from agentcli.assembly.habits import session_skills, skill_places
     from agentcli.assembly.tools import session_registry
     from agentcli.sandbox.confine import session_sandbox
     from agentcli.workspace.root import Workspace
 
-    sandbox = session_sandbox(settings)
+    skills = session_skills(settings)
+    sandbox = session_sandbox(settings, skill_places(skills))
     try:
         registry = session_registry(
             settings.config, settings.provider, Workspace(settings.workspace), sandbox
@@ -65,7 +70,7 @@ def long_lived_tools(settings: RunSettings) -> SharedParts:
     except BaseException:
         sandbox.close()
         raise
-    return SharedParts(registry=registry, sandbox=sandbox)
+    return SharedParts(registry=registry, sandbox=sandbox, skills=skills)
 
 
 def new_provider(settings: RunSettings) -> Provider:
@@ -134,9 +139,11 @@ def _assemble(
 ) -> Agent:
     from agentcli.agent.executor import Executor
     from agentcli.agent.session import Agent, AgentParts
+    from agentcli.assembly.habits import session_skills, skill_places
     from agentcli.assembly.tools import session_registry
     from agentcli.context.instructions import find_instructions, instructions_block
     from agentcli.context.system_prompt import build_system_prompt
+    from agentcli.habits.skills import prompt_section
     from agentcli.mcp.client_features import bind_session, instructions_section, roots_of
     from agentcli.output.base import FanOut
     from agentcli.paths import data_dir
@@ -157,9 +164,10 @@ def _assemble(
         owned.append(provider.aclose)
     emit = FanOut([session, *outputs])
     workspace = Workspace(settings.workspace)
+    skills = shared.skills if shared.skills is not None else session_skills(settings)
     sandbox = shared.sandbox
     if sandbox is None:
-        sandbox = session_sandbox(settings)
+        sandbox = session_sandbox(settings, skill_places(skills))
         owned.append(sandbox.close)
     policy = build_policy(
         config,
@@ -205,6 +213,7 @@ def _assemble(
         steps=steps,
     )
     instructions = find_instructions(settings.workspace, config.get("instructions.files"))
+    skills_said = prompt_section(skills, settings.workspace)
 
     def system_prompt() -> str:
         return build_system_prompt(
@@ -212,6 +221,7 @@ def _assemble(
             settings.system,
             instructions_block(instructions, settings.workspace),
             instructions_section(registry.sources),
+            skills=skills_said,
         )
 
     agent = Agent(
@@ -249,3 +259,16 @@ async def switch_model(agent: Agent, settings: RunSettings) -> None:
     """`/model NAME`: the agent's next turns go to the model `settings` name."""
     replaced = agent.use_model(settings, new_provider(settings))
     await replaced.aclose()
+
+
+@contextlib.asynccontextmanager
+async def model_for_one_turn(agent: Agent, settings: RunSettings) -> AsyncIterator[None]:
+    """A custom command's `model`: the agent's turns go to the model `settings` name until
+    the block ends, then to the one before (whose provider is kept, not made again)."""
+    before = agent.settings
+    replaced = agent.use_model(settings, new_provider(settings))
+    try:
+        yield
+    finally:
+        used = agent.use_model(before, replaced)
+        await used.aclose()

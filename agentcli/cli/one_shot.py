@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.config import trust
 from agentcli.errors import AgentCliError, ExitCode, UsageError, print_error
@@ -18,6 +18,9 @@ from agentcli.sessions.session import Session, find_session, latest_for
 from agentcli.settings import RunSettings
 from agentcli.signals import ending_signals
 from agentcli.ui.screen import TerminalGate
+
+if TYPE_CHECKING:
+    from agentcli.cli.command_prompt import OneShotPrompt
 
 
 def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) -> Session:
@@ -49,21 +52,29 @@ async def run_prompt(
     outputs: list[Output],
     session: Session,
     screen: TerminalGate | None = None,
+    asked: OneShotPrompt | None = None,
 ) -> int:
     """One prompt to the end: SIGINT, SIGTERM and SIGHUP cancel it, and everything it started
-    stops. `screen`: the terminal's gate, shared by the text output and the approval prompt."""
+    stops. `screen`: the terminal's gate, shared by the text output and the approval prompt;
+    `asked`: a custom command's prompt, with the steps its allowed-tools make."""
     from agentcli.assembly.session import open_agent
     from agentcli.ui.approval import terminal_approver
 
+    steps = asked.steps if asked is not None else []
     try:
-        agent = open_agent(settings, session, outputs, approver=terminal_approver(screen))
+        agent = open_agent(
+            settings, session, outputs, approver=terminal_approver(screen), steps=steps
+        )
     except AgentCliError as error:
         session.close()
         print_error(str(error))
         return error.exit_code
     try:
         with ending_signals(agent.cancel):
-            summary = await agent.run_turn(prompt)
+            images: list[Any] = []
+            if asked is not None and asked.from_command:
+                prompt, images = await attach_mentions(agent, prompt)
+            summary = await agent.run_turn(prompt, images=images)
     except BrokenPipeError:  # stdout's reader left while the ending was written
         return ExitCode.OUTPUT_CLOSED
     finally:
@@ -71,6 +82,30 @@ async def run_prompt(
     if summary.error and summary.status not in ("cancelled", "output_closed"):
         print_error(summary.error)
     return summary.exit_code
+
+
+async def attach_mentions(agent: Any, prompt: str) -> tuple[str, list[Any]]:
+    """`@path` (and `@server:uri`) in the prompt attach as in the REPL; what was attached,
+    or why not, is said on stderr."""
+    if "@" not in prompt:
+        return prompt, []
+    from agentcli.output.visible import visible
+    from agentcli.ui.resource_mentions import expand_chat_mentions
+
+    def say(line: str) -> None:
+        sys.stderr.write(f"agentcli: {visible(line.strip())}\n")
+
+    message, notes, images = await expand_chat_mentions(
+        prompt,
+        agent.workspace,
+        agent.registry,
+        say,
+        image_limit=agent.context.image_limit,
+        sees_images=bool(getattr(agent.provider, "takes_images", False)),
+    )
+    for note in notes:
+        say(note)
+    return message, images
 
 
 def build_outputs(settings: RunSettings, screen: TerminalGate | None = None) -> list[Output]:
@@ -92,7 +127,9 @@ def build_outputs(settings: RunSettings, screen: TerminalGate | None = None) -> 
     return outputs
 
 
-def run_in_event_loop(settings: RunSettings, prompt: str, session: Session) -> int:
+def run_in_event_loop(
+    settings: RunSettings, prompt: str, session: Session, asked: OneShotPrompt | None = None
+) -> int:
     startup_notices(settings, session)
     screen = TerminalGate()  # this run's terminal: the text output and the approval prompt
     workers = CountingExecutor()
@@ -101,7 +138,7 @@ def run_in_event_loop(settings: RunSettings, prompt: str, session: Session) -> i
     try:
         runner.get_loop().set_default_executor(workers)
         outputs = build_outputs(settings, screen)
-        code = runner.run(run_prompt(settings, prompt, outputs, session, screen))
+        code = runner.run(run_prompt(settings, prompt, outputs, session, screen, asked))
     finally:
         if workers.busy:
             # A tool is stuck in a blocking call (a read the kernel never finishes): no

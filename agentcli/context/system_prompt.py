@@ -18,13 +18,15 @@ def _system_name() -> str:
 
 
 def build_system_prompt(
-    workspace: Path, extra: str | None, project: str = "", servers: str = ""
+    workspace: Path, extra: str | None, project: str = "", servers: str = "", *, skills: str = ""
 ) -> str:
-    """agentcli's instructions, then the project's (AGENTS.md), then those of the MCP
-    servers the user trusts, then --system."""
+    """agentcli's instructions, then the project's (AGENTS.md), the skills' names and
+    descriptions, the instructions of the MCP servers the user trusts, then --system."""
     prompt = BASE.format(root=workspace, system=_system_name())
     if project:
         prompt += "\n\n" + project
+    if skills:
+        prompt += "\n\n" + skills
     if servers:
         prompt += "\n\n" + servers
     if extra:

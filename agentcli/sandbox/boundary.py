@@ -30,10 +30,12 @@ NOT_FOR_TOOLS = ("/proc", "/sys", "/dev")
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """A directory a person added to the boundary."""
+    """A directory a person added to the boundary, or one agentcli adds for them to read
+    (a skill's folder: `kept` says what it is, and no tool ever writes there)."""
 
     path: str  # absolute, symlinks resolved
     writable: bool
+    kept: str = ""
 
     def __str__(self) -> str:
         return self.path if self.writable else f"{self.path}:ro"
@@ -153,6 +155,13 @@ class Boundary:
     def check(self, path: Path | str, *, writing: bool) -> Outside | None:
         """None when a tool may reach `path` on its own; else why not, and how to allow."""
         real = str(path)
+        if writing and (kept := self._kept_in(real)) is not None:
+            return Outside(
+                real,
+                f"{real} is in {kept.kept} ({kept.path}), which tools read but never write; "
+                "change it yourself",
+                never=True,
+            )
         if writing and any(within(real, own) for own in self.own):
             return Outside(
                 real,
@@ -210,6 +219,9 @@ class Boundary:
             return Path(real).parent  # a place that is one file (/etc/passwd): walk to it
         return Path(root)
 
+    def _kept_in(self, path: str) -> Place | None:
+        return next((p for p in self.places if p.kept and within(path, p.path)), None)
+
     @staticmethod
     def _root_in(path: str, roots: Iterable[str]) -> str | None:
         """The longest root that holds `path` (the walk from it is the shortest)."""
@@ -238,7 +250,8 @@ class Boundary:
         """For `doctor`: what tools and commands may reach besides the system."""
         lines = [f"workspace {self.workspace} (read-write)"]
         lines += [
-            f"added {p.path} ({'read-write' if p.writable else 'read-only'})" for p in self.places
+            f"{p.kept or 'added'} {p.path} ({'read-write' if p.writable else 'read-only'})"
+            for p in self.places
         ]
         if not self.enforced:
             lines.append("the sandbox is off: tools reach everything but agentcli's own files")

@@ -116,12 +116,16 @@ def _named_places(argv: Sequence[str], cwd: str, env: dict[str, str]) -> list[Pl
     return places
 
 
-def session_sandbox(settings) -> Sandbox:  # type: ignore[no-untyped-def]
+def session_sandbox(settings, places: Sequence[Place] = ()) -> Sandbox:  # type: ignore[no-untyped-def]
     """The sandbox of one session (agentcli.settings.RunSettings): its flags and its
-    configuration's `[sandbox]` table."""
+    configuration's `[sandbox]` table; `places`: what agentcli adds (skills' folders)."""
     chosen = sandbox_settings(
         settings.config, settings.sandbox, settings.allow_network, settings.add_dirs
     )
+    if places:
+        from agentcli.records import replace
+
+        chosen = replace(chosen, places=tuple(dict.fromkeys((*chosen.places, *places))))
     return Sandbox(settings.workspace, chosen)
 
 

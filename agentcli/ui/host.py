@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:
+    from agentcli.agent.narrowed_tools import NarrowedTools
     from agentcli.agent.session import Agent
+    from agentcli.habits.commands import Commands
+    from agentcli.habits.skills import Skills
     from agentcli.sessions.session import Session
     from agentcli.settings import RunSettings
 
@@ -17,6 +20,10 @@ class ReplHost(Protocol):
     done: bool  # set: the REPL ends after this command
     out: TextIO
     renderer: Any  # agentcli.ui.render.ReplRenderer: for views that draw above the prompt
+    skills: Skills | None  # found when the REPL started
+    commands: Commands  # the custom commands (found again when a name is not among them)
+    commands_reserved: frozenset[str]  # the built-in commands' names
+    narrowing: NarrowedTools  # a custom command's allowed-tools, for its turn
 
     def say(self, text: str) -> None:
         """A line for the person, above the prompt."""

@@ -24,6 +24,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.output.plain_text import PlainTextOutput
 
 from agentcli import __version__, records
+from agentcli.agent.narrowed_tools import NarrowedTools
 from agentcli.agent.session import Agent
 from agentcli.assembly.session import long_lived_tools, open_agent
 from agentcli.errors import AgentCliError, ExitCode
@@ -42,6 +43,7 @@ from agentcli.ui.approval_mode import (
     sandbox_segment,
     set_mode,
 )
+from agentcli.ui.habits import load_commands, skill_completions
 from agentcli.ui.keys import EscWatcher
 from agentcli.ui.mentions import path_completions
 from agentcli.ui.render import ReplRenderer
@@ -67,6 +69,10 @@ class ChatCompleter(Completer):
             return
         words = before.split()
         word = words[-1] if words and not before.endswith(" ") else ""
+        if word.startswith("$"):
+            for completion, meta in skill_completions(word, self.repl.skills):
+                yield Completion(completion, -len(word), display_meta=meta)
+            return
         if word.startswith("@"):
             workspace = self.repl.agent.workspace
             for completion, display in path_completions(word[1:], workspace):
@@ -75,8 +81,11 @@ class ChatCompleter(Completer):
                 yield Completion("@" + completion, -len(word), display=display)
 
     def _commands(self) -> dict[str, str]:
-        """The slash commands, and the prompts of the MCP servers that have started."""
+        """The slash commands, the custom ones, and the prompts of the MCP servers that
+        have started."""
         commands = dict(COMMANDS)
+        for name, command in self.repl.commands.found.items():
+            commands[name] = visible(command.describe())
         if any(source.kind == "mcp" for source in self.repl.agent.registry.sources):
             from agentcli.ui.mcp_prompts import describe, prompt_commands
 
@@ -124,6 +133,11 @@ class Repl:
         # sandbox for its MCP servers and commands alike.
         self.shared = long_lived_tools(settings)
         self.registry = self.shared.registry
+        self.skills = self.shared.skills
+        self.narrowing = NarrowedTools()  # a custom command's allowed-tools, in its turn
+        self.shared.steps.append(self.narrowing)
+        self.commands_reserved = frozenset(COMMANDS)
+        self.commands = load_commands(settings, self.commands_reserved)
         self.agent = self._new_agent(session)
         self.pending_context: list[str] = []  # `!command` output for the next message
         self.slash = SlashCommands(self)
@@ -335,8 +349,13 @@ class Repl:
             image_limit=self.agent.context.image_limit,
             sees_images=bool(getattr(self.agent.provider, "takes_images", False)),
         )
+        if self.skills is not None and self.skills.found:
+            from agentcli.habits.skills import attach_mentioned
+
+            message, said = attach_mentioned(message, self.skills, self.agent.workspace.root)
+            notes = [*notes, *said]
         for note in notes:
-            self.say(f"  {note}")
+            self.say(f"  {visible(note)}")
         if self.pending_context:
             message = "\n\n".join([*self.pending_context, message])
             self.pending_context = []

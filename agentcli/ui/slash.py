@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentcli.errors import UsageError
+from agentcli.output.visible import visible
 from agentcli.sessions.session import Session, find_session
 from agentcli.text.words import plural
 
@@ -27,6 +28,7 @@ COMMANDS = {
     "diff": "what this session changed in the workspace",
     "init": "write an AGENTS.md skeleton from the workspace (asks first)",
     "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
+    "skills": "the skills the model may use, where each came from, what was skipped",
 }
 
 
@@ -41,7 +43,10 @@ class SlashCommands:
             await self._mcp_prompt(name, argument)
             return
         if name not in COMMANDS:
-            self.repl.say(f"unknown command /{name}; /help lists them")
+            from agentcli.ui.habits import run_custom
+
+            if not await run_custom(self.repl, name, argument):
+                self.repl.say(f"unknown command /{visible(name)}; /help lists them")
             return
         await getattr(self, f"cmd_{name}")(argument)
 
@@ -73,6 +78,10 @@ class SlashCommands:
 
         for name, (_, prompt) in prompt_commands(self.repl.agent.registry).items():
             self.repl.say(f"  /{name}  {describe(prompt)}")
+        from agentcli.ui.habits import help_lines
+
+        for line in help_lines(self.repl.commands):
+            self._say_wrapped(line)
         self.repl.say("  @path attaches a file · !cmd runs a command yourself · Alt+Enter: newline")
 
     async def cmd_exit(self, argument: str) -> None:
@@ -238,6 +247,15 @@ class SlashCommands:
         from agentcli.ui.approval_mode import approvals_command
 
         self.repl.say(approvals_command(self.repl, argument))
+
+    async def cmd_skills(self, argument: str) -> None:
+        import shutil
+
+        from agentcli.ui.habits import skills_lines
+
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        for line in skills_lines(self.repl.skills, width):
+            self._say_wrapped(line)
 
     async def cmd_compact(self, argument: str) -> None:
         compactor = self.repl.agent.loop.compactor

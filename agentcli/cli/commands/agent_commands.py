@@ -14,19 +14,21 @@ def one_shot(
     prompt: str | None, output: str, continue_: bool, resume: str | None, **flags: Any
 ) -> int:
     from agentcli.assembly import resolve_settings
+    from agentcli.cli.command_prompt import one_shot_prompt
     from agentcli.cli.one_shot import open_session, print_error, run_in_event_loop
-    from agentcli.cli.prompt_input import build_prompt, read_stdin
+    from agentcli.cli.prompt_input import read_stdin
 
     try:
         settings = resolve_settings(output=output, **flags)
-        text = build_prompt(prompt, read_stdin(prompt_expected=prompt in (None, "-")))
-        session = open_session(settings, resume=resume, continue_=continue_)
+        stdin_text = read_stdin(prompt_expected=prompt in (None, "-"))
+        asked = one_shot_prompt(settings, prompt, stdin_text)  # a custom command's, or as typed
+        session = open_session(asked.settings, resume=resume, continue_=continue_)
     except AgentCliError as error:
         print_error(str(error))
         return error.exit_code
     if resume or continue_:
         sys.stderr.write(f"agentcli: {continued(session)}\n")
-    return run_in_event_loop(settings, text, session)
+    return run_in_event_loop(asked.settings, asked.text, session, asked)
 
 
 def continued(session: Any) -> str:
