@@ -382,7 +382,7 @@ def test_the_banner_at_40_columns_breaks_between_its_parts_never_inside_the_path
     assert lines[2:4] == ["  /help for commands · Ctrl-C cancels", "  Ctrl-D exits"], lines
 
 
-def test_an_edit_can_be_approved_for_this_edit_only(
+def test_y_approves_this_edit_only_and_s_the_session(
     term: StartTerminal, server: ScriptedServer, workspace: Path
 ) -> None:
     def edit(call_id: str, old: str, new: str) -> dict:
@@ -398,15 +398,15 @@ def test_an_edit_can_be_approved_for_this_edit_only(
     terminal.send("edit\r")
     terminal.wait_for(APPROVAL)
     block = approval_block(terminal)
-    assert "  o  yes, this edit only (ask again next time)" in block, block
-    assert "  y  yes, and don't ask again for edit_file this session" in block, block
-    terminal.send("o")
-    terminal.wait_for("→ o: yes, this edit only (ask again next time)")
-    terminal.wait_for(lambda: terminal.text().count(APPROVAL) == 2)  # the next edit asks
+    assert "  y  yes, this edit only" in block, block
+    assert "  s  yes, and allow edit_file for this session" in block, block
     terminal.send("y")
+    terminal.wait_for("→ y: yes, this edit only")
+    terminal.wait_for(lambda: terminal.text().count(APPROVAL) == 2)  # the next edit asks
+    terminal.send("s")
     terminal.wait_for(FOOTER)
     terminal.wait_prompt()
-    assert terminal.text().count("● Allow edit_file?") == 2  # the third did not: y holds
+    assert terminal.text().count("● Allow edit_file?") == 2  # the third did not: s holds
     assert (workspace / "notes.txt").read_text() == "first note again\n2nd note\n"
 
 
