@@ -10,7 +10,9 @@ VISIBLE_ROWS = 10  # a longer list scrolls
 
 
 def fit_row(title: str, tail: str, width: int) -> str:
-    """`title · tail` in `width` columns, the title cut first (with …)."""
+    """`title · tail` in `width` columns, the title cut first (with …); no tail, no `·`."""
+    if not tail:
+        return title if len(title) <= width else title[: max(width - 1, 0)] + "…"
     room = width - len(tail) - 3
     if room < 8:
         return (title + " · " + tail)[: max(width, 1)]
