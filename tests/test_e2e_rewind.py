@@ -67,7 +67,7 @@ def test_edits_writes_a_deletion_and_a_rename_are_undone_turn_by_turn(
 ) -> None:
     notes, readme = workspace / "notes.txt", workspace / "README.md"
     original_notes, original_readme = notes.read_text(), readme.read_text()
-    turn(run_cli, server, "first: rewrite the notes", write(str("notes.txt"), "v1\n"))
+    turn(run_cli, server, "first: rewrite the notes", write("notes.txt", "v1\n"))
     turn(
         run_cli,
         server,

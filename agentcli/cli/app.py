@@ -297,7 +297,8 @@ def sessions_rm(session_id: SessionId) -> None:
 def sessions_rewind(
     session_id: SessionId,
     to: Annotated[
-        int, typer.Option("--to", help="The turn to go back to before (1 is the first).", metavar="N")
+        int,
+        typer.Option("--to", help="The turn to go back to before (1 is the first).", metavar="N"),
     ],
     files: Annotated[bool, typer.Option("--files", help="Only the files.")] = False,
     chat: Annotated[bool, typer.Option("--chat", help="Only the conversation.")] = False,
@@ -310,9 +311,7 @@ def sessions_rewind(
     (nothing was written) or a file that could not be restored."""
     from agentcli.cli.commands import session_commands
 
-    _guarded(
-        lambda: session_commands.rewind(session_id, to, files=files, chat=chat, force=force)
-    )
+    _guarded(lambda: session_commands.rewind(session_id, to, files=files, chat=chat, force=force))
 
 
 policy_app = typer.Typer(

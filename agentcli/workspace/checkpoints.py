@@ -354,9 +354,9 @@ def read_log(path: Path) -> list[dict[str, Any]]:
                     record = json.loads(line)
                 except ValueError:
                     continue
-                if isinstance(record, dict) and isinstance(record.get("turn"), str):
-                    if record.get("t") != "change" or _change_ok(record):
-                        records.append(record)
+                usable = isinstance(record, dict) and isinstance(record.get("turn"), str)
+                if usable and (record.get("t") != "change" or _change_ok(record)):
+                    records.append(record)
     except OSError:
         return []
     return records

@@ -193,7 +193,6 @@ def _remove(root: Path, path: Path, item: FilePlan) -> str:
     return "removed (the turn made it)"
 
 
-
 # --- a session's turns, and rewinding one
 
 
