@@ -151,7 +151,7 @@ SETTINGS: dict[str, Setting] = {
             "checkpoints.max_file_bytes",
             int,
             2_000_000,
-            "a larger file is checkpointed by size and hash only",
+            "a larger file is checkpointed by size and time only",
             minimum=0,
             maximum=1 << 40,
         ),

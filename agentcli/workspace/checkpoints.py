@@ -11,8 +11,9 @@ Every path is reached from the workspace root through descriptors without follow
 (agentcli.workspace.safe_open): a link planted in the workspace is recorded as a link, its
 target never read. `.git` and `.agentcli` are never recorded. The contents kept are bounded
 by `checkpoints.max_bytes`: past it the oldest are dropped (other sessions' first, then this
-session's in the order they were kept); a file over `checkpoints.max_file_bytes` is recorded
-by its size and hash only, and a rewind says it cannot bring it back."""
+session's in the order they were kept); a file over `checkpoints.max_file_bytes` is never
+read, only its size and modification time recorded, and a rewind says it cannot bring it
+back."""
 
 from __future__ import annotations
 
@@ -143,6 +144,9 @@ class Checkpoints:
         kind = special_kind(info.st_mode)
         if kind is not None or not stat.S_ISREG(info.st_mode):
             return {"kind": "other", "what": kind or "not a regular file"}
+        if info.st_size > self.max_file_bytes:  # never read: known by size and time alone
+            mark = f"size:{info.st_size}:mtime:{info.st_mtime_ns}"
+            return {"kind": "file", "sha256": mark, "size": info.st_size, "kept": False}
         stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         cached = self._stamps.get(rel)
         if cached is not None and cached[0] == stamp and self._still_good(cached[1], keep):

@@ -93,7 +93,7 @@ def _cannot(store: Checkpoints, item: FilePlan) -> str | None:
         if not target.get("kept") and target.get("size", 0) > store.max_file_bytes:
             return (
                 f"it was {target['size']:,} bytes, over checkpoints.max_file_bytes "
-                f"({store.max_file_bytes:,}): only its size and hash were kept"
+                f"({store.max_file_bytes:,}): only its size and time were recorded"
             )
         return "its content was dropped from the checkpoints (checkpoints.max_bytes)"
     return None
