@@ -182,6 +182,8 @@ def test_model_alone_lists_the_servers_models_in_a_picker_and_switches(
     shown = terminal.text()
     assert "› openai:scripted-model · in use" in shown, shown  # starts on the model in use
     assert "  openai:first-model" in shown and "  openai:third-model" in shown, shown
+    # a model listed without a description is its name alone, not `name ·`
+    assert not any(line.rstrip().endswith("·") for line in shown.splitlines()), shown
     terminal.send("j")  # down
     terminal.wait_for("› openai:third-model")
     terminal.send("\r")
@@ -191,6 +193,17 @@ def test_model_alone_lists_the_servers_models_in_a_picker_and_switches(
 
     turn(terminal, "hello")
     assert server.requests[-1].json["model"] == "third-model"
+
+
+def test_a_slip_of_a_command_name_gets_the_command_it_was_meant_to_be(
+    term: StartTerminal,
+) -> None:
+    terminal = term("chat")
+    terminal.send("/modle\r")
+    terminal.wait_for("unknown command /modle; did you mean /model?")
+    terminal.wait_prompt()
+    terminal.send("/zzzz\r")
+    terminal.wait_for("unknown command /zzzz; /help lists them")
 
 
 def test_model_alone_says_why_when_nothing_is_listed(

@@ -47,9 +47,17 @@ class SlashCommands:
             from agentcli.ui.habits import run_custom
 
             if not await run_custom(self.repl, name, argument):
-                self.repl.say(f"unknown command /{visible(name)}; /help lists them")
+                self.repl.say(f"unknown command /{visible(name)}{self._close_to(name)}")
             return
         await getattr(self, f"cmd_{name}")(argument)
+
+    def _close_to(self, name: str) -> str:
+        """`; did you mean /model?` for a slip of a known name, else `; /help lists them`."""
+        from difflib import get_close_matches
+
+        known = [*COMMANDS, *self.repl.commands.found]
+        close = get_close_matches(name, known, n=1, cutoff=0.75)
+        return f"; did you mean /{close[0]}?" if close else "; /help lists them"
 
     async def _mcp_prompt(self, name: str, argument: str) -> None:
         from agentcli.ui import mcp_prompts
