@@ -43,6 +43,7 @@ COMMANDS = (
     "context",
     "status",
     "diff",
+    "rewind",
     "init",
     "approvals",
     "skills",

@@ -26,6 +26,7 @@ COMMANDS = {
     "context": "what fills the context window, and when compaction comes",
     "status": "model, workspace, approvals, sandbox, context, session",
     "diff": "what this session changed in the workspace",
+    "rewind": "take the files, the conversation or both back to before a turn",
     "init": "write an AGENTS.md skeleton from the workspace (asks first)",
     "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
     "skills": "the skills the model may use, where each came from, what was skipped",
@@ -245,6 +246,11 @@ class SlashCommands:
         from agentcli.ui.diff_view import show_diff
 
         await show_diff(self.repl)
+
+    async def cmd_rewind(self, argument: str) -> None:
+        from agentcli.ui.rewind_view import rewind_command
+
+        await rewind_command(self.repl)
 
     async def cmd_init(self, argument: str) -> None:
         from agentcli.ui.init_command import run_init
