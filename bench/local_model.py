@@ -824,6 +824,56 @@ HELDOUT_41_TWO_ARGS: list[Case] = [
     )
 ]
 
+# Issue 41's development set: the issue's own examples and others like the held-out
+# set's kinds, in other words (the changes of issue 41 were tuned on these only).
+DEV_41: list[Case] = [
+    Case("opne the file notes.txt", "read_file", _path_is("notes.txt")),
+    Case("lsit the docs folder", "list_directory", _path_is("docs", "docs/")),
+    Case("create a folder called drafts", "create_directory", _path_is("drafts", "drafts/")),
+    Case("make a new directory out/reports", "create_directory", _path_is("out/reports")),
+    Case("find the word database", "search_content", _contains("pattern", "database")),
+    Case("what is 12% of 50?", "calculator", _computes(6)),
+    Case("git diff --stat", "run_shell", _equals("command", "git diff --stat")),
+    Case("whoami", "run_shell", _equals("command", "whoami")),
+    Case(
+        "would you be so kind as to run the uptime command for me please",
+        "run_shell",
+        _equals("command", "uptime"),
+    ),
+    Case("serch the code for TODO", "search_content", _contains("pattern", "TODO")),
+    Case("thanks a lot, bye", None),
+]
+DEV_41_TWO_ARGS: list[Case] = [
+    Case(prompt, tool, check, simple=False, two_args=True)
+    for prompt, tool, check in (
+        (
+            "in notes.txt, replace milk with bread",
+            "edit_file",
+            _edit("notes.txt", "milk", "bread"),
+        ),
+        (
+            "change example to sample in README.md",
+            "edit_file",
+            _edit("README.md", "example", "sample"),
+        ),
+        (
+            "edit config.toml so it says prod instead of example",
+            "edit_file",
+            _edit("config.toml", "example", "prod"),
+        ),
+        (
+            "rewrite notes.txt with the text fresh start",
+            "write_file",
+            _two("path", "notes.txt", "content", "fresh start"),
+        ),
+        (
+            "write hello into brand_new.txt",
+            "write_file",
+            _two("path", "brand_new.txt", "content", "hello"),
+        ),
+    )
+]
+
 # Two-argument requests for development (the improvements for them were tuned here).
 DEV_TWO_ARGS: list[Case] = [
     Case(prompt, tool, check, simple=False, two_args=True)
@@ -880,6 +930,7 @@ SETS = {
     "heldout30": HELDOUT_30 + HELDOUT_30_TWO_ARGS,
     "heldout30b": HELDOUT_30B + HELDOUT_30B_TWO_ARGS,
     "heldout41": HELDOUT_41 + HELDOUT_41_TWO_ARGS,
+    "dev41": DEV_41 + DEV_41_TWO_ARGS,
 }
 SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS + SETS["frozen"] + SETS["heldout30"]
 SET_LABELS = {
@@ -890,6 +941,7 @@ SET_LABELS = {
     "heldout30": "frozen for issue 30 before its changes, looked at since (development now)",
     "heldout30b": "frozen for issue 30's second round before its changes (development now)",
     "heldout41": "held out: frozen for issue 41 before its changes",
+    "dev41": "development: issue 41's requests (edits, folders, typos, bare commands)",
     "dev": "development: all",
 }
 

@@ -203,7 +203,11 @@ def _assemble(
         changes=WorkspaceChanges(workspace.root),  # for the REPL's /diff
         saving=session,  # a full or read-only data directory: said once, never lost
     )
-    steps = [*steps, *_checkpoints(settings, session, workspace.root)]
+    steps = [
+        *steps,
+        *_checkpoints(settings, session, workspace.root),
+        _overwrite_asks(lambda: agent.settings),  # `agent`: made below, asked per call
+    ]
     executor = Executor(
         registry,
         policy,
@@ -254,6 +258,14 @@ def _assemble(
         in_turn=lambda: agent.in_turn,
     )
     return agent
+
+
+def _overwrite_asks(current: Callable[[], RunSettings]) -> CallStep:
+    """The step that has a person asked before a whole-file overwrite the embedded small
+    model chose (`--yes` does not answer it), while the model in use is the local one."""
+    from agentcli.agent.overwrite_step import OverwriteAsksStep
+
+    return OverwriteAsksStep(lambda: current().provider.type == "local")
 
 
 def _checkpoints(settings: RunSettings, session: Session, root: Any) -> list[CallStep]:

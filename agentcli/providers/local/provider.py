@@ -38,6 +38,7 @@ from agentcli.providers.local.models import (
     local_available,
     resolve_model_file,
 )
+from agentcli.providers.local.overwrite import spared_choice, spared_decision
 from agentcli.providers.local.prompts import (
     ANSWER_SYSTEM,
     PLAIN_STOP,
@@ -321,6 +322,7 @@ class LocalProvider:
             final = combine_scores(scores, options.weights())
             usage.add(ev.Usage(len(prompt_tokens), 0))
             name = choose(scores, options.weights())
+            name = spared_choice(name, request, names, self.workspace)
             self.last_scores = dict(zip(scores.candidates, final, strict=True))
             self.last_choice = scores
             if name == ANSWER:
@@ -380,6 +382,16 @@ class LocalProvider:
                 value={"message": f"local model: no usable tool call ({detail}); answering"},
             )
             decision = Decision(ANSWER)
+        spared = spared_decision(decision, request, self.workspace)
+        if spared is not decision:
+            yield ev.Custom(
+                name="warning",
+                value={
+                    "message": "local model: it chose to replace a whole file the request "
+                    "did not ask to replace; no call made (say 'overwrite FILE' if you mean it)"
+                },
+            )
+            decision = spared
         if decision.is_call:
             key = (decision.name, canonical_arguments(decision.arguments))
             if key in calls_since_user(messages):
