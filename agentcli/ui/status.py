@@ -46,8 +46,14 @@ def status_lines(agent: Agent) -> list[str]:
     else:
         context = f"{use.used:,} tokens; window not known (set context.window)"
     saved = f" (not saved: {session.unsaved})" if session.unsaved else ""
+    small = []
+    if provider.type == "local":  # what the tiny embedded model can and cannot do
+        from agentcli.providers.local.about import about_lines
+
+        small = about_lines()
     return [
         f"model      {agent.model}",
+        *small,
         f"provider   {provider.name} ({provider.type}){where}",
         f"workspace  {visible(str(settings.workspace))}",
         f"approvals  {approval_mode(agent)}",

@@ -161,6 +161,12 @@ class LocalProvider:
         self.last_choice: ChoiceScores | None = None  # what the last scored choice weighed
         self._channel_free: dict[str, float] = {}  # intent prompt → log P(CONTENT_FREE | it)
         self._prefixes: dict[str, str] = {}  # decision system prompt → its fixed prefix
+        self.activity: str | None = None  # what the step is doing now, for the live line
+
+    def doing(self) -> str | None:
+        """What the model is doing in the step under way ("choosing a tool"): the live
+        line says it while the step is silent (agentcli.agent.waiting)."""
+        return self.activity
 
     # --- the model ---------------------------------------------------------------------
 
@@ -229,6 +235,7 @@ class LocalProvider:
         return self._step(request)
 
     async def _step(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        self.activity = "loading the local model" if self._engine is None else None
         engine = self._engine or await asyncio.to_thread(self.load)
         self.last_decision = None
         self.last_generations = []
@@ -240,6 +247,7 @@ class LocalProvider:
         offered = offered_tools(request.tools, self.options.tools)
         decision: Decision | None = None
         if offered and self._may_call(messages):
+            self.activity = "choosing a tool"
             async with contextlib.aclosing(
                 self._decide(engine, offered, messages, usage)
             ) as decisions:
@@ -272,6 +280,7 @@ class LocalProvider:
             return
         finish = "stop"
         text_open = False
+        self.activity = "writing the answer"
         async with contextlib.aclosing(self._answer(engine, request)) as answer:
             async for kind, value in answer:
                 if kind == "text":

@@ -159,18 +159,25 @@ _CONTENT_BEFORE = re.compile(
 
 
 _INTO = frozenset({"to", "into", "in", "inside", "as"})
-_FILE_NAMED = re.compile(r"\bfile\s+(?:called\s+|named\s+)?([\w.-]+)", re.IGNORECASE)
+# Words after "folder" or "file" that name no entry ("the directory listing")
+_FOLDER_WORDS = _words("listing list contents content tree structure names called named")
+_FILE_NAMED = re.compile(
+    r"\b(?:file|folder|directory|dir)\s+(?:called\s+|named\s+)?([\w.-]+(?:/[\w.-]+)*)",
+    re.IGNORECASE,
+)
 
 
 def file_names(request: str) -> list[str]:
-    """The names of files a request writes when none reads as a path ("put 1.2 into
-    VERSION", "a file called LICENSE"): after "file (called|named)", or the last word
-    after "to"/"into"/"in" of a request that writes."""
+    """The names of files (or folders) a request writes when none reads as a path ("put
+    1.2 into VERSION", "a file called LICENSE", "a folder named logs"): after "file
+    (called|named)", or the last word after "to"/"into"/"in" of a request that writes."""
     found = [match.group(1) for match in _FILE_NAMED.finditer(request)]
     before = _CONTENT_BEFORE.search(request)
     if before:
         found.append(before.group(2))
-    return [name for name in _unique(found) if name.lower() not in _JOINERS]
+    return [
+        name for name in _unique(found) if name.lower() not in _JOINERS | _FOLDER_WORDS
+    ]
 
 
 # A request that writes a file
