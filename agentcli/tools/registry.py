@@ -85,6 +85,15 @@ class ToolRegistry:
                 source.problems.append(f"{source.name} could not start: {result}")
         self._rebuild()
 
+    async def restart(self, source: ToolSource) -> list[str]:
+        """Starts one source again (an MCP server after a login): its tools as it lists
+        them now, for the next step; the problems not reported before."""
+        await self.started()
+        await source.close()
+        await source.start()
+        self._rebuild()
+        return self._new_problems()
+
     async def refresh(self) -> list[str]:
         """Waits for the sources to start, lists again those that changed, and returns
         the problems not reported before (a server that failed, a name clash)."""
