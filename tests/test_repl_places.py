@@ -13,11 +13,14 @@ from typing import Any
 
 import pytest
 
+from tests import test_repl
 from tests.conftest import tool_results, use_backend
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_boundary import BACKENDS
 from tests.test_mcp import toml_str
-from tests.test_repl import StartChat, chat  # noqa: F401 (the fixture)
+from tests.test_repl import StartChat
+
+chat = test_repl.chat  # the fixture: `agentcli chat` in a pseudo-terminal
 
 SHARED_LINE = "shared line from beside the workspace"
 FEATURES = Path(__file__).parent / "fixtures" / "mcp" / "client_features_server.py"
