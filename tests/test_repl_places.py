@@ -81,7 +81,13 @@ def test_a_place_added_mid_session_is_reached_by_every_tool_from_the_next_call(
             ]
         ),
         Reply.text(["read it"]),
-        Reply.tool_calls([write("w3", shared / "c"), shell("s3", f"echo x > {shared}/d")]),
+        Reply.tool_calls(
+            [
+                write("w3", shared / "c"),
+                shell("s3", f"echo x > {shared}/d"),
+                shell("h3", f"echo x > \"$(printf '%s/%s' {shared.parent} {shared.name})/e\""),
+            ]
+        ),
         Reply.text(["tried to write"]),
     )
     session = chat("--yes")
@@ -100,7 +106,7 @@ def test_a_place_added_mid_session_is_reached_by_every_tool_from_the_next_call(
     said = session.command(f"/add-dir {shared}:ro", "added ")
     assert f"added {shared} (read-only, was read-write)" in one_line(said, "added")
     session.turn("read-only now")
-    assert not (shared / "c").exists() and not (shared / "d").exists(), tool_results(server)
+    assert not [name for name in "cde" if (shared / name).exists()], tool_results(server)
 
     status = session.command("/status", "session ")
     assert f"places {shared} (read-only)" in " ".join(status.split()), status
