@@ -66,12 +66,12 @@ async def log_in(repl: ReplHost, name: str) -> None:
     else:
         repl.say(f"{name} let agentcli in without a login; nothing was stored")
     repl.say(f"  (starting MCP server {name}…)")
-    registry = repl.agent.registry
-    for problem in await registry.restart(source):
-        repl.say(f"warning: {visible(problem)}")
+    await repl.agent.registry.restart(source)
     if source.state == "running":
         tools = plural(len(source.tools()), "tool")
         repl.say(f"MCP server {name} is running: its {tools} are the model's from the next turn")
+    else:
+        raise UsageError(f"MCP server {name} did not start: {visible(str(source.error))}")
 
 
 class _Cancelled(Exception):
