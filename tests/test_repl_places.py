@@ -34,6 +34,11 @@ def shell(call_id: str, command: str) -> dict[str, Any]:
     return {"id": call_id, "name": "run_shell", "arguments": {"command": command}}
 
 
+def search(call_id: str, path: Path) -> dict[str, Any]:
+    arguments = {"pattern": "shared line", "path": str(path)}
+    return {"id": call_id, "name": "search_content", "arguments": arguments}
+
+
 def write(call_id: str, path: Path) -> dict[str, Any]:
     arguments = {"path": str(path), "content": "written\n"}
     return {"id": call_id, "name": "write_file", "arguments": arguments}
@@ -69,6 +74,7 @@ def test_a_place_added_mid_session_is_reached_by_every_tool_from_the_next_call(
                 shell("s1", f"cat {data}"),
                 shell("h1", hidden),
                 write("w1", shared / "a"),
+                search("g1", shared),
             ]
         ),
         Reply.text(["tried"]),
@@ -78,6 +84,7 @@ def test_a_place_added_mid_session_is_reached_by_every_tool_from_the_next_call(
                 shell("s2", f"cat {data}"),
                 shell("h2", hidden),
                 write("w2", shared / "b"),
+                search("g2", shared),
             ]
         ),
         Reply.text(["read it"]),
@@ -93,14 +100,14 @@ def test_a_place_added_mid_session_is_reached_by_every_tool_from_the_next_call(
     session = chat("--yes")
     session.turn("before")
     before = tool_results(server)
-    assert not [call for call in ("r1", "s1", "h1", "w1") if SHARED_LINE in before[call]], before
+    assert not [c for c in ("r1", "s1", "h1", "w1", "g1") if SHARED_LINE in before[c]], before
     assert not (shared / "a").exists()
 
     said = session.command(f"/add-dir {shared}", "added ")
     assert f"added {shared} (read-write)" in one_line(said, "every tool reaches it")
     session.turn("after")
     after = tool_results(server)
-    assert all(SHARED_LINE in after[call] for call in ("r2", "s2", "h2")), after
+    assert all(SHARED_LINE in after[call] for call in ("r2", "s2", "h2", "g2")), after
     assert (shared / "b").read_text() == "written\n"
 
     said = session.command(f"/add-dir {shared}:ro", "added ")
