@@ -102,7 +102,7 @@ def test_what_cannot_log_in_is_one_line_and_the_session_goes_on(
     session.expect("(login to sec cancelled; run /mcp login sec again when ready)")
     session.prompt()
     listed = session.command("/mcp", "sec ")
-    assert re.search(r"sec\s+failed: .*agentcli mcp login sec", " ".join(listed.split()))
+    assert re.search(r"sec\s+failed: .*/mcp login sec in a chat", " ".join(listed.split()))
     stored = cli_home / "agentcli" / "data" / "mcp" / "oauth" / "sec.json"
     assert not stored.exists() or "tokens" not in json.loads(stored.read_text())  # registered
     assert "Traceback" not in session.screen()
