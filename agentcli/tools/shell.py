@@ -122,8 +122,10 @@ _NEXT_STEP = {
     "sandbox='workspace-write' and a justification; for the network, sandbox='network'",
     "workspace-write": "if the task needs the network, call again with sandbox='network' "
     "and a justification; a place outside the workspace needs the user to add it "
-    "(--add-dir DIR), and what git follows in .git and .agentcli/ stay read-only",
-    "network": "a place outside the workspace needs the user to add it (--add-dir DIR)",
+    "(--add-dir DIR, or /add-dir DIR in a chat), and what git follows in .git and "
+    ".agentcli/ stay read-only",
+    "network": "a place outside the workspace needs the user to add it (--add-dir DIR, or "
+    "/add-dir DIR in a chat)",
 }
 
 
