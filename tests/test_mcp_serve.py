@@ -423,3 +423,24 @@ def test_the_mcp_inspector_cli_lists_and_calls_the_tools(cli_home: Path, workspa
         "--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=notes.txt"
     )
     assert NOTES_LINES[0] in called["content"][0]["text"]
+
+
+def test_configured_tools_are_lent_only_with_the_flag(cli_home: Path, workspace: Path) -> None:
+    from tests.test_mcp import TIME_SERVER, time_server, write_config
+
+    if not TIME_SERVER.exists():
+        pytest.skip("mcp-server-time not installed")
+    write_config(cli_home, time_server('sandbox = "none"'))
+
+    async def body() -> None:
+        async with lent(cli_home, workspace) as session:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert "read_file" in names and not any(n.startswith("mcp__") for n in names)
+        async with lent(cli_home, workspace, "--with-configured", "--yes") as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            now = tools["mcp__time__get_current_time"]
+            assert now.annotations.open_world_hint is True  # another server's reach is unseen
+            result = await session.call_tool(now.name, {"timezone": "UTC"})
+            assert not result.is_error and "UTC" in text_of(result), text_of(result)
+
+    run(body)
