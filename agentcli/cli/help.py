@@ -28,7 +28,7 @@ SUMMARIES = {
     "policy explain": "What the policy would decide for a call, and why.",
     "tools": "The tools the model can call.",
     "tools list": "Every tool with its risk and where it comes from.",
-    "mcp": "MCP servers: add, remove, list, login, logout; serve agentcli's tools.",
+    "mcp": "MCP servers: add, remove, list, login, logout; serve.",
     "mcp add": "Add an MCP server (stdio command or --url).",
     "mcp remove": "Remove an MCP server.",
     "mcp list": "Start each MCP server and show what it offers.",
