@@ -130,6 +130,25 @@ def test_the_boundary_holds_for_a_client(cli_home: Path, workspace: Path) -> Non
     run(body)
 
 
+def test_beyond_the_boundary_even_an_accepting_client_is_not_asked(
+    cli_home: Path, workspace: Path
+) -> None:
+    """Only a person may let a tool beyond the boundary; a client's answer may be a
+    program's."""
+    outside = workspace.parent / "outside.txt"
+    asked: list[Any] = []
+
+    async def body() -> None:
+        elicit = answering("accept", asked=asked)
+        async with lent(cli_home, workspace, elicit=elicit) as session:
+            read = await session.call_tool("read_file", {"path": str(outside)})
+            assert read.is_error and "--add-dir" in text_of(read), text_of(read)
+            assert OUTSIDE_LINES[0] not in text_of(read)
+
+    run(body)
+    assert asked == []
+
+
 def test_a_call_that_would_ask_is_refused_without_elicitation_saying_which_flag(
     cli_home: Path, workspace: Path
 ) -> None:

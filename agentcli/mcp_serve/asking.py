@@ -81,7 +81,12 @@ def form(kinds: dict[str, str]) -> dict[str, Any]:
 
 
 async def ask_client(prompt: Prompt) -> UserChoice | NobodyToAsk:
-    """The policy's approver for `mcp serve`."""
+    """The policy's approver for `mcp serve`. What only a person may allow (a path beyond
+    the boundary, a command the protected paths' guard cannot cover) is never put to the
+    client: its answer may come from a program. The refusal's reasons say how to allow it
+    (`--add-dir DIR`, say); no flag would, so no hint is added (agentcli.policy.engine)."""
+    if prompt.person_only:
+        return NobodyToAsk(NO_ELICITATION)
     request = current_request.get(None)
     if request is None or not can_elicit(request):
         return NobodyToAsk(NO_ELICITATION)

@@ -61,6 +61,9 @@ class Prompt:
     request: ApprovalRequest
     session_rules: list[str]  # what "always this session" / "this project" would save
     reasons: list[str]
+    # Only a person may answer it (no flag or rule would): an approver that cannot tell a
+    # person from a program (`mcp serve`'s client) refuses it.
+    person_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +313,8 @@ class Policy:
             if verdict.decision != "ask":
                 return _decision(verdict)
             rules = suggested_rules(request, self.workspace)
-            choice = await self.approver(Prompt(request, rules, verdict.reasons))
+            person = verdict.person_only or request.assessment.outside is not None
+            choice = await self.approver(Prompt(request, rules, verdict.reasons, person))
             if isinstance(choice, NobodyToAsk):
                 return _unasked(request, verdict, choice.hint)
             return self._remember(request, choice, rules, verdict)
