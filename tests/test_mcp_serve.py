@@ -463,3 +463,61 @@ def test_configured_tools_are_lent_only_with_the_flag(cli_home: Path, workspace:
             assert not result.is_error and "UTC" in text_of(result), text_of(result)
 
     run(body)
+
+
+def test_stdout_carries_the_protocol_alone(cli_home: Path, workspace: Path) -> None:
+    """Raw JSON-RPC lines in; every line out is one JSON-RPC message, whatever the tools
+    and the configuration's warnings print."""
+    import selectors
+
+    from tests.test_mcp import write_config
+
+    write_config(cli_home, "[no_such_table]\nkey = 1\n")  # a warning, said on stderr
+    hello = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    command = {"command": "echo printed; ls"}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "run_shell", "arguments": command},
+        },
+    ]
+    process = subprocess.Popen(
+        [str(AGENTCLI), "mcp", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=build_env(cli_home),
+        cwd=workspace,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+    process.stdin.flush()
+    answers: list[dict[str, Any]] = []
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while not any(answer.get("id") == 2 for answer in answers):
+            assert selector.select(timeout=60), "no answer from mcp serve"
+            line = process.stdout.readline()
+            assert line, process.stderr.read() if process.stderr else ""
+            answers.append(json.loads(line))  # a line that is not JSON fails here
+    process.stdin.close()  # the client is done: the server ends
+    rest = process.stdout.read()
+    err = process.stderr.read() if process.stderr is not None else ""
+    assert process.wait(timeout=60) == 0, err
+    process.stdout.close()
+    if process.stderr is not None:
+        process.stderr.close()
+    answers += [json.loads(line) for line in rest.splitlines()]
+    assert all(answer["jsonrpc"] == "2.0" for answer in answers)
+    call = next(answer for answer in answers if answer.get("id") == 2)
+    assert call["result"]["structuredContent"]["output"].startswith("printed\n")
+    assert "no_such_table" in err  # the warning went to stderr
