@@ -396,6 +396,21 @@ def test_bad_flags_are_one_line_and_exit_2(run_cli: RunCli) -> None:
         assert needle in result.stderr and result.stdout == ""
 
 
+def test_a_port_in_use_is_one_line_and_exit_2(run_cli: RunCli, cli_home: Path) -> None:
+    import socket
+
+    from tests.conftest import assert_one_error
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli(["mcp", "serve", "--http", str(port)])
+    assert result.returncode == 2 and result.stdout == ""
+    assert_one_error(result, f"--http {port}", "cannot listen")
+    assert not list((cli_home / "agentcli").rglob("*.jsonl"))  # nothing was started
+
+
 # --- agentcli as the client, and the inspector
 
 

@@ -86,6 +86,17 @@ def serve_http(options: LendOptions, *, port: int, token: str, token_generated: 
         raise UsageError(
             "agentcli mcp serve --http needs the serve extra: " + extra_install_command("serve")
         ) from None
+    import socket
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:  # bound before anything starts: a port in use is one line, and nothing ran
+        listener.bind((HOST, port))
+    except OSError as error:
+        listener.close()
+        raise UsageError(
+            f"--http {port}: cannot listen on {HOST}:{port}: {error.strerror}"
+        ) from None
     app = build_app(options, port=port, token=token)
     sys.stderr.write(f"agentcli: serving MCP on http://{HOST}:{port}{PATH} (Ctrl-C stops)\n")
     if token_generated:
@@ -97,5 +108,5 @@ def serve_http(options: LendOptions, *, port: int, token: str, token_generated: 
     config = uvicorn.Config(
         app, host=HOST, port=port, log_level="warning", access_log=False, lifespan="on"
     )
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[listener])
     return 0
