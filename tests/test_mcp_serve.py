@@ -213,7 +213,7 @@ def test_a_medium_call_is_asked_by_elicitation_and_runs_when_accepted(
     [question] = asked
     assert "write_file" in question.message and "medium risk" in question.message
     offered = [c["const"] for c in question.requested_schema["properties"]["choice"]["oneOf"]]
-    assert offered[0] == "call" and "deny" in offered and "project" not in offered
+    assert offered == ["once", "session", "deny"]  # never "project": no rules written
 
 
 def test_a_high_call_declined_by_the_client_is_denied(cli_home: Path, workspace: Path) -> None:

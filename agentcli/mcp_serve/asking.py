@@ -12,7 +12,6 @@ import logging
 from typing import Any
 
 from agentcli.policy.engine import NobodyToAsk, Prompt, UserChoice, offered
-from agentcli.risk import Risk
 
 # The MCP request whose call is being decided (each tools/call runs in its own task,
 # which copies this into the call's tasks).
@@ -37,22 +36,15 @@ def can_elicit(request: Any) -> bool:
 
 
 def choices(prompt: Prompt) -> dict[str, str]:
-    """What the form offers, each with its label, the narrowest yes first: this call; the
-    same again while this server runs, where a rule can describe it (a medium call's
-    plain yes is that already); no. Never "this project": a client's answer does not
-    write the project's rules."""
-    medium = prompt.request.assessment.risk is Risk.MEDIUM
+    """What the form offers, each with its label: this call; the same again while this
+    server runs, where a rule can describe it; no. Never "this project": a client's answer
+    does not write the project's rules."""
     labels = {
-        "call": "yes, this call",
-        "once": "yes, and this tool again while this server runs" if medium else "yes, this call",
+        "once": "yes, this call",
         "session": "yes, and the same again while this server runs",
         "deny": "no",
     }
-    kinds = [k for k in offered(prompt) if k in labels]
-    if "call" in kinds:
-        kinds.remove("call")
-        kinds.insert(0, "call")
-    return {kind: labels[kind] for kind in kinds}
+    return {kind: labels[kind] for kind in offered(prompt) if kind in labels}
 
 
 def question(prompt: Prompt) -> str:
