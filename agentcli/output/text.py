@@ -110,8 +110,10 @@ class TextOutput:
 
     # stderr: what happens around the answer
     def _note(self, line: str) -> None:
+        from agentcli.output.wrapping import for_stream
+
         self._clear_live_line()
-        self.stderr.write(line + "\n")
+        self.stderr.write(for_stream(line, self.stderr) + "\n")
         self.stderr.flush()
 
     def _clear_live_line(self) -> None:

@@ -66,10 +66,17 @@ class ReplRenderer:
 
     # --- lines under the answer
 
+    def _fit(self, text: str) -> str:
+        """On a terminal, a line longer than it broken between words (its own wrap would
+        cut one in two); to a pipe, as it is."""
+        from agentcli.output.wrapping import for_stream
+
+        return for_stream(text, self.stream)
+
     def _line(self, text: str) -> None:
         self._stop_spin()
         self._clear_live_line()
-        self.stream.write(text + "\n")
+        self.stream.write(self._fit(text) + "\n")
         self.stream.flush()
 
     def _between_turns(self, line: str) -> None:
@@ -228,7 +235,7 @@ class ReplRenderer:
             return  # said on the line above; an invalid call's text is the model's
         diff = changed_lines(event.content) is not None
         for line in preview(event.content, RESULT_PREVIEW_LINES):
-            self.stream.write(preview_line(line, self.style, diff=diff) + "\n")
+            self.stream.write(self._fit(preview_line(line, self.style, diff=diff)) + "\n")
 
     def finish(self, summary: RunSummary) -> None:
         for line in self.calls.flush():
@@ -246,5 +253,5 @@ class ReplRenderer:
             + "\n"
         )
         if summary.error and summary.status not in ("cancelled", "finished"):
-            self.stream.write(self.style.red(f"error: {visible(summary.error)}") + "\n")
+            self.stream.write(self._fit(self.style.red(f"error: {visible(summary.error)}")) + "\n")
         self.stream.flush()
