@@ -6,6 +6,7 @@ tools are its definition's and never more; its events nest under the call in
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.conftest import RunCli
@@ -90,3 +91,238 @@ def test_the_parent_hands_a_task_and_gets_the_subagents_answer(
         "assistant",
         "tool",
     ]
+
+
+def test_a_call_outside_the_subagents_tools_is_refused_even_with_yes(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
+) -> None:
+    agent_file(cli_home / "agentcli" / "agents", "reader.md", READER)
+    server.enqueue(
+        task("Write a file.", "reader"),
+        calls(("write_file", {"path": "made.txt", "content": "x"}), ("task", {"prompt": "p"})),
+        Reply.text(["I could not."]),
+        Reply.text(["done"]),
+    )
+    result = run_cli(["run", "--yes", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    refused = tool_results(server.requests[2])
+    for call_id, tool in (("c0", "write_file"), ("c1", "task")):
+        assert refused[call_id] == (
+            "Error: the subagent reader lets only its tools run (read_file, search_content); "
+            f"this {tool} call is not among them"
+        )
+    assert not (workspace / "made.txt").exists()
+    assert tool_results(server.requests[3]) == {"t1": "I could not."}
+
+
+def test_a_subagents_command_is_denied_under_deny_as_the_parents_would_be(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    """The built-in general-purpose subagent has the session's tools, under its policy:
+    with --deny the command that would ask is refused, and the run's exit code says a call
+    was denied (4), as for the parent's own calls."""
+    server.enqueue(
+        task("Make a file."),
+        calls(("run_shell", {"command": "touch made.txt"})),
+        Reply.text(["It was denied."]),
+        Reply.text(["done"]),
+    )
+    result = run_cli(["run", "--deny", "-o", "json", "go"], server=server)
+    assert result.returncode == 4, result.stderr
+    assert tool_results(server.requests[2])["c0"].startswith("denied: ")
+    assert not (workspace / "made.txt").exists()
+    doc = json.loads(result.stdout)
+    assert [call["name"] for call in doc["toolCalls"]] == ["task"]  # the parent's own
+    assert doc["toolCalls"][0]["result"] == "It was denied."
+
+
+def jsonl(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_the_subagents_events_nest_under_the_call_in_jsonl_and_the_session(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
+) -> None:
+    (workspace / "notes.txt").write_text("hello\n")
+    server.enqueue(
+        task("Read notes.txt."),
+        calls(("read_file", {"path": "notes.txt"})),
+        Reply.text(["It says hello."]),
+        Reply.text(["done"]),
+    )
+    result = run_cli(["run", "-o", "jsonl", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    events = jsonl(result.stdout)
+    starts = [e for e in events if e["type"] == "RUN_STARTED"]
+    assert len(starts) == 2
+    parent, child = starts
+    assert "parentRunId" not in parent
+    assert child["parentRunId"] == parent["runId"]
+    assert child["threadId"] == parent["threadId"]
+    assert child["metadata"] == {"toolCallId": "t1", "subagent": "general-purpose"}
+    first = events.index(child)
+    last = next(
+        i
+        for i, e in enumerate(events)
+        if e["type"] == "RUN_FINISHED" and e["runId"] == child["runId"]
+    )
+    call_end = next(i for i, e in enumerate(events) if e.get("toolCallId") == "t1")
+    result_at = next(
+        i for i, e in enumerate(events) if e["type"] == "TOOL_CALL_RESULT" and e["toolCallId"] == "t1"
+    )
+    assert call_end < first < last < result_at  # nested inside the parent's call
+    inside = events[first + 1 : last + 1]
+    assert {e["metadata"]["runId"] for e in inside} == {child["runId"]}
+    kinds = [e["type"] for e in inside]
+    assert "TOOL_CALL_RESULT" in kinds and "TEXT_MESSAGE_CONTENT" in kinds
+    outside = events[:first] + events[last + 1 :]
+    assert all("runId" not in (e.get("metadata") or {}) for e in outside)
+    assert events[-1]["type"] == "RUN_FINISHED" and events[-1]["runId"] == parent["runId"]
+
+    # the session file records the same events under the call; resumed, the conversation
+    # is the parent's alone (the subagent's answer is the call's result, nothing more)
+    [path] = (cli_home / "agentcli" / "data" / "sessions").glob("*.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    recorded = [r["e"] for r in records if r.get("t") == "event"]
+    assert any(e.get("parentRunId") == parent["runId"] for e in recorded)
+    nested = [e for e in recorded if (e.get("metadata") or {}).get("runId") == child["runId"]]
+    assert any(e["type"] == "TOOL_CALL_RESULT" and "hello" in e["content"] for e in nested)
+    messages = [r["m"] for r in records if r.get("t") == "message"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    server.enqueue(Reply.text(["again"]))
+    assert run_cli(["run", "--continue", "and now?"], server=server).returncode == 0
+    resumed = server.requests[-1].json["messages"]
+    assert [m["role"] for m in resumed[1:]] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
+    assert resumed[3]["content"] == "It says hello."
+
+
+def test_max_steps_bounds_the_parent_and_its_subagents_together(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    step = calls(("list_directory", {"path": "."}))
+    server.enqueue(task("Look around."), step, step, step, Reply.text(["never"]))
+    result = run_cli(["run", "--max-steps", "3", "-o", "json", "go"], server=server)
+    assert result.returncode == 3, result.stderr
+    assert len(server.requests) == 3  # one of the parent's, two of the subagent's
+    doc = json.loads(result.stdout)
+    assert doc["status"] == "max_steps"
+    assert "stopped after 3 steps (with its subagents' steps)" in doc["error"]
+    said = doc["toolCalls"][0]["error"]
+    assert "the run reached --max-steps" in said
+
+
+def test_a_definitions_own_step_limit_stops_it_and_the_parent_goes_on(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    agent_file(
+        cli_home / "agentcli" / "agents",
+        "brief.md",
+        "---\nname: brief\ndescription: Short looks.\nmaxTurns: 1\n---\nBe brief.\n",
+    )
+    server.enqueue(
+        task("Look.", "brief"),
+        calls(("list_directory", {"path": "."}), prefix="s"),
+        Reply.text(["the parent goes on"]),
+    )
+    result = run_cli(["run", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    said = tool_results(server.requests[2])["t1"]
+    assert said.startswith(
+        "Error: the subagent brief stopped before it finished: it used the 1 step its "
+        "definition gives it"
+    )
+
+
+def test_a_subagent_cannot_start_another(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    server.enqueue(
+        task("Delegate."),
+        calls(("task", {"prompt": "deeper"})),
+        Reply.text(["I had to do it myself."]),
+        Reply.text(["done"]),
+    )
+    result = run_cli(["run", "--yes", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    child = server.requests[1].json
+    assert "task" not in [t["function"]["name"] for t in child["tools"]]
+    assert "read_file" in [t["function"]["name"] for t in child["tools"]]
+    assert "cannot start another subagent here (agents.max_depth is 1)" in (
+        tool_results(server.requests[2])["c0"]
+    )
+
+
+CLAUDE_AGENT = """---
+name: code-reviewer
+description: Reviews code for quality. Use PROACTIVELY after code changes.
+tools: Read, Grep, Glob
+model: sonnet
+color: cyan
+---
+You are a senior code reviewer. Read the changed files and list the problems.
+"""
+
+
+def test_claude_codes_agent_file_works_unchanged_once_the_project_is_trusted(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    agent_file(workspace, ".claude/agents/code-reviewer.md", CLAUDE_AGENT)
+    server.enqueue(Reply.text(["ok"]))
+    assert run_cli(["run", "go"], server=server).returncode == 0
+    spec = next(t for t in server.requests[0].json["tools"] if t["function"]["name"] == "task")
+    assert spec["function"]["parameters"]["properties"]["subagent_type"]["enum"] == [
+        "general-purpose"
+    ]  # an untrusted project's definitions are not read
+
+    assert run_cli(["trust"]).returncode == 0
+    server.enqueue(task("Review app.py", "code-reviewer"), Reply.text(["no problems"]))
+    server.enqueue(Reply.text(["done"]))
+    result = run_cli(["run", "review"], server=server)
+    assert result.returncode == 0, result.stderr
+    child = server.requests[2].json
+    assert child["model"] == server.requests[1].json["model"]  # `sonnet`: the session's
+    assert "You are a senior code reviewer." in child["messages"][0]["content"]
+    assert sorted(t["function"]["name"] for t in child["tools"]) == [
+        "read_file",
+        "search_content",
+        "search_files",
+    ]
+    assert tool_results(server.requests[3]) == {"t1": "no problems"}
+
+
+def test_opencodes_agent_file_takes_tools_away(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    agent_file(
+        workspace,
+        ".opencode/agent/planner.md",
+        "---\ndescription: Plans without changing anything.\nmode: subagent\n"
+        "tools:\n  write: false\n  edit: false\n  bash: false\n---\nPlan only.\n",
+    )
+    agent_file(
+        workspace, ".opencode/agent/build.md", "---\ndescription: Builds.\nmode: primary\n---\n"
+    )
+    assert run_cli(["trust"]).returncode == 0
+    server.enqueue(
+        task("Plan.", "planner"),
+        calls(("write_file", {"path": "x.txt", "content": "x"})),
+        Reply.text(["planned"]),
+        Reply.text(["done"]),
+    )
+    assert run_cli(["run", "--yes", "go"], server=server).returncode == 0
+    spec = next(t for t in server.requests[0].json["tools"] if t["function"]["name"] == "task")
+    assert spec["function"]["parameters"]["properties"]["subagent_type"]["enum"] == [
+        "planner",
+        "general-purpose",
+    ]  # `mode: primary` is not a subagent
+    offered = [t["function"]["name"] for t in server.requests[1].json["tools"]]
+    assert "read_file" in offered
+    assert not {"write_file", "edit_file", "run_shell", "task"} & set(offered)
+    assert "lets only its tools run" in tool_results(server.requests[2])["c0"]
+    assert not (workspace / "x.txt").exists()

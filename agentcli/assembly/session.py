@@ -106,6 +106,29 @@ def open_agent(
         raise
 
 
+def open_subagent(
+    settings: RunSettings,
+    session: Session,
+    outputs: Sequence[Output],
+    *,
+    approver: Approver | None,
+    steps: Sequence[CallStep],
+    lineage: Lineage,
+    **parts: Any,
+) -> Agent:
+    """A subagent's agent, on the parts of the agent that starts it (`parts`: SharedParts'
+    fields); handed to agentcli.assembly.subagents, which needs nothing else of the root."""
+    return open_agent(
+        settings,
+        session,
+        outputs,
+        approver=approver,
+        shared=SharedParts(**parts),
+        steps=steps,
+        lineage=lineage,
+    )
+
+
 def _close_now(closers: list[Callable[[], Any]]) -> None:
     """What a failed assembly had built, closed: at once, or on the running event loop."""
     import asyncio
@@ -143,7 +166,8 @@ def _assemble(
 ) -> Agent:
     from agentcli.agent.executor import Executor
     from agentcli.agent.session import Agent, AgentParts
-    from agentcli.assembly.habits import session_skills, skill_places, subagents_for
+    from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.subagents import subagents_for
     from agentcli.assembly.tools import session_registry
     from agentcli.context.instructions import find_instructions, instructions_block
     from agentcli.context.system_prompt import build_system_prompt
@@ -209,7 +233,7 @@ def _assemble(
         sandbox=sandbox,
         changes=WorkspaceChanges(workspace.root),  # for the REPL's /diff
         saving=session,  # a full or read-only data directory: said once, never lost
-        subagents=subagents_for(registry, approver, skills, lineage),
+        subagents=subagents_for(registry, approver, skills, lineage, open_subagent),
     )
     executor = Executor(
         registry,

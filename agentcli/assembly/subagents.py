@@ -18,6 +18,8 @@ its final answer is the call's result."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.records import dataclass
@@ -28,7 +30,11 @@ if TYPE_CHECKING:
     from agentcli.habits.subagents import Definition
     from agentcli.habits.subagents import Subagents as Definitions
     from agentcli.policy.engine import Approver, Policy
-    from agentcli.tools.base import ToolOutput
+    from agentcli.tools.base import Tool, ToolOutput
+
+# The root's way to open an agent (agentcli.assembly.session.open_subagent): handed in, so
+# that this module needs nothing of the root's.
+OpenAgent = Callable[..., "Agent"]
 
 
 @dataclass(slots=True)
@@ -51,8 +57,10 @@ class Subagents:
         max_depth: int,
         approver: Approver | None,
         skills: Any,
+        open_agent: OpenAgent,
     ) -> None:
         self.definitions = definitions
+        self.open_agent = open_agent
         self.depth = depth  # the parent's: 0 for the session's agent
         self.max_depth = max_depth
         self.approver = approver
@@ -77,7 +85,6 @@ async def _run(
 ) -> ToolOutput:
     from agentcli.agent.budget import StepBudget
     from agentcli.agent.narrowed_tools import NarrowedTools
-    from agentcli.assembly.session import SharedParts, open_agent
     from agentcli.conversation import events as ev
     from agentcli.conversation.messages import new_id
     from agentcli.output.nested import NestedOutput
@@ -92,21 +99,18 @@ async def _run(
         steps.append(NarrowedTools(rules, f"the subagent {name}", "tools"))
     steps.append(_asker(name))
     same_model = settings.model == parent.settings.model
-    shared = SharedParts(
+    run_id = new_id("run")
+    nested = NestedOutput(parent.emit, parent.run_id, call_id, name, run_id)
+    child = runner.open_agent(
+        settings,
+        _session(parent),
+        [nested],
+        approver=runner.approver,
         provider=parent.provider if same_model else None,
         registry=_offered(parent, definition, rules, runner),
         sandbox=parent.sandbox,
         processes=parent.processes,
         skills=runner.skills,
-    )
-    run_id = new_id("run")
-    nested = NestedOutput(parent.emit, parent.run_id, call_id, name, run_id)
-    child = open_agent(
-        settings,
-        _session(parent),
-        [nested],
-        approver=runner.approver,
-        shared=shared,
         steps=steps,
         lineage=Lineage(parent.policy, budget, runner.depth + 1),
     )
@@ -161,7 +165,8 @@ def _rules(definition: Definition, parent: Agent) -> list[Any] | None:
         rules, _unknown = tool_rules(definition.tools)
         taken, _ = tool_rules(definition.disallowed or None)
     except FrontMatterError as problem:
-        raise ToolFailure(f"the subagent {definition.name} ({definition.origin}): {problem}")
+        where = f"the subagent {definition.name} ({definition.origin})"
+        raise ToolFailure(f"{where}: {problem}") from None
     if not taken:
         return rules
     away = {rule.tool for rule in taken}
@@ -217,11 +222,48 @@ def _result(name: str, summary: Any, budget: StepBudget, definition: Definition)
     said = f" Its last words: {summary.final_text.strip()}" if summary.final_text.strip() else ""
     whole_spent = budget.parent is not None and budget.parent.spent
     if summary.status == "max_steps" and definition.max_steps and not whole_spent:
-        why = f"it used the {budget.limit} steps its definition gives it ({definition.origin})"
+        limit = f"{budget.limit} step{'s' if budget.limit != 1 else ''}"
+        why = f"it used the {limit} its definition gives it ({definition.origin})"
     elif summary.status == "max_steps":
         why = "the run reached --max-steps (its steps and its parent's together)"
     else:
         why = summary.error or summary.status
     return ToolOutput.failure(
         f"the subagent {name} stopped before it finished: {why}.{said}", FAILED
+    )
+
+
+def task_tool(config: Any, workspace: Path) -> Tool | None:
+    """The `task` tool, naming the subagents found (None when agents.max_depth is 0)."""
+    from agentcli.habits.subagents import GENERAL, find_subagents
+    from agentcli.tools.task import Task
+
+    max_depth = config.get("agents.max_depth")
+    if max_depth < 1:
+        return None
+    return Task(find_subagents(workspace, config.trusted), GENERAL, max_depth)
+
+
+def subagents_for(
+    registry: Any,
+    approver: Approver | None,
+    skills: Any,
+    lineage: Lineage | None,
+    open_agent: OpenAgent,
+) -> Subagents | None:
+    """What the agent being made hands sub-tasks to; None when it may start none (no
+    `task` tool, or agents.max_depth reached)."""
+    from agentcli.tools.task import NAME, Task
+
+    task = registry.get(NAME)
+    depth = lineage.depth if lineage is not None else 0
+    if not isinstance(task, Task) or depth >= task.max_depth:
+        return None
+    return Subagents(
+        task.definitions,
+        depth=depth,
+        max_depth=task.max_depth,
+        approver=approver,
+        skills=skills,
+        open_agent=open_agent,
     )

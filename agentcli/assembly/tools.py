@@ -79,7 +79,7 @@ def session_registry(
 ) -> ToolRegistry:
     """A session's tools: the built registry with plug-ins and MCP servers, started now
     (in the background: MCP servers take a while)."""
-    from agentcli.assembly.habits import task_tool
+    from agentcli.assembly.subagents import task_tool
 
     registry = build_registry(config, provider)
     task = task_tool(config, workspace.root)
