@@ -326,3 +326,82 @@ def test_opencodes_agent_file_takes_tools_away(
     assert not {"write_file", "edit_file", "run_shell", "task"} & set(offered)
     assert "lets only its tools run" in tool_results(server.requests[2])["c0"]
     assert not (workspace / "x.txt").exists()
+
+
+# --- on a terminal ------------------------------------------------------------------------
+
+PTY_TIMEOUT = 20
+
+
+def running(argv: list[str]) -> list[int]:
+    """The processes running `argv` (a zombie no reaper took yet counts as ended; the
+    sandbox's PID namespace hides their own numbers from them, not from /proc here)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if [part.decode(errors="replace") for part in cmdline] == argv and state not in "ZX":
+            found.append(int(entry.name))
+    return found
+
+
+def test_ctrl_c_stops_the_subagent_and_its_parent_together(
+    pty_cli, server: ScriptedServer, workspace: Path
+) -> None:
+    """Ctrl-C while the subagent's command runs: the command's process is killed, the
+    subagent's run and the parent's end cancelled (in that order), and agentcli exits 130."""
+    server.enqueue(
+        task("Wait a while."),
+        calls(("run_shell", {"command": "echo started; exec sleep 7351"})),
+        Reply.text(["never"]),
+        Reply.text(["never"]),
+    )
+    child = pty_cli(["run", "--yes", "-o", "jsonl", "go"], timeout=PTY_TIMEOUT)
+    child.expect_exact("started")
+    assert running(["sleep", "7351"])
+    child.sendintr()
+    child.expect(pexpect_eof())
+    shown = (child.before or "").replace("^C", "")  # the terminal echoes Ctrl-C
+    lines = [line for line in shown.splitlines() if line.startswith("{")]
+    child.close()
+    assert child.exitstatus == 130
+    assert running(["sleep", "7351"]) == []
+    finished = [json.loads(line) for line in lines if '"RUN_FINISHED"' in line]
+    assert [e["outcome"]["type"] for e in finished] == ["cancelled", "cancelled"]
+    assert "runId" in finished[0]["metadata"]  # the subagent's, then the parent's
+    assert "metadata" not in finished[1]
+    assert len(server.requests) == 2  # nothing was asked after Ctrl-C
+
+
+def pexpect_eof():
+    import pexpect
+
+    return pexpect.EOF
+
+
+def test_a_person_asked_sees_that_the_subagent_asks(
+    pty_cli, server: ScriptedServer, workspace: Path
+) -> None:
+    server.enqueue(
+        task("Make a file."),
+        calls(("write_file", {"path": "made.txt", "content": "x"})),
+        Reply.text(["The person said no."]),
+        Reply.text(["done"]),
+    )
+    child = pty_cli(["run", "go"], timeout=PTY_TIMEOUT, width=160)
+    child.expect_exact("subagent general-purpose: Allow write_file?")
+    child.expect_exact("choose [")
+    child.send("n")
+    child.expect_exact("reason for the model")
+    child.send("\r")
+    child.expect_exact("done")
+    child.expect(pexpect_eof())
+    child.close()
+    assert not (workspace / "made.txt").exists()
+    assert "the user denied it" in tool_results(server.requests[2])["c0"]
+    assert tool_results(server.requests[3]) == {"t1": "The person said no."}
