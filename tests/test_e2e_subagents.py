@@ -168,7 +168,9 @@ def test_the_subagents_events_nest_under_the_call_in_jsonl_and_the_session(
     )
     call_end = next(i for i, e in enumerate(events) if e.get("toolCallId") == "t1")
     result_at = next(
-        i for i, e in enumerate(events) if e["type"] == "TOOL_CALL_RESULT" and e["toolCallId"] == "t1"
+        i
+        for i, e in enumerate(events)
+        if e["type"] == "TOOL_CALL_RESULT" and e["toolCallId"] == "t1"
     )
     assert call_end < first < last < result_at  # nested inside the parent's call
     inside = events[first + 1 : last + 1]
@@ -253,8 +255,9 @@ def test_a_subagent_cannot_start_another(
     child = server.requests[1].json
     assert "task" not in [t["function"]["name"] for t in child["tools"]]
     assert "read_file" in [t["function"]["name"] for t in child["tools"]]
-    assert "cannot start another subagent here (agents.max_depth is 1)" in (
-        tool_results(server.requests[2])["c0"]
+    assert (
+        "cannot start another subagent here (agents.max_depth is 1)"
+        in (tool_results(server.requests[2])["c0"])
     )
 
 
@@ -405,3 +408,23 @@ def test_a_person_asked_sees_that_the_subagent_asks(
     assert not (workspace / "made.txt").exists()
     assert "the user denied it" in tool_results(server.requests[2])["c0"]
     assert tool_results(server.requests[3]) == {"t1": "The person said no."}
+
+
+def test_the_terminal_shows_a_line_for_each_of_the_subagents_calls(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
+) -> None:
+    agent_file(cli_home / "agentcli" / "agents", "reader.md", READER)
+    (workspace / "notes.txt").write_text("one\ntwo\n")
+    server.enqueue(
+        task("Read it.", "reader"),
+        calls(("read_file", {"path": "notes.txt"}), ("write_file", {"path": "x", "content": ""})),
+        Reply.text(["SUBAGENT-TEXT"]),
+        Reply.text(["PARENT-TEXT"]),
+    )
+    result = run_cli(["run", "go"], server=server, env={"NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "PARENT-TEXT"  # the subagent's text is its result only
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("  ↳ reader  ✓ read_file: ") for line in lines)
+    assert any(line.startswith("  ↳ reader  ✗ write_file denied: ") for line in lines)
+    assert any("✓ task: reader answered after 2 steps" in line for line in lines)
