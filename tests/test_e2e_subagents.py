@@ -428,3 +428,56 @@ def test_the_terminal_shows_a_line_for_each_of_the_subagents_calls(
     assert any(line.startswith("  ↳ reader  ✓ read_file: ") for line in lines)
     assert any(line.startswith("  ↳ reader  ✗ write_file denied: ") for line in lines)
     assert any("✓ task: reader answered after 2 steps" in line for line in lines)
+
+
+def test_agents_max_depth_lets_subagents_nest_or_removes_the_task_tool(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[agents]\nmax_depth = 0\n", encoding="utf-8")
+    server.enqueue(Reply.text(["ok"]))
+    assert run_cli(["run", "go"], server=server).returncode == 0
+    assert "task" not in [t["function"]["name"] for t in server.requests[0].json["tools"]]
+
+    config.write_text("[agents]\nmax_depth = 2\n", encoding="utf-8")
+    server.enqueue(
+        task("Delegate."),
+        task("Deeper.", call_id="t2"),  # the subagent starts one of its own
+        Reply.text(["from the deepest"]),
+        Reply.text(["passed on"]),
+        Reply.text(["done"]),
+    )
+    result = run_cli(["run", "-o", "jsonl", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    top_request, middle_request, deepest_request = server.requests[1:4]
+    offered = [
+        [t["function"]["name"] for t in request.json["tools"]]
+        for request in (top_request, middle_request, deepest_request)
+    ]
+    assert ["task" in names for names in offered] == [True, True, False]
+    starts = [e for e in jsonl(result.stdout) if e["type"] == "RUN_STARTED"]
+    top, middle, deepest = starts
+    assert middle["parentRunId"] == top["runId"]
+    assert deepest["parentRunId"] == middle["runId"]
+    assert deepest["metadata"]["toolCallId"] == "t2"
+    assert tool_results(server.requests[4]) == {"t2": "from the deepest"}
+    assert tool_results(server.requests[5]) == {"t1": "passed on"}
+
+
+def test_a_commands_allowed_tools_narrow_the_subagents_it_starts(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
+) -> None:
+    command = cli_home / "agentcli" / "commands" / "look.md"
+    command.parent.mkdir(parents=True)
+    command.write_text("---\nallowed-tools: task, Read\n---\nLook around.\n", encoding="utf-8")
+    server.enqueue(
+        task("Write it."),
+        calls(("write_file", {"path": "made.txt", "content": "x"})),
+        Reply.text(["refused"]),
+        Reply.text(["done"]),
+    )
+    assert run_cli(["run", "--yes", "/look"], server=server).returncode == 0
+    said = tool_results(server.requests[2])["c0"]
+    assert "/look lets only its allowed-tools run (task, read_file)" in said
+    assert not (workspace / "made.txt").exists()
