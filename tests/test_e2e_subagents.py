@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
+from tests.test_e2e_process import sleeper_token
 
 
 def agent_file(root: Path, relative: str, text: str) -> Path:
@@ -358,22 +359,23 @@ def test_ctrl_c_stops_the_subagent_and_its_parent_together(
 ) -> None:
     """Ctrl-C while the subagent's command runs: the command's process is killed, the
     subagent's run and the parent's end cancelled (in that order), and agentcli exits 130."""
+    token = sleeper_token()
     server.enqueue(
         task("Wait a while."),
-        calls(("run_shell", {"command": "echo started; exec sleep 7351"})),
+        calls(("run_shell", {"command": f"echo started; exec sleep {token}"})),
         Reply.text(["never"]),
         Reply.text(["never"]),
     )
     child = pty_cli(["run", "--yes", "-o", "jsonl", "go"], timeout=PTY_TIMEOUT)
     child.expect_exact("started")
-    assert running(["sleep", "7351"])
+    assert running(["sleep", token])
     child.sendintr()
     child.expect(pexpect_eof())
     shown = (child.before or "").replace("^C", "")  # the terminal echoes Ctrl-C
     lines = [line for line in shown.splitlines() if line.startswith("{")]
     child.close()
     assert child.exitstatus == 130
-    assert running(["sleep", "7351"]) == []
+    assert running(["sleep", token]) == []
     finished = [json.loads(line) for line in lines if '"RUN_FINISHED"' in line]
     assert [e["outcome"]["type"] for e in finished] == ["cancelled", "cancelled"]
     assert "runId" in finished[0]["metadata"]  # the subagent's, then the parent's
