@@ -9,8 +9,9 @@ from pathlib import Path
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_process import sleeper_token
 from tests.test_repl import APPROVAL, FOOTER, StartChat, chat, gone, messages, pid_of
+from tests.test_repl_screens import StartTerminal, index_of, term
 
-__all__ = ["chat"]  # the REPL's fixture, used here
+__all__ = ["chat", "term"]  # the REPL's fixtures, used here
 
 
 def task(prompt: str) -> Reply:
@@ -67,3 +68,28 @@ def test_ctrl_c_stops_the_subagent_with_its_parent_and_the_repl_goes_on(
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user"]
     assert sent[3]["tool_call_id"] == "t1"  # the stopped call is answered, the subagent's
     assert "s1" not in str(sent)  # own conversation is not the parent's
+
+
+def test_agents_lists_the_subagents_where_each_came_from_and_why_one_was_skipped(
+    term: StartTerminal, workspace: Path, cli_home: Path
+) -> None:
+    agents = cli_home / "agentcli" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reader.md").write_text(
+        "---\nname: reader\ndescription: Reads files.\ntools: Read\n---\nRead.\n"
+    )
+    (agents / "broken.md").write_text("---\nname: Broken One\ndescription: d\n---\n")
+    (workspace / ".claude" / "agents").mkdir(parents=True)
+    (workspace / ".claude" / "agents" / "x.md").write_text("---\ndescription: d\n---\n")
+    terminal = term()
+    terminal.send("/agents\r")
+    terminal.wait_for("not read:")
+    lines = terminal.lines()
+    start = index_of(lines, "› /agents")
+    shown = lines[start + 1 : start + 4]
+    assert shown[0].split() == ["reader", "~/agentcli/agents", "Reads", "files."], shown
+    assert shown[1].split()[:2] == ["general-purpose", "built"], shown
+    assert shown[2].startswith(
+        "  skipped ~/agentcli/agents/broken.md: name 'Broken One' must be lowercase"
+    ), shown
+    assert "not read: .claude/agents (this workspace is not trusted" in terminal.text()

@@ -29,6 +29,7 @@ COMMANDS = {
     "init": "write an AGENTS.md skeleton from the workspace (asks first)",
     "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
     "skills": "the skills the model may use, where each came from, what was skipped",
+    "agents": "the subagents the model may hand tasks to, where each came from, skipped ones",
 }
 
 
@@ -255,6 +256,16 @@ class SlashCommands:
 
         width = shutil.get_terminal_size((80, 24)).columns - 1
         for line in skills_lines(self.repl.skills, width):
+            self._say_wrapped(line)
+
+    async def cmd_agents(self, argument: str) -> None:
+        import shutil
+
+        from agentcli.tools.task import NAME
+        from agentcli.ui.habits import agents_lines
+
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        for line in agents_lines(self.repl.agent.registry.get(NAME), width):
             self._say_wrapped(line)
 
     async def cmd_compact(self, argument: str) -> None:
