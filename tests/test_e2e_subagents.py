@@ -483,3 +483,63 @@ def test_a_commands_allowed_tools_narrow_the_subagents_it_starts(
     said = tool_results(server.requests[2])["c0"]
     assert "/look lets only its allowed-tools run (task, read_file)" in said
     assert not (workspace / "made.txt").exists()
+
+
+def test_timeout_bounds_the_parent_and_its_subagent_together(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    token = sleeper_token()
+    server.enqueue(
+        task("Wait."),
+        calls(("run_shell", {"command": f"exec sleep {token}"})),
+        Reply.text(["never"]),
+    )
+    result = run_cli(["run", "--yes", "--timeout", "2", "-o", "jsonl", "go"], server=server)
+    assert result.returncode == 3, result.stderr
+    events = jsonl(result.stdout)
+    child = next(e for e in events if e["type"] == "RUN_STARTED" and "parentRunId" in e)
+    [ended] = [e for e in events if e["type"] == "RUN_FINISHED"]
+    assert ended["runId"] == child["runId"] and ended["outcome"] == {"type": "cancelled"}
+    assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "timeout"
+    assert running(["sleep", token]) == []
+    assert len(server.requests) == 2
+
+
+def test_two_subagents_at_once_keep_their_events_apart(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    both = Reply.tool_calls(
+        [
+            {"id": "t1", "name": "task", "arguments": {"prompt": "one"}},
+            {"id": "t2", "name": "task", "arguments": {"prompt": "two"}},
+        ]
+    )
+    server.enqueue(both, Reply.text(["answered"]), Reply.text(["answered"]), Reply.text(["ok"]))
+    result = run_cli(["run", "-o", "jsonl", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    events = jsonl(result.stdout)
+    top, *children = [e for e in events if e["type"] == "RUN_STARTED"]
+    assert sorted(c["metadata"]["toolCallId"] for c in children) == ["t1", "t2"]
+    assert {c["parentRunId"] for c in children} == {top["runId"]}
+    runs = {c["runId"] for c in children}
+    assert len(runs) == 2
+    for run in runs:
+        own = [e for e in events if (e.get("metadata") or {}).get("runId") == run]
+        assert [e["type"] for e in own][-1] == "RUN_FINISHED"
+        assert sum(e["type"] == "TEXT_MESSAGE_CONTENT" for e in own) >= 1
+    assert tool_results(server.requests[3]) == {"t1": "answered", "t2": "answered"}
+
+
+def test_a_definitions_model_takes_its_requests(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    agent_file(
+        cli_home / "agentcli" / "agents",
+        "small.md",
+        "---\ndescription: Small jobs.\nmodel: openai:tiny-model\n---\nBe quick.\n",
+    )
+    server.enqueue(task("Quick.", "small"), Reply.text(["quick answer"]), Reply.text(["ok"]))
+    result = run_cli(["run", "--model", "openai:big-model", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    models = [request.json["model"] for request in server.requests]
+    assert models == ["big-model", "tiny-model", "big-model"]
