@@ -235,6 +235,7 @@ def _assemble(
         saving=session,  # a full or read-only data directory: said once, never lost
         subagents=subagents_for(registry, approver, skills, lineage, open_subagent),
     )
+    steps = [*steps, *_checkpoints(settings, session, workspace.root)]
     executor = Executor(
         registry,
         policy,
@@ -290,6 +291,15 @@ def _assemble(
         in_turn=lambda: agent.in_turn,
     )
     return agent
+
+
+def _checkpoints(settings: RunSettings, session: Session, root: Any) -> list[CallStep]:
+    """The step that keeps what each turn changes, for /rewind (none when turned off)."""
+    from agentcli.agent.checkpoint_step import CheckpointStep, current_turn
+    from agentcli.workspace.checkpoints import checkpoints_for
+
+    store = checkpoints_for(settings.config, session.id, root)
+    return [CheckpointStep(store, lambda: current_turn(session.conversation))]
 
 
 async def switch_model(agent: Agent, settings: RunSettings) -> None:
