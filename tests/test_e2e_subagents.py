@@ -543,3 +543,24 @@ def test_a_definitions_model_takes_its_requests(
     assert result.returncode == 0, result.stderr
     models = [request.json["model"] for request in server.requests]
     assert models == ["big-model", "tiny-model", "big-model"]
+
+
+def test_a_subagents_changes_are_kept_in_its_parents_turn_and_rewound_with_it(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
+) -> None:
+    notes = workspace / "notes.txt"
+    before = notes.read_text()
+    server.enqueue(
+        task("Rewrite the notes."),
+        calls(("write_file", {"path": "notes.txt", "content": "by the subagent\n"})),
+        Reply.text(["rewritten"]),
+        Reply.text(["done"]),
+    )
+    assert run_cli(["run", "--yes", "go"], server=server).returncode == 0
+    assert notes.read_text() == "by the subagent\n"
+    [session] = (cli_home / "agentcli" / "data" / "sessions").glob("*.jsonl")
+    kept = list((cli_home / "agentcli" / "data" / "checkpoints").iterdir())
+    assert [path.name for path in kept] == [session.stem]  # the parent's, none of its own
+    rewound = run_cli(["sessions", "rewind", session.stem, "--to", "1", "--files"])
+    assert rewound.returncode == 0, rewound.stdout + rewound.stderr
+    assert notes.read_text() == before

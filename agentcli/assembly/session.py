@@ -235,7 +235,8 @@ def _assemble(
         saving=session,  # a full or read-only data directory: said once, never lost
         subagents=subagents_for(registry, approver, skills, lineage, open_subagent),
     )
-    steps = [*steps, *_checkpoints(settings, session, workspace.root)]
+    if lineage is None:  # a subagent's changes are kept by its parent's step, in its turn
+        steps = [*steps, *_checkpoints(settings, session, workspace.root)]
     executor = Executor(
         registry,
         policy,
