@@ -564,3 +564,12 @@ def test_a_subagents_changes_are_kept_in_its_parents_turn_and_rewound_with_it(
     rewound = run_cli(["sessions", "rewind", session.stem, "--to", "1", "--files"])
     assert rewound.returncode == 0, rewound.stdout + rewound.stderr
     assert notes.read_text() == before
+
+
+def test_tools_list_shows_the_task_tool(run_cli: RunCli, cli_home: Path) -> None:
+    agent_file(cli_home / "agentcli" / "agents", "reader.md", READER)
+    result = run_cli(["tools", "list", "--json"])
+    assert result.returncode == 0, result.stderr
+    [row] = [row for row in json.loads(result.stdout) if row["name"] == "task"]
+    assert row["source"] == "builtin" and row["risk"].startswith("low")
+    assert "- reader: Reads files and reports what they say." in row["description"]
