@@ -7,7 +7,11 @@ tools are its definition's and never more; its events nest under the call in
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
@@ -573,3 +577,30 @@ def test_tools_list_shows_the_task_tool(run_cli: RunCli, cli_home: Path) -> None
     [row] = [row for row in json.loads(result.stdout) if row["name"] == "task"]
     assert row["source"] == "builtin" and row["risk"].startswith("low")
     assert "- reader: Reads files and reports what they say." in row["description"]
+
+
+# A public collection of Claude Code subagents (.ci/run installs it from npm and names its
+# agents/ folder); the test skips without it.
+COLLECTION = os.environ.get("AGENTCLI_TEST_AGENTS_COLLECTION", "")
+
+
+@pytest.mark.skipif(not COLLECTION, reason="AGENTCLI_TEST_AGENTS_COLLECTION is not set")
+def test_a_public_collection_of_claude_code_subagents_works_as_it_is(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    files = sorted(Path(COLLECTION).glob("*.md"))
+    assert files
+    shutil.copytree(COLLECTION, workspace / ".claude" / "agents")
+    assert run_cli(["trust"]).returncode == 0
+    reviewer = workspace / ".claude" / "agents" / "principal-code-reviewer.md"
+    body = reviewer.read_text(encoding="utf-8").split("---", 2)[2].strip()
+    server.enqueue(
+        task("Review app.py.", "principal-code-reviewer"), Reply.text(["fine"]), Reply.text(["ok"])
+    )
+    result = run_cli(["run", "review it"], server=server)
+    assert result.returncode == 0, result.stderr
+    spec = next(t for t in server.requests[0].json["tools"] if t["function"]["name"] == "task")
+    names = spec["function"]["parameters"]["properties"]["subagent_type"]["enum"]
+    assert names == [*(path.stem for path in files), "general-purpose"]  # none skipped
+    assert body[:200] in server.requests[1].json["messages"][0]["content"]
+    assert tool_results(server.requests[2]) == {"t1": "fine"}
