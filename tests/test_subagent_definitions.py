@@ -86,3 +86,33 @@ def test_found_in_the_project_once_trusted_first_name_wins_general_purpose_built
     [skipped] = trusted.skipped
     assert skipped.path == ".claude/agents/same.md"
     assert "from .agentcli/agents is used instead" in skipped.why
+
+
+def test_a_session_cut_while_a_subagent_spoke_keeps_only_the_parents_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process died while the subagent streamed its answer: a resumed session keeps
+    what the parent's model had said (marked), never the subagent's words as the parent's."""
+    from agentcli.conversation import events as ev
+    from agentcli.conversation.messages import Message
+    from agentcli.output.base import FanOut
+    from agentcli.output.nested import NestedOutput
+    from agentcli.sessions.session import Session
+
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "agentcli"))
+    session = Session.create(tmp_path, "m")
+    session.conversation.add(Message.user("go"))
+    parent = FanOut([session])
+    parent(ev.StepStarted(step_name="step-1"))
+    parent(ev.TextMessageStart(message_id="p1"))
+    parent(ev.TextMessageContent(message_id="p1", delta="Let me ask a helper. "))
+    nested = NestedOutput(parent, "run_parent", "t1", "reader", "run_child")
+    nested.handle(ev.RunStarted(thread_id="th", run_id="run_child"))
+    nested.handle(ev.StepStarted(step_name="step-1"))
+    nested.handle(ev.TextMessageStart(message_id="c1"))
+    nested.handle(ev.TextMessageContent(message_id="c1", delta="the subagent's words"))
+    session.close()  # the process ends here
+
+    loaded = Session.load(session.path)
+    said = [m.content for m in loaded.conversation.messages]
+    assert said == ["go", "Let me ask a helper. \n[the answer was interrupted here]"]
