@@ -604,3 +604,19 @@ def test_a_public_collection_of_claude_code_subagents_works_as_it_is(
     assert names == [*(path.stem for path in files), "general-purpose"]  # none skipped
     assert body[:200] in server.requests[1].json["messages"][0]["content"]
     assert tool_results(server.requests[2]) == {"t1": "fine"}
+
+
+def test_a_definition_naming_a_model_agentcli_cannot_use_is_the_calls_error(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    agent_file(
+        cli_home / "agentcli" / "agents",
+        "odd.md",
+        "---\ndescription: Odd.\nmodel: nosuch:model\n---\nOdd.\n",
+    )
+    server.enqueue(task("Go.", "odd"), Reply.text(["ok"]))
+    result = run_cli(["run", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    said = tool_results(server.requests[1])["t1"]
+    assert "the subagent odd (~/agentcli/agents) names the model 'nosuch:model'" in said
+    assert len(server.requests) == 2  # nothing was sent for the subagent

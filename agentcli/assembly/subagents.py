@@ -87,7 +87,9 @@ async def _run(
     from agentcli.agent.narrowed_tools import NarrowedTools
     from agentcli.conversation import events as ev
     from agentcli.conversation.messages import new_id
+    from agentcli.errors import AgentCliError
     from agentcli.output.nested import NestedOutput
+    from agentcli.tools.base import ToolFailure
 
     name = definition.name
     settings = _settings(parent, definition)
@@ -101,19 +103,22 @@ async def _run(
     same_model = settings.model == parent.settings.model
     run_id = new_id("run")
     nested = NestedOutput(parent.emit, parent.run_id, call_id, name, run_id)
-    child = runner.open_agent(
-        settings,
-        _session(parent),
-        [nested],
-        approver=runner.approver,
-        provider=parent.provider if same_model else None,
-        registry=_offered(parent, definition, rules, runner),
-        sandbox=parent.sandbox,
-        processes=parent.processes,
-        skills=runner.skills,
-        steps=steps,
-        lineage=Lineage(parent.policy, budget, runner.depth + 1),
-    )
+    try:
+        child = runner.open_agent(
+            settings,
+            _session(parent),
+            [nested],
+            approver=runner.approver,
+            provider=parent.provider if same_model else None,
+            registry=_offered(parent, definition, rules, runner),
+            sandbox=parent.sandbox,
+            processes=parent.processes,
+            skills=runner.skills,
+            steps=steps,
+            lineage=Lineage(parent.policy, budget, runner.depth + 1),
+        )
+    except AgentCliError as error:  # its model's provider refused its configuration, say
+        raise ToolFailure(f"the subagent {name} could not start: {error}") from None
     child.thread_id = parent.thread_id
     try:
         summary = await child.run_turn(prompt, run_id=run_id)
