@@ -47,6 +47,8 @@ COMMANDS = (
     "init",
     "approvals",
     "skills",
+    "add-dir",
+    "mcp",
 )
 INTERRUPTED_MARK = "[interrupted by the user]"
 UP = "\x1b[A"
