@@ -14,6 +14,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agentcli.agent.budget import StepBudget
 from agentcli.agent.compaction import Compactor
 from agentcli.agent.executor import Executor
 from agentcli.agent.loop import AgentLoop
@@ -68,6 +69,9 @@ class AgentParts:
     # What this agent made for itself and closes when it ends (a registry, a sandbox),
     # in order; the parts a REPL or a server shares are theirs to close.
     owned: list[Callable[[], Any]] = field(default_factory=list)
+    # A subagent's: the steps it shares with the agents above it (--max-steps bounds the
+    # whole). None: its own, --max-steps for each turn.
+    budget: StepBudget | None = None
 
 
 class Agent:
@@ -88,6 +92,7 @@ class Agent:
         self._system_prompt = parts.system_prompt
         self._owns_provider = parts.owns_provider
         self._owned = list(parts.owned)
+        self._budget = parts.budget
         self._announced: set[str] = set()  # MCP servers whose start was reported
         self.output_dir = parts.context.output_dir
         if hasattr(self.provider, "thread_id"):  # a remote AG-UI agent: the session's thread
@@ -95,6 +100,7 @@ class Agent:
         self.loop = self._build_loop()
         self.usage = ev.Usage()  # the whole session's tokens, for /usage
         self.thread_id = self.session.id  # AG-UI's threadId (a served thread names its own)
+        self.run_id: str | None = None  # the turn's, while one runs (a subagent's parent)
         self.pending: list[str] = []  # calls a client must answer before the turn goes on
         self._cancel_code: int | None = None
         self._turn: asyncio.Task | None = None
@@ -133,6 +139,7 @@ class Agent:
                 text_message=config.get("limits.text_message"),
             ),
             images_per_request=config.get("images.max_per_request"),
+            budget=self._budget,
         )
 
     def _built_system(self) -> str:
@@ -194,7 +201,7 @@ class Agent:
         """One run. `prelude` (a served run) adds the client's messages and answers once
         the run has started; without it, `prompt` is the new user message (with `images`,
         attached by `@path`)."""
-        run_id = run_id or new_id("run")
+        run_id = self.run_id = run_id or new_id("run")
         self._cancel_code = None
         self._turn = asyncio.current_task()
         self.executor.start_run()
@@ -264,9 +271,13 @@ class Agent:
                 message += " (rerun with --debug for the traceback)"
             return Ending("error", ExitCode.FAILURE, message, "internal")
         if status == "max_steps":
+            # Fewer of its own: its subagents took the rest.
+            counted = (
+                " (with its subagents' steps)" if self.loop.state.steps < settings.max_steps else ""
+            )
             message = (
-                f"stopped after {settings.max_steps} steps before the model finished; "
-                "raise --max-steps to let it go on"
+                f"stopped after {settings.max_steps} steps{counted} before the model "
+                "finished; raise --max-steps to let it go on"
             )
             return Ending("max_steps", ExitCode.LIMIT, message, "max_steps")
         if status == "pending":

@@ -1,6 +1,6 @@
 """The user's habits as parts of a session: the skills found (agentcli.habits.skills) and
 their folders as read-only places of the sandbox, so that tools and commands read them and
-no tool writes them."""
+no tool writes them. (Subagents: agentcli.assembly.subagents.)"""
 
 from __future__ import annotations
 

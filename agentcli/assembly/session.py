@@ -15,6 +15,7 @@ from agentcli.records import dataclass, field
 if TYPE_CHECKING:
     from agentcli.agent.call_steps import CallStep
     from agentcli.agent.session import Agent
+    from agentcli.assembly.subagents import Lineage
     from agentcli.habits.skills import Skills
     from agentcli.output.base import Output
     from agentcli.policy.engine import Approver
@@ -122,19 +123,44 @@ def open_agent(
     approver: Approver | None = None,
     shared: SharedParts | None = None,
     steps: Sequence[CallStep] = (),
+    lineage: Lineage | None = None,
 ) -> Agent:
     """A session's agent with every part it runs on: built here, or taken from `shared`
     (whose holder closes them). `steps`: around this agent's tool calls, after the shared
-    ones. Whatever fails part-way closes what was already built."""
+    ones. `lineage`: a subagent's, what it takes from the agent that starts it
+    (agentcli.assembly.subagents). Whatever fails part-way closes what was already built."""
     shared = shared or SharedParts()
     owned: list[Callable[[], Any]] = []
     try:
         return _assemble(
-            settings, session, outputs, approver, shared, [*shared.steps, *steps], owned
+            settings, session, outputs, approver, shared, [*shared.steps, *steps], owned, lineage
         )
     except BaseException:
         _close_now(owned)
         raise
+
+
+def open_subagent(
+    settings: RunSettings,
+    session: Session,
+    outputs: Sequence[Output],
+    *,
+    approver: Approver | None,
+    steps: Sequence[CallStep],
+    lineage: Lineage,
+    **parts: Any,
+) -> Agent:
+    """A subagent's agent, on the parts of the agent that starts it (`parts`: SharedParts'
+    fields); handed to agentcli.assembly.subagents, which needs nothing else of the root."""
+    return open_agent(
+        settings,
+        session,
+        outputs,
+        approver=approver,
+        shared=SharedParts(**parts),
+        steps=steps,
+        lineage=lineage,
+    )
 
 
 def _close_now(closers: list[Callable[[], Any]]) -> None:
@@ -170,10 +196,12 @@ def _assemble(
     shared: SharedParts,
     steps: list[CallStep],
     owned: list[Callable[[], Any]],
+    lineage: Lineage | None = None,
 ) -> Agent:
     from agentcli.agent.executor import Executor
     from agentcli.agent.session import Agent, AgentParts
     from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.subagents import subagents_for
     from agentcli.assembly.tools import session_registry
     from agentcli.context.instructions import find_instructions, instructions_block
     from agentcli.context.system_prompt import build_system_prompt
@@ -203,17 +231,20 @@ def _assemble(
     if sandbox is None:
         sandbox = session_sandbox(settings, skill_places(skills))
         owned.append(sandbox.close)
-    policy = build_policy(
-        config,
-        workspace,
-        yes=settings.yes,
-        deny=settings.deny,
-        allow=list(settings.allow),
-        forbid=list(settings.forbid),
-        approver=approver,
-        allow_network=sandbox.settings.allow_network,
-    )
-    policy.sandbox = sandbox
+    if lineage is not None:  # a subagent: its parent's policy, remembered choices and all
+        policy = lineage.policy
+    else:
+        policy = build_policy(
+            config,
+            workspace,
+            yes=settings.yes,
+            deny=settings.deny,
+            allow=list(settings.allow),
+            forbid=list(settings.forbid),
+            approver=approver,
+            allow_network=sandbox.settings.allow_network,
+        )
+        policy.sandbox = sandbox
     registry = shared.registry
     if registry is None:
         registry = session_registry(config, settings.provider, workspace, sandbox)
@@ -236,8 +267,10 @@ def _assemble(
         sandbox=sandbox,
         changes=WorkspaceChanges(workspace.root),  # for the REPL's /diff
         saving=session,  # a full or read-only data directory: said once, never lost
+        subagents=subagents_for(registry, approver, skills, lineage, open_subagent),
     )
-    steps = [*steps, *_checkpoints(settings, session, workspace.root)]
+    if lineage is None:  # a subagent's changes are kept by its parent's step, in its turn
+        steps = [*steps, *_checkpoints(settings, session, workspace.root)]
     executor = Executor(
         registry,
         policy,
@@ -276,8 +309,13 @@ def _assemble(
             instructions=instructions,
             owns_provider=shared.provider is None,
             owned=[close for close in owned if close != provider.aclose],
+            budget=lineage.budget if lineage is not None else None,
         )
     )
+    if context.subagents is not None:
+        context.subagents.parent = agent
+    if lineage is not None:
+        return agent  # MCP servers' requests stay with the session's agent
     bind_session(  # what MCP servers may ask of this session: roots, the person, the model
         registry.sources,
         emit=emit,

@@ -57,6 +57,7 @@ class RunStarted(Event):
     thread_id: str
     run_id: str
     protocol_version: str = PROTOCOL_VERSION
+    parent_run_id: str | None = None  # a subagent's run: the run whose tool call started it
 
 
 @dataclass(kw_only=True, slots=True)

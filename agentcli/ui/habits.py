@@ -6,7 +6,7 @@ turn — listed in /help and completed with Tab."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentcli.output.visible import visible as shown_text
 
@@ -34,23 +34,38 @@ def skills_lines(skills: Skills | None, width: int) -> list[str]:
     was skipped and why, one line each, then the folders an untrusted workspace keeps."""
     if skills is None:
         return ["  no skills in this session"]
+    empty = (
+        "  no skills: put one in .agents/skills/NAME/SKILL.md (the project's) or in "
+        "the skills folder beside your config.toml"
+    )
+    return _listing(skills.found, skills.skipped, skills.untrusted, empty, width)
+
+
+def agents_lines(task: Any, width: int) -> list[str]:
+    """/agents: the subagents the `task` tool offers, listed as /skills lists skills."""
+    if task is None:
+        return ["  no subagents in this session (agents.max_depth is 0)"]
+    found = task.definitions
+    return _listing(list(found.found.values()), found.skipped, found.untrusted, "", width)
+
+
+def _listing(
+    found: list[Any], skipped: list[Any], untrusted: list[str], empty: str, width: int
+) -> list[str]:
     lines = []
-    names = max((len(s.name) for s in skills.found), default=0)
-    origins = max((len(visible(s.origin)) for s in skills.found), default=0)
-    for skill in skills.found:
-        head = f"  {skill.name:<{names}}  {visible(skill.origin):<{origins}}  "
-        said = " ".join(visible(skill.description).split())
+    names = max((len(s.name) for s in found), default=0)
+    origins = max((len(visible(s.origin)) for s in found), default=0)
+    for item in found:
+        head = f"  {item.name:<{names}}  {visible(item.origin):<{origins}}  "
+        said = " ".join(visible(item.description).split())
         room = max(width - len(head), 10)
         lines.append(head + (said if len(said) <= room else said[: room - 1] + "…"))
-    if not skills.found:
-        lines.append(
-            "  no skills: put one in .agents/skills/NAME/SKILL.md (the project's) or in "
-            "the skills folder beside your config.toml"
-        )
-    lines += [f"  skipped {visible(s.path)}: {visible(s.why)}" for s in skills.skipped]
+    if not found:
+        lines.append(empty)
+    lines += [f"  skipped {visible(s.path)}: {visible(s.why)}" for s in skipped]
     lines += [
         f"  not read: {name} (this workspace is not trusted; `agentcli trust` trusts it)"
-        for name in skills.untrusted
+        for name in untrusted
     ]
     return lines
 

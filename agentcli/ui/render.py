@@ -14,6 +14,7 @@ from agentcli.conversation.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
+from agentcli.output.nested_lines import SubagentCalls
 from agentcli.output.notices import mcp_notice
 from agentcli.output.results import changed_lines, ending_lines, preview, preview_line, result_line
 from agentcli.output.style import Styler, format_arguments, state_line
@@ -32,6 +33,7 @@ class ReplRenderer:
         self._spinner: Any = None
         self.fold = StreamFold()
         self.calls = HeldCallLines()  # a call that asks is shown by its approval block
+        self.subagent_calls = SubagentCalls()
         self._started = time.monotonic()
         self._live_line = False
         self._block_done = False  # a block ended: the next one starts after a blank line
@@ -190,6 +192,14 @@ class ReplRenderer:
             self._state(event)
         elif isinstance(event, ev.Custom):
             self._custom(event)
+
+    def nested(self, event: ev.Event) -> None:
+        """A subagent's event: a line for each of its calls that has its result."""
+        if self.screen.defer(lambda: self.nested(event)):
+            return
+        line = self.subagent_calls.line(visible_event(event), self.style)
+        if line is not None:
+            self._line(line)
 
     def _custom(self, event: ev.Custom) -> None:
         if isinstance(event, ev.ToolState):
