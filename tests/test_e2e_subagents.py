@@ -7,6 +7,7 @@ tools are its definition's and never more; its events nest under the call in
 from __future__ import annotations
 
 import json
+import time
 import os
 import shutil
 from pathlib import Path
@@ -371,7 +372,11 @@ def test_ctrl_c_stops_the_subagent_and_its_parent_together(
         Reply.text(["never"]),
     )
     child = pty_cli(["run", "--yes", "-o", "jsonl", "go"], timeout=PTY_TIMEOUT)
-    child.expect_exact("started")
+    # The call's arguments ("echo started; …") are printed before the command runs: wait
+    # for the process itself (an event), not for the word.
+    deadline = time.monotonic() + PTY_TIMEOUT
+    while not running(["sleep", token]) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert running(["sleep", token])
     child.sendintr()
     child.expect(pexpect_eof())
