@@ -7,9 +7,9 @@ tools are its definition's and never more; its events nest under the call in
 from __future__ import annotations
 
 import json
-import time
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
