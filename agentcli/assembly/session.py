@@ -15,6 +15,7 @@ from agentcli.records import dataclass, field
 if TYPE_CHECKING:
     from agentcli.agent.call_steps import CallStep
     from agentcli.agent.session import Agent
+    from agentcli.habits.hooks import Hooks
     from agentcli.habits.skills import Skills
     from agentcli.output.base import Output
     from agentcli.policy.engine import Approver
@@ -39,6 +40,7 @@ class SharedParts:
     # Steps around every tool call of every agent opened with these parts.
     steps: list[CallStep] = field(default_factory=list)
     skills: Skills | None = None  # found once: their folders are places of `sandbox`
+    hooks: Hooks | None = None  # found once, run by each agent
 
     async def aclose(self) -> None:
         """The holder is done: every process its agents started, the MCP servers, the
@@ -56,12 +58,13 @@ class SharedParts:
 def long_lived_tools(settings: RunSettings) -> SharedParts:
     """The sandbox and the tools that outlive each agent of a REPL (started now: MCP
     servers take a while)."""
-    from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.habits import session_hooks, session_skills, skill_places
     from agentcli.assembly.tools import session_registry
     from agentcli.sandbox.confine import session_sandbox
     from agentcli.workspace.root import Workspace
 
     skills = session_skills(settings)
+    hooks = session_hooks(settings)  # before anything starts: a bad one stops the REPL
     sandbox = session_sandbox(settings, skill_places(skills))
     try:
         registry = session_registry(
@@ -70,7 +73,7 @@ def long_lived_tools(settings: RunSettings) -> SharedParts:
     except BaseException:
         sandbox.close()
         raise
-    return SharedParts(registry=registry, sandbox=sandbox, skills=skills)
+    return SharedParts(registry=registry, sandbox=sandbox, skills=skills, hooks=hooks)
 
 
 def new_provider(settings: RunSettings) -> Provider:
@@ -139,7 +142,7 @@ def _assemble(
 ) -> Agent:
     from agentcli.agent.executor import Executor
     from agentcli.agent.session import Agent, AgentParts
-    from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.habits import hook_parts, session_hooks, session_skills, skill_places
     from agentcli.assembly.tools import session_registry
     from agentcli.context.instructions import find_instructions, instructions_block
     from agentcli.context.system_prompt import build_system_prompt
@@ -157,6 +160,7 @@ def _assemble(
     from agentcli.workspace.root import Workspace
 
     config = settings.config
+    hooks = shared.hooks if shared.hooks is not None else session_hooks(settings)
     # The provider first: a configuration it refuses fails before anything is started.
     provider = shared.provider
     if provider is None:
@@ -203,6 +207,9 @@ def _assemble(
         changes=WorkspaceChanges(workspace.root),  # for the REPL's /diff
         saving=session,  # a full or read-only data directory: said once, never lost
     )
+    hook_steps, event_hooks = hook_parts(hooks, workspace.root, child_env, session, emit)
+    if event_hooks is not None:
+        emit.outputs.append(event_hooks)  # Notification: a call waiting for an approval
     executor = Executor(
         registry,
         policy,
@@ -210,7 +217,7 @@ def _assemble(
         emit,
         max_concurrency=config.get("tools.concurrency"),
         max_invalid_calls=config.get("tools.max_invalid_calls"),
-        steps=steps,
+        steps=[*steps, *hook_steps],
     )
     instructions = find_instructions(settings.workspace, config.get("instructions.files"))
     skills_said = prompt_section(skills, settings.workspace)
@@ -240,6 +247,7 @@ def _assemble(
             system_prompt=system_prompt,
             instructions=instructions,
             owns_provider=shared.provider is None,
+            hooks=event_hooks,
             owned=[close for close in owned if close != provider.aclose],
         )
     )
