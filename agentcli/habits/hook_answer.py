@@ -37,7 +37,7 @@ def read_answer(
     if exit_code == 2:
         return Answer("block", _cut(stderr.strip()) or "(the hook gave no reason)")
     if exit_code != 0:
-        said = _first_line(stderr) or _first_line(stdout)
+        said = _last_line(stderr) or _last_line(stdout)  # a traceback's last line says why
         return Answer(failure=f"exited with {exit_code}" + (f": {said}" if said else ""))
     text = stdout.strip()
     if not text.startswith("{"):
@@ -99,8 +99,8 @@ def _string(data: dict[str, Any], key: str) -> str:
     return value
 
 
-def _first_line(text: str) -> str:
-    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+def _last_line(text: str) -> str:
+    line = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
     return line if len(line) <= 200 else line[:199] + "…"
 
 
