@@ -149,9 +149,7 @@ def test_hook_context_reaches_the_model_and_every_event_is_logged(
     )
     events = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
     log = tmp_path / "events.log"
-    toml = "".join(
-        f'[[hooks.{e}]]\ncommand = "{logger} {log}"\n' for e in [*events, "SessionEnd"]
-    )
+    toml = "".join(f'[[hooks.{e}]]\ncommand = "{logger} {log}"\n' for e in [*events, "SessionEnd"])
     toml += f'[[hooks.UserPromptSubmit]]\ncommand = "{context}"\n'
     toml += f'[[hooks.SessionStart]]\nmatcher = "startup"\ncommand = "{start}"\n'
     configure(cli_home, toml)
@@ -442,3 +440,29 @@ def test_a_hook_agentcli_cannot_read_stops_the_run_with_one_line(
     assert result.returncode == 2
     assert_one_error(result, needle, "config.toml")
     assert not server.requests
+
+
+def test_a_pre_compact_hook_runs_before_the_conversation_is_summarised(
+    run_cli: RunCli, tmp_path: Path, cli_home: Path
+) -> None:
+    from tests.test_e2e_compaction_fit import Summariser
+
+    logger = script(tmp_path / "hooks", "log.py", LOGGER_PY)
+    log = tmp_path / "events.log"
+    with Summariser() as server:
+        big = "\n".join(f"def f{i}(x): return x * {i}" for i in range(1_500))
+        assert run_cli(["run", "-"], input=big, server=server).returncode == 0
+        configure(
+            cli_home,
+            "[context]\nwindow = 4000\nkeep_turns = 1\n"
+            f'[[hooks.PreCompact]]\nmatcher = "auto"\ncommand = "{logger} {log}"\n'
+            f'[[hooks.PreCompact]]\nmatcher = "manual"\ncommand = "{logger} {log}.manual"\n',
+        )
+        result = run_cli(["run", "--continue", "-o", "jsonl", "and now?"], server=server)
+    assert result.returncode == 0, result.stderr
+    [event] = [json.loads(line) for line in log.read_text().splitlines()]
+    assert (event["hook_event_name"], event["trigger"]) == ("PreCompact", "auto")
+    assert not Path(f"{log}.manual").exists()  # its matcher names the other trigger
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    names = [e.get("name") for e in events if e.get("type") == "CUSTOM"]
+    assert names.index("hook") < names.index("compacting") < names.index("compaction")

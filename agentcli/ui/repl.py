@@ -134,6 +134,7 @@ class Repl:
         self.shared = long_lived_tools(settings)
         self.registry = self.shared.registry
         self.skills = self.shared.skills
+        self.hooks = self.shared.hooks
         self.narrowing = NarrowedTools()  # a custom command's allowed-tools, in its turn
         self.shared.steps.append(self.narrowing)
         self.commands_reserved = frozenset(COMMANDS)

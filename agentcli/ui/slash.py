@@ -29,6 +29,7 @@ COMMANDS = {
     "init": "write an AGENTS.md skeleton from the workspace (asks first)",
     "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
     "skills": "the skills the model may use, where each came from, what was skipped",
+    "hooks": "the hooks run on this session's events, where each came from",
 }
 
 
@@ -255,6 +256,12 @@ class SlashCommands:
 
         width = shutil.get_terminal_size((80, 24)).columns - 1
         for line in skills_lines(self.repl.skills, width):
+            self._say_wrapped(line)
+
+    async def cmd_hooks(self, argument: str) -> None:
+        from agentcli.ui.habits import hooks_lines
+
+        for line in hooks_lines(self.repl.hooks):
             self._say_wrapped(line)
 
     async def cmd_compact(self, argument: str) -> None:
