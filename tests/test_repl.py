@@ -46,6 +46,7 @@ COMMANDS = (
     "init",
     "approvals",
     "skills",
+    "hooks",
 )
 INTERRUPTED_MARK = "[interrupted by the user]"
 UP = "\x1b[A"
