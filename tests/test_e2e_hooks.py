@@ -466,3 +466,26 @@ def test_a_pre_compact_hook_runs_before_the_conversation_is_summarised(
     events = [json.loads(line) for line in result.stdout.splitlines()]
     names = [e.get("name") for e in events if e.get("type") == "CUSTOM"]
     assert names.index("hook") < names.index("compacting") < names.index("compaction")
+
+
+def test_a_projects_hooks_run_only_once_the_workspace_is_trusted(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, tmp_path: Path
+) -> None:
+    guard = script(tmp_path / "hooks", "guard.sh", GUARD_SH)
+    project = workspace / ".agentcli" / "config.toml"
+    project.parent.mkdir()
+    project.write_text(
+        f'[[hooks.PreToolUse]]\nmatcher = "run_shell(touch *)"\ncommand = "{guard}"\n'
+    )
+    calls = Reply.tool_calls([shell("touch made.txt", "c1")])
+    server.enqueue(calls, Reply.text(["ok"]))
+    untrusted = run_cli(["run", "--yes", "go"], server=server)
+    assert untrusted.returncode == 0, untrusted.stderr
+    assert "hooks.PreToolUse" in untrusted.stderr  # said once: the keys it ignored
+    assert (workspace / "made.txt").exists()
+    (workspace / "made.txt").unlink()
+    assert run_cli(["trust"]).returncode == 0
+    server.enqueue(calls, Reply.text(["ok"]))
+    assert run_cli(["run", "--yes", "go"], server=server).returncode == 0
+    assert not (workspace / "made.txt").exists()
+    assert "no deleting in this repository" in tool_results(server)["c1"]

@@ -60,6 +60,9 @@ class PreToolUseHooks:
                     f"denied by {label(hook)}: {answer.reason or 'no reason given'}", DENIED
                 )
             if answer.updated_input is not None:
+                # What someone approved before this run (a deferred approval) was the
+                # call as it was: the changed one is decided again.
+                flight.decided = None
                 try:
                     flight.revise(answer.updated_input)
                 except InvalidArguments as invalid:

@@ -84,7 +84,11 @@ class SessionHooks:
             return
         if isinstance(event, ev.ToolState) and event.state == "waiting for approval":
             message = "agentcli needs your approval for a tool call"
-            task = asyncio.get_running_loop().create_task(
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # said outside a turn's loop: nothing waits on it
+                return
+            task = loop.create_task(
                 self._each(
                     "Notification",
                     "permission_prompt",
