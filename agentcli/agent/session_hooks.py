@@ -32,6 +32,7 @@ class SessionHooks:
     def __init__(self, runner: HookRunner) -> None:
         self.runner = runner
         self.started = False
+        self._notifies = bool(runner.of("Notification"))  # asked of every event: once
         self._notifying: set[asyncio.Task] = set()
 
     async def _each(self, event: str, kind: str | None = None, **fields: object) -> list:
@@ -80,7 +81,7 @@ class SessionHooks:
     def handle(self, event: ev.Event) -> None:
         from agentcli.conversation import events as ev
 
-        if not self.runner.of("Notification"):
+        if not self._notifies:
             return
         if isinstance(event, ev.ToolState) and event.state == "waiting for approval":
             message = "agentcli needs your approval for a tool call"
