@@ -489,3 +489,72 @@ def test_a_projects_hooks_run_only_once_the_workspace_is_trusted(
     assert run_cli(["run", "--yes", "go"], server=server).returncode == 0
     assert not (workspace / "made.txt").exists()
     assert "no deleting in this repository" in tool_results(server)["c1"]
+
+
+CLAUDE_PROTECT = f"""#!{sys.executable}
+# Claude Code's documented file guard: it reads tool_input.file_path.
+import json, sys
+data = json.load(sys.stdin)
+path = data["tool_input"].get("file_path", "")
+if path.endswith(".lock"):
+    print(f"{{path}} is generated; do not edit it", file=sys.stderr)
+    sys.exit(2)
+if path.endswith("draft.txt"):  # writes go to the final name instead
+    final = path.replace("draft.txt", "final.txt")
+    print(json.dumps({{"hookSpecificOutput": {{"hookEventName": "PreToolUse",
+        "updatedInput": {{**data["tool_input"], "file_path": final}}}}}}))
+"""
+
+CLAUDE_RECORD = f"""#!{sys.executable}
+import json, sys
+data = json.load(sys.stdin)
+with open(sys.argv[1], "a") as log:
+    log.write(data["tool_input"]["file_path"] + "\\n")
+"""
+
+
+def test_a_users_claude_code_file_hooks_read_file_path_as_they_do_there(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, tmp_path: Path, cli_home: Path
+) -> None:
+    protect = script(tmp_path / "hooks", "protect.py", CLAUDE_PROTECT)
+    record = script(tmp_path / "hooks", "record.py", CLAUDE_RECORD)
+    log = tmp_path / "written.log"
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": str(protect)}]}
+            ],
+            "PostToolUse": [
+                {
+                    "matcher": "Write|Edit|MultiEdit",
+                    "hooks": [{"type": "command", "command": f"{record} {log}"}],
+                }
+            ],
+        }
+    }
+    (cli_home / ".claude").mkdir()
+    (cli_home / ".claude" / "settings.json").write_text(json.dumps(settings))
+    server.enqueue(
+        Reply.tool_calls(
+            [
+                {
+                    "id": "c1",
+                    "name": "write_file",
+                    "arguments": {"path": "uv.lock", "content": "x"},
+                },
+                {
+                    "id": "c2",
+                    "name": "write_file",
+                    "arguments": {"path": "draft.txt", "content": "y"},
+                },
+            ]
+        ),
+        Reply.text(["ok"]),
+    )
+    result = run_cli(["run", "--yes", "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    assert not (workspace / "uv.lock").exists()
+    assert f"{workspace / 'uv.lock'} is generated; do not edit it" in tool_results(server)["c1"]
+    assert not (workspace / "draft.txt").exists()
+    assert (workspace / "final.txt").read_text() == "y"
+    assert log.read_text().splitlines() == [str(workspace / "final.txt")]

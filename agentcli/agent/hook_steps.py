@@ -15,7 +15,8 @@ result stands."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.call_steps import InvalidArguments, Proceed, Stage, ToolCallFlight
 from agentcli.agent.hook_runner import HookRunner, label
@@ -24,6 +25,38 @@ from agentcli.tools.base import ToolOutput
 
 if TYPE_CHECKING:
     from agentcli.habits.hooks import Hook
+
+
+# Claude Code's file tools name their path `file_path`, absolute; agentcli's name it `path`.
+# A hook gets both, so that a script that reads `tool_input.file_path` works unchanged.
+PEER_PATH = "file_path"
+
+
+def tool_input(flight: ToolCallFlight) -> dict[str, Any]:
+    """The call's arguments as a hook sees them."""
+    args = flight.arguments
+    path = args.get("path")
+    if not isinstance(path, str) or PEER_PATH in _properties(flight):
+        return args
+    return {**args, PEER_PATH: str(flight.context.workspace.root / Path(path).expanduser())}
+
+
+def from_hook(updated: dict[str, Any], flight: ToolCallFlight) -> dict[str, Any]:
+    """A hook's `updatedInput` as the tool's arguments: a `file_path` it changed is the
+    path; the one it was given is dropped."""
+    if PEER_PATH not in updated or PEER_PATH in _properties(flight):
+        return updated
+    updated = dict(updated)
+    peer = updated.pop(PEER_PATH)
+    given = tool_input(flight).get(PEER_PATH)
+    if peer != given and updated.get("path") == flight.arguments.get("path"):
+        updated["path"] = peer
+    return updated
+
+
+def _properties(flight: ToolCallFlight) -> dict[str, Any]:
+    properties = flight.tool.parameters.get("properties")
+    return properties if isinstance(properties, dict) else {}
 
 
 def _applies(hook: Hook, flight: ToolCallFlight) -> bool:
@@ -45,7 +78,7 @@ class PreToolUseHooks:
             payload = self.runner.payload(
                 "PreToolUse",
                 tool_name=flight.tool.name,
-                tool_input=flight.arguments,
+                tool_input=tool_input(flight),
                 tool_use_id=flight.call.id,
             )
             answer = await self.runner.run(hook, payload, flight.call.id)
@@ -64,7 +97,7 @@ class PreToolUseHooks:
                 # call as it was: the changed one is decided again.
                 flight.decided = None
                 try:
-                    flight.revise(answer.updated_input)
+                    flight.revise(from_hook(answer.updated_input, flight))
                 except InvalidArguments as invalid:
                     return ToolOutput.failure(
                         f"refused: {label(hook)} changed the arguments into ones the tool "
@@ -95,7 +128,7 @@ class PostToolUseHooks:
             payload = self.runner.payload(
                 "PostToolUse",
                 tool_name=flight.tool.name,
-                tool_input=flight.arguments,
+                tool_input=tool_input(flight),
                 tool_use_id=flight.call.id,
                 tool_response={"content": output.content, "is_error": output.error},
             )
