@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.agent.hook_runner import shown_command
 from tests.conftest import RunCli, assert_one_error, tool_results
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -85,7 +86,8 @@ def test_a_shell_hook_blocks_rm_and_the_model_gets_its_reason(
     results = tool_results(server)
     for call in ("c1", "c2"):
         assert results[call] == (
-            f"denied by the PreToolUse hook `{guard}`: no deleting in this repository"
+            f"denied by the PreToolUse hook `{shown_command(str(guard))}`: no deleting in this "
+            "repository"
         )
 
 
@@ -369,13 +371,18 @@ def test_a_hook_that_hangs_is_stopped_at_its_timeout_with_one_line(
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if line.startswith("agentcli:")]
     [warning] = warnings
-    assert warning.startswith(f"agentcli: warning: the PostToolUse hook `{hang} ")
-    assert warning.endswith("` timed out after 0.5s and was stopped; going on")
+    shown = shown_command(f"{hang} {pids}")
+    assert warning == (
+        f"agentcli: warning: the PostToolUse hook `{shown}` timed out after 0.5s and was "
+        "stopped; going on"
+    )
     results = tool_results(server)
     assert results["c1"].endswith("output:\nhi\n")  # the result stands
     # A PreToolUse hook that failed refuses its call: a guard that could not look.
-    assert f"refused: the PreToolUse hook `{hang} " in results["c2"]
-    assert "timed out after 0.5s and was stopped, and a call its guard" in results["c2"]
+    assert (
+        f"refused: the PreToolUse hook `{shown}` timed out after 0.5s and was stopped, and a "
+        "call its guard could not check does not run"
+    ) in results["c2"]
     assert not (workspace / "made.txt").exists()
     started = [int(p) for p in pids.read_text().split()]
     assert started and not any(_alive(pid) for pid in started)  # the group, sleep too

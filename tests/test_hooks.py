@@ -98,3 +98,12 @@ def test_matchers_are_the_policys_rules(tmp_path: Path) -> None:
             hidden=command_line_hidden(parsed),
         )
         assert hook.applies("run_shell", subjects, tmp_path) is seen, line
+
+
+def test_a_long_command_is_shown_by_its_programs_name() -> None:
+    from agentcli.agent.hook_runner import shown_command
+
+    folder = "/very/long/" + "nested/" * 12 + "hooks"
+    assert shown_command(f"{folder}/guard.sh --strict") == "…/hooks/guard.sh --strict"
+    assert shown_command("a  b\n c") == "a b c"
+    assert len(shown_command("x" * 200)) == 80

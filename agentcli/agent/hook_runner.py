@@ -106,5 +106,13 @@ def label(hook: Hook) -> str:
 
 
 def shown_command(command: str) -> str:
+    """A hook's command on one line; a long one with its program's folder elided (the
+    program's name is what tells hooks apart), then cut."""
     line = " ".join(command.split())
+    if len(line) <= MAX_SHOWN_COMMAND:
+        return line
+    program, _, rest = line.partition(" ")
+    if program.count("/") > 1:
+        program = "…/" + "/".join(program.rsplit("/", 2)[-2:])
+    line = f"{program} {rest}".strip()
     return line if len(line) <= MAX_SHOWN_COMMAND else line[: MAX_SHOWN_COMMAND - 1] + "…"
