@@ -210,6 +210,8 @@ def _assemble(
     hook_steps, event_hooks = hook_parts(hooks, workspace.root, child_env, session, emit)
     if event_hooks is not None:
         emit.outputs.append(event_hooks)  # Notification: a call waiting for an approval
+    # A PostToolUse hook inside the checkpoint: what it changes (a formatter) is the call's.
+    steps = [*steps, *_checkpoints(settings, session, workspace.root), *hook_steps]
     executor = Executor(
         registry,
         policy,
@@ -217,7 +219,7 @@ def _assemble(
         emit,
         max_concurrency=config.get("tools.concurrency"),
         max_invalid_calls=config.get("tools.max_invalid_calls"),
-        steps=[*steps, *hook_steps],
+        steps=steps,
     )
     instructions = find_instructions(settings.workspace, config.get("instructions.files"))
     skills_said = prompt_section(skills, settings.workspace)
@@ -261,6 +263,15 @@ def _assemble(
         in_turn=lambda: agent.in_turn,
     )
     return agent
+
+
+def _checkpoints(settings: RunSettings, session: Session, root: Any) -> list[CallStep]:
+    """The step that keeps what each turn changes, for /rewind (none when turned off)."""
+    from agentcli.agent.checkpoint_step import CheckpointStep, current_turn
+    from agentcli.workspace.checkpoints import checkpoints_for
+
+    store = checkpoints_for(settings.config, session.id, root)
+    return [CheckpointStep(store, lambda: current_turn(session.conversation))]
 
 
 async def switch_model(agent: Agent, settings: RunSettings) -> None:

@@ -293,6 +293,27 @@ def sessions_rm(session_id: SessionId) -> None:
     _guarded(lambda: session_commands.remove(session_id))
 
 
+@sessions_app.command("rewind", **_command_info("sessions rewind"))
+def sessions_rewind(
+    session_id: SessionId,
+    to: Annotated[
+        int,
+        typer.Option("--to", help="The turn to go back to before (1 is the first).", metavar="N"),
+    ],
+    files: Annotated[bool, typer.Option("--files", help="Only the files.")] = False,
+    chat: Annotated[bool, typer.Option("--chat", help="Only the conversation.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Also overwrite files changed since (their content is kept)."),
+    ] = False,
+) -> None:
+    """Take a session's files and conversation back to before turn N. Exit 1: a conflict
+    (nothing was written) or a file that could not be restored."""
+    from agentcli.cli.commands import session_commands
+
+    _guarded(lambda: session_commands.rewind(session_id, to, files=files, chat=chat, force=force))
+
+
 policy_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, **_command_info("policy", SUMMARIES["policy"])
 )

@@ -1,6 +1,7 @@
 """Decides every tool call: rules (deny → ask → allow), this session's remembered choices,
-then the call's risk (low runs; medium asks once per tool per session; high asks every
-time); `--yes` / `--deny` answer what would ask; with nobody to ask, deny and never wait.
+then the call's risk (low runs; medium asks until the person allows the tool for the
+session, `s`; high asks every time; `y` is always this call alone); `--yes` / `--deny`
+answer what would ask; with nobody to ask, deny and never wait.
 
 Prompts are shown one at a time; a call waiting for one blocks only itself, and a choice
 made for the session applies at once to the calls still waiting."""
@@ -27,8 +28,9 @@ from agentcli.workspace.root import Workspace
 if TYPE_CHECKING:
     import asyncio
 
-# "call": yes to this call alone, where "once" already holds for the session (medium risk).
-ChoiceKind = Literal["once", "call", "session", "project", "deny", "deny_session"]
+# "once" is this call alone for every tool and risk: a key pressed out of habit never
+# grants more than the call on the screen; the wider grants have their own keys.
+ChoiceKind = Literal["once", "session", "project", "deny", "deny_session"]
 
 NO_TERMINAL_HINT = (
     "no terminal to ask for approval; rerun with --yes, or allow it with --allow RULE"
@@ -70,21 +72,20 @@ class UserChoice:
 
 
 def offered(prompt: Prompt) -> list[ChoiceKind]:
-    """The choices the prompt offers. Medium risk's "yes" already holds for the session, so
-    a separate "this session" choice would be the same one twice."""
+    """The choices the prompt offers: the same for every tool, so each key means one thing.
+    (Medium risk's "ask once per session" is the `session` choice, offered first after
+    this call alone.)"""
     if not prompt.session_rules:  # no rule can describe this call safely: decided once
         return ["once", "deny"]
-    if prompt.request.assessment.risk is Risk.MEDIUM:
-        return ["once", "call", "project", "deny", "deny_session"]
     return ["once", "session", "project", "deny", "deny_session"]
 
 
 def remembered(kind: ChoiceKind, risk: Risk, rules: list[str]) -> list[str]:
     """The rules a choice keeps for the rest of the session (allowed, or refused for
     deny_session). The prompt's labels are made from this, so they say what it does."""
-    if kind in ("deny", "call") or (kind == "once" and risk is not Risk.MEDIUM):
+    if kind in ("deny", "once"):
         return []
-    return rules  # medium risk asks once per tool per session: any yes holds for the session
+    return rules
 
 
 Approver = Callable[[Prompt], Awaitable[UserChoice]]

@@ -121,6 +121,7 @@ class Tool:
     risk_summary: str = "high"  # for `agentcli tools list`: how risk depends on arguments
     runs_commands: bool = False  # True: it starts processes, which run in the sandbox
     network: bool = False  # True: it reaches the network itself (--yes alone never grants it)
+    writes_files: bool = False  # True: it may write the paths its rule subjects name
     # Requests this tool serves, each with the arguments that serve it: how a small local
     # model routes to the tool (agentcli.providers.local.router). Optional; the built-in
     # tools' are in agentcli.tools.examples.

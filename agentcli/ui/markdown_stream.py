@@ -13,6 +13,9 @@ there a row stays a row. The region's rows carry no trailing padding (padding wo
 narrower terminal re-wrap them into more rows) and are kept to a third of the screen, so
 even re-wrapped three times over they stay on it (the cursor cannot go up past the top).
 
+A link shows its URL after its text, `text (URL)`, unless the terminal is known to draw
+OSC 8 hyperlinks (agentcli.output.terminal.shows_hyperlinks).
+
 Printed blocks are separated by exactly one blank line. Where styles are off (NO_COLOR,
 TERM=dumb) headings and quotes keep their `#` and `>`; a dumb terminal gets no live region
 at all, only finished blocks."""
@@ -65,7 +68,8 @@ def _markdown_classes() -> tuple[type, type]:
 
 def markdown(text: str, code_theme: str) -> Any:
     plain, marked = _markdown_classes()
-    return (marked if terminal.plain_markdown() else plain)(text, code_theme=code_theme)
+    kind = marked if terminal.plain_markdown() else plain
+    return kind(text, code_theme=code_theme, hyperlinks=terminal.shows_hyperlinks())
 
 
 def redraw_seconds() -> float:
