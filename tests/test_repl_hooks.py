@@ -114,3 +114,39 @@ def test_a_notification_hook_runs_while_an_approval_waits(
     names = [e["hook_event_name"] for e in logged()]
     assert names.count("Stop") == 2, terminal.text()
     assert names.count("SessionStart") == 1 and names.count("UserPromptSubmit") == 2
+
+
+HANGS = """#!/bin/sh
+echo $$ >> "$1"
+sleep 600 &
+echo $! >> "$1"
+wait
+"""
+
+
+def test_ctrl_c_stops_a_hook_that_hangs_with_the_turn(
+    term: StartTerminal, server: ScriptedServer, workspace: Path, tmp_path: Path, cli_home: Path
+) -> None:
+    from tests.test_e2e_hooks import _alive
+
+    pids = tmp_path / "pids"
+    hang = executable(tmp_path / "hooks" / "hang.sh", HANGS)
+    write(
+        cli_home / "agentcli" / "config.toml", f'[[hooks.PreToolUse]]\ncommand = "{hang} {pids}"\n'
+    )
+    server.enqueue(
+        Reply.tool_calls(
+            [{"id": "c1", "name": "run_shell", "arguments": {"command": "touch made.txt"}}]
+        ),
+    )
+    terminal = term("chat", "--yes")
+    terminal.send("make a file\r")
+    terminal.wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2)
+    terminal.send("\x03")
+    terminal.wait_for(FOOTER)
+    terminal.wait_for(terminal.at_prompt)
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert not any(_alive(pid) for pid in started)  # the hook and what it started
+    assert not (workspace / "made.txt").exists()
+    server.enqueue(Reply.text(["Still here."]))
+    assert any("Still here." in line for line in send_turn(terminal, "hello"))
