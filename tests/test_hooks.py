@@ -89,7 +89,15 @@ def test_matchers_are_the_policys_rules(tmp_path: Path) -> None:
     ]
     assert unknown == ["Task"]
     hook = Hook("PreToolUse", "x", "here", "run_shell(rm *)", matcher_rules("run_shell(rm *)")[0])
-    for line, seen in [("rm -rf x", True), ("sudo rm x", True), ("ls; rm x", True), ("ls", False)]:
+    cases = [
+        ("rm -rf x", True),
+        ("sudo rm x", True),
+        ("ls; rm x", True),
+        ("ls", False),
+        ("bash -c 'rm x'", True),
+        ("find . -exec rm {} +", True),
+    ]
+    for line, seen in cases:
         parsed = parse_command(line)
         subjects = Subjects(
             "command",
