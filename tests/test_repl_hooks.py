@@ -75,7 +75,9 @@ def test_a_notification_hook_runs_while_an_approval_waits(
     events = ("SessionStart", "UserPromptSubmit", "Notification", "PreToolUse", "Stop")
     write(
         cli_home / "agentcli" / "config.toml",
-        "".join(f'[[hooks.{event}]]\ncommand = "{logger} {log}"\n' for event in events),
+        "".join(
+            f'[[hooks.{event}]]\ncommand = "{logger} {log}"\n' for event in (*events, "SessionEnd")
+        ),
     )
     server.enqueue(
         Reply.tool_calls(
@@ -114,6 +116,10 @@ def test_a_notification_hook_runs_while_an_approval_waits(
     names = [e["hook_event_name"] for e in logged()]
     assert names.count("Stop") == 2, terminal.text()
     assert names.count("SessionStart") == 1 and names.count("UserPromptSubmit") == 2
+    terminal.send("\x04")  # Ctrl-D: the session ends
+    assert terminal.finish() == 0
+    end = logged()[-1]
+    assert (end["hook_event_name"], end["reason"]) == ("SessionEnd", "prompt_input_exit")
 
 
 HANGS = """#!/bin/sh

@@ -368,11 +368,12 @@ class Agent:
             self.emit(ev.RunError(message=message, code=code, usage=usage))
         self.emit.finish(summary)
 
-    async def aclose(self, *, stop_all: bool = True) -> None:
+    async def aclose(self, *, stop_all: bool = True, reason: str = "other") -> None:
         """`stop_all`: every process its trees hold (the process is ending); otherwise
-        only this agent's background jobs (a served run, beside other runs)."""
+        only this agent's background jobs (a served run, beside other runs). `reason`: why
+        the session ends, for its SessionEnd hooks (Claude Code's words)."""
         if self.hooks is not None:
-            await self.hooks.session_end()
+            await self.hooks.session_end(reason)
         if stop_all:
             await self.processes.stop_all()  # foreground commands and background jobs alike
         else:

@@ -336,7 +336,7 @@ class Repl:
                     await self.turn(text)
             except AgentCliError as error:
                 self.say(f"error: {error}")
-        await self.agent.aclose()
+        await self.agent.aclose(reason="prompt_input_exit")  # SessionEnd hooks' reason
         await self.shared.aclose()  # MCP servers and their sandbox, kept across /clear and /resume
         self._resume_hint()
         return self.exit_code
