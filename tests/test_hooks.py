@@ -115,3 +115,29 @@ def test_a_long_command_is_shown_by_its_programs_name() -> None:
     assert shown_command(f"{folder}/guard.sh --strict") == "…/hooks/guard.sh --strict"
     assert shown_command("a  b\n c") == "a b c"
     assert len(shown_command("x" * 200)) == 80
+
+
+def test_claude_codes_switch_turns_a_files_hooks_off(tmp_path: Path, monkeypatch) -> None:
+    import json
+
+    from agentcli.config.resolve import load_config
+    from agentcli.habits.hooks import find_hooks
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "agentcli"))
+    group = {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [group]}}))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    found = find_hooks(load_config(workspace), workspace, trusted=False)
+    assert [(h.event, h.command, h.origin) for h in found.found] == [
+        ("PreToolUse", "guard.sh", "~/.claude/settings.json")
+    ]
+    settings.write_text(json.dumps({"disableAllHooks": True, "hooks": {"PreToolUse": [group]}}))
+    found = find_hooks(load_config(workspace), workspace, trusted=False)
+    assert found.found == []
+    assert found.skipped == [
+        "~/.claude/settings.json: disableAllHooks is set; its hooks are not run"
+    ]

@@ -48,6 +48,10 @@ def test_hooks_lists_each_hook_where_it_came_from_and_what_was_not_read(
     }
     write(cli_home / ".claude" / "settings.json", json.dumps(claude))
     write(workspace / ".claude" / "settings.json", json.dumps(claude))
+    write(
+        workspace / ".claude" / "settings.local.json",
+        json.dumps({**claude, "disableAllHooks": True}),
+    )
     terminal = term()
     terminal.send("/hooks\r")
     terminal.wait_for("not read:")

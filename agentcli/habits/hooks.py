@@ -234,6 +234,9 @@ def _read_peer_file(path: Path, origin: str, hooks: Hooks) -> None:
     table = data.get("hooks")
     if table is None:
         return
+    if data.get("disableAllHooks") is True:  # Claude Code's own switch, honoured here too
+        hooks.skipped.append(f"{origin}: disableAllHooks is set; its hooks are not run")
+        return
     if not isinstance(table, dict):
         hooks.skipped.append(f"{origin}: hooks must be an object of events; not run")
         return
