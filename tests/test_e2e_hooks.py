@@ -86,8 +86,8 @@ def test_a_shell_hook_blocks_rm_and_the_model_gets_its_reason(
     results = tool_results(server)
     for call in ("c1", "c2"):
         assert results[call] == (
-            f"denied by the PreToolUse hook `{shown_command(str(guard))}`: no deleting in this "
-            "repository"
+            f"denied: the PreToolUse hook `{shown_command(str(guard))}` refused it: no deleting "
+            "in this repository"
         )
 
 
@@ -380,7 +380,7 @@ def test_a_hook_that_hangs_is_stopped_at_its_timeout_with_one_line(
     assert results["c1"].endswith("output:\nhi\n")  # the result stands
     # A PreToolUse hook that failed refuses its call: a guard that could not look.
     assert (
-        f"refused: the PreToolUse hook `{shown}` timed out after 0.5s and was stopped, and a "
+        f"denied: the PreToolUse hook `{shown}` timed out after 0.5s and was stopped, and a "
         "call its guard could not check does not run"
     ) in results["c2"]
     assert not (workspace / "made.txt").exists()

@@ -84,13 +84,14 @@ class PreToolUseHooks:
             answer = await self.runner.run(hook, payload, flight.call.id)
             if answer.failure is not None:
                 return ToolOutput.failure(
-                    f"refused: {label(hook)} {answer.failure}, and a call its guard could "
+                    f"denied: {label(hook)} {answer.failure}, and a call its guard could "
                     "not check does not run",
                     DENIED,
                 )
             if answer.decision in ("deny", "block"):
                 return ToolOutput.failure(
-                    f"denied by {label(hook)}: {answer.reason or 'no reason given'}", DENIED
+                    f"denied: {label(hook)} refused it: {answer.reason or 'no reason given'}",
+                    DENIED,
                 )
             if answer.updated_input is not None:
                 # What someone approved before this run (a deferred approval) was the
@@ -100,7 +101,7 @@ class PreToolUseHooks:
                     flight.revise(from_hook(answer.updated_input, flight))
                 except InvalidArguments as invalid:
                     return ToolOutput.failure(
-                        f"refused: {label(hook)} changed the arguments into ones the tool "
+                        f"denied: {label(hook)} changed the arguments into ones the tool "
                         f"refuses ({invalid})",
                         DENIED,
                     )
