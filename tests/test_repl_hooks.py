@@ -160,3 +160,24 @@ def test_ctrl_c_stops_a_hook_that_hangs_with_the_turn(
     assert not (workspace / "made.txt").exists()
     server.enqueue(Reply.text(["Still here."]))
     assert any("Still here." in line for line in send_turn(terminal, "hello"))
+
+
+def test_a_blocked_prompt_is_one_line_and_the_next_one_goes(
+    term: StartTerminal, server: ScriptedServer, tmp_path: Path, cli_home: Path
+) -> None:
+    block = executable(
+        tmp_path / "hooks" / "secret.sh",
+        "#!/bin/sh\nif grep -q password; then echo 'no passwords in prompts' >&2; exit 2; fi\n",
+    )
+    write(
+        cli_home / "agentcli" / "config.toml", f'[[hooks.UserPromptSubmit]]\ncommand = "{block}"\n'
+    )
+    terminal = term()
+    added = send_turn(terminal, "my password is hunter2")
+    shown = " ".join(" ".join(added).split())  # one line, however the terminal wraps it
+    assert shown.count("UserPromptSubmit hook") == 1
+    assert shown.count("blocked the prompt: no passwords in prompts") == 1
+    assert not server.requests
+    server.enqueue(Reply.text(["Hello."]))
+    assert any("Hello." in line for line in send_turn(terminal, "hi"))
+    assert [m["content"] for m in server.requests[0].json["messages"][1:]] == ["hi"]
