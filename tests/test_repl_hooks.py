@@ -174,9 +174,9 @@ def test_a_blocked_prompt_is_one_line_and_the_next_one_goes(
     )
     terminal = term()
     added = send_turn(terminal, "my password is hunter2")
-    shown = " ".join(" ".join(added).split())  # one line, however the terminal wraps it
-    assert shown.count("UserPromptSubmit hook") == 1
-    assert shown.count("blocked the prompt: no passwords in prompts") == 1
+    shown = "".join("".join(added).split())  # however the terminal wraps the line
+    assert shown.count("UserPromptSubmithook") == 1
+    assert shown.count("blockedtheprompt:nopasswordsinprompts") == 1
     assert not server.requests
     server.enqueue(Reply.text(["Hello."]))
     assert any("Hello." in line for line in send_turn(terminal, "hi"))
