@@ -48,6 +48,8 @@ COMMANDS = (
     "approvals",
     "skills",
     "hooks",
+    "add-dir",
+    "mcp",
 )
 INTERRUPTED_MARK = "[interrupted by the user]"
 UP = "\x1b[A"

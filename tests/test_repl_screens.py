@@ -128,12 +128,14 @@ def test_run_stopped_on_a_terminal_ends_its_last_line(
 # --- type-ahead ----------------------------------------------------------------------
 
 SLOW_ANSWER = [f"word{number} " for number in range(40)]
+# Four paragraphs of ten words: blocks printed one by one while the answer streams.
+SLOW_BLOCKS = [f"word{n}" + ("\n\n" if n % 10 == 9 else " ") for n in range(40)]
 
 
 def test_a_line_typed_during_an_answer_is_queued_and_sent_next(
     term: StartTerminal, server: ScriptedServer
 ) -> None:
-    server.enqueue(Reply.text(SLOW_ANSWER, delay=0.05), Reply.text(["Second answer."]))
+    server.enqueue(Reply.text(SLOW_BLOCKS, delay=0.05), Reply.text(["Second answer."]))
     terminal = term("chat")
     terminal.send("first\r")
     terminal.wait_for("word5")
@@ -144,11 +146,12 @@ def test_a_line_typed_during_an_answer_is_queued_and_sent_next(
     terminal.wait_for(lambda: terminal.cursor_line() == "› a draft")
 
     lines = terminal.lines()
-    answer = index_of(lines, "word0")
-    assert index_of(lines, "› and then this") > answer  # shown as sent, after the answer
-    assert " ".join(lines[answer : index_of(lines, "word39") + 1]).split() == [
-        word.strip() for word in SLOW_ANSWER
-    ], lines  # the queued line went above the answer's open part, which lost nothing
+    answer, last = index_of(lines, "word0"), index_of(lines, "word39")
+    assert index_of(lines, "queued: and then this") > last  # by the prompt, not in the answer
+    assert index_of(lines, "› and then this") > last  # shown as sent, after the answer
+    assert " ".join(lines[answer : last + 1]).split() == [word.strip() for word in SLOW_BLOCKS], (
+        lines
+    )  # the answer's blocks are whole and together: nothing went between them
     second = server.requests[1].json["messages"]
     assert second[-1] == {"role": "user", "content": "and then this"}
     assert len(server.requests) == 2  # the draft is not sent
