@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from agentcli.agent.call_steps import CallStep
     from agentcli.agent.session import Agent
     from agentcli.assembly.subagents import Lineage
+    from agentcli.habits.hooks import Hooks
     from agentcli.habits.skills import Skills
     from agentcli.output.base import Output
     from agentcli.policy.engine import Approver
@@ -40,6 +41,7 @@ class SharedParts:
     # Steps around every tool call of every agent opened with these parts.
     steps: list[CallStep] = field(default_factory=list)
     skills: Skills | None = None  # found once: their folders are places of `sandbox`
+    hooks: Hooks | None = None  # found once, run by each agent
 
     async def aclose(self) -> None:
         """The holder is done: every process its agents started, the MCP servers, the
@@ -57,12 +59,13 @@ class SharedParts:
 def long_lived_tools(settings: RunSettings) -> SharedParts:
     """The sandbox and the tools that outlive each agent of a REPL (started now: MCP
     servers take a while)."""
-    from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.habits import session_hooks, session_skills, skill_places
     from agentcli.assembly.tools import session_registry
     from agentcli.sandbox.confine import session_sandbox
     from agentcli.workspace.root import Workspace
 
     skills = session_skills(settings)
+    hooks = session_hooks(settings)  # before anything starts: a bad one stops the REPL
     sandbox = session_sandbox(settings, skill_places(skills))
     try:
         registry = session_registry(
@@ -71,7 +74,7 @@ def long_lived_tools(settings: RunSettings) -> SharedParts:
     except BaseException:
         sandbox.close()
         raise
-    return SharedParts(registry=registry, sandbox=sandbox, skills=skills)
+    return SharedParts(registry=registry, sandbox=sandbox, skills=skills, hooks=hooks)
 
 
 # Tools `mcp serve` never lends: ask_user would ask a person the client's agent has its own
@@ -200,7 +203,7 @@ def _assemble(
 ) -> Agent:
     from agentcli.agent.executor import Executor
     from agentcli.agent.session import Agent, AgentParts
-    from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.habits import hook_parts, session_hooks, session_skills, skill_places
     from agentcli.assembly.subagents import subagents_for
     from agentcli.assembly.tools import session_registry
     from agentcli.context.instructions import find_instructions, instructions_block
@@ -219,6 +222,7 @@ def _assemble(
     from agentcli.workspace.root import Workspace
 
     config = settings.config
+    hooks = shared.hooks if shared.hooks is not None else session_hooks(settings)
     # The provider first: a configuration it refuses fails before anything is started.
     provider = shared.provider
     if provider is None:
@@ -269,8 +273,16 @@ def _assemble(
         saving=session,  # a full or read-only data directory: said once, never lost
         subagents=subagents_for(registry, approver, skills, lineage, open_subagent),
     )
-    if lineage is None:  # a subagent's changes are kept by its parent's step, in its turn
-        steps = [*steps, *_checkpoints(settings, session, workspace.root)]
+    event_hooks = None
+    if lineage is None:
+        # A subagent runs its parent's steps (these among them), so they are added once:
+        # its changes are kept by the parent's checkpoint, in the parent's turn, and the
+        # session's own events (SessionStart, Stop, …) are the parent's.
+        hook_steps, event_hooks = hook_parts(hooks, workspace.root, child_env, session, emit)
+        if event_hooks is not None:
+            emit.outputs.append(event_hooks)  # Notification: a call waiting for an approval
+        # A PostToolUse hook inside the checkpoint: what it changes (a formatter) is the call's.
+        steps = [*steps, *_checkpoints(settings, session, workspace.root), *hook_steps]
     executor = Executor(
         registry,
         policy,
@@ -308,6 +320,7 @@ def _assemble(
             system_prompt=system_prompt,
             instructions=instructions,
             owns_provider=shared.provider is None,
+            hooks=event_hooks,
             owned=[close for close in owned if close != provider.aclose],
             budget=lineage.budget if lineage is not None else None,
         )

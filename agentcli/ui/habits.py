@@ -1,7 +1,8 @@
 """The REPL's side of the user's habits: `/skills` (each skill, where it came from, and why
-one was skipped), `$name` to mention a skill (completed with Tab), and custom commands —
-`/name ARGS` sends the command's prompt, with its own model and narrowed tools for that
-turn — listed in /help and completed with Tab."""
+one was skipped), `/hooks` (each hook, its event, matcher and file), `$name` to mention a
+skill (completed with Tab), and custom commands — `/name ARGS` sends the command's prompt,
+with its own model and narrowed tools for that turn — listed in /help and completed with
+Tab."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from agentcli.output.visible import visible as shown_text
 
 if TYPE_CHECKING:
     from agentcli.habits.commands import Commands
+    from agentcli.habits.hooks import Hooks
     from agentcli.habits.skills import Skills
     from agentcli.settings import RunSettings
     from agentcli.ui.host import ReplHost
@@ -67,6 +69,34 @@ def _listing(
         f"  not read: {name} (this workspace is not trusted; `agentcli trust` trusts it)"
         for name in untrusted
     ]
+    return lines
+
+
+def hooks_lines(hooks: Hooks | None) -> list[str]:
+    """/hooks: a hook a line (event, matcher, command, where from), then what was skipped
+    and why, then the project's hooks an untrusted workspace did not read."""
+    found = hooks.found if hooks is not None else []
+    lines = []
+    events = max((len(hook.event) for hook in found), default=0)
+    for hook in found:
+        matcher = visible(hook.matcher or "*")
+        line = f"  {hook.event:<{events}}  {matcher}  {visible(hook.command)}"
+        line += f"  ({visible(hook.origin)})"
+        if hook.unknown:
+            line += f"  [no such tool here: {visible(', '.join(hook.unknown))}]"
+        lines.append(line)
+    if not found:
+        lines.append(
+            "  no hooks: add [[hooks.PreToolUse]] with matcher and command to your "
+            "config.toml (docs/habits.md#hooks)"
+        )
+    if hooks is not None:
+        lines += [f"  skipped {visible(line)}" for line in hooks.skipped]
+        lines += [
+            f"  not read: {visible(name)} (this workspace is not trusted; `agentcli trust` "
+            "trusts it)"
+            for name in hooks.untrusted
+        ]
     return lines
 
 

@@ -31,6 +31,7 @@ COMMANDS = {
     "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
     "skills": "the skills the model may use, where each came from, what was skipped",
     "agents": "the subagents the model may hand tasks to, where each came from, skipped ones",
+    "hooks": "the hooks run on this session's events, where each came from",
     "add-dir": "let every tool reach one more directory: /add-dir DIR[:ro]",
     "mcp": "the MCP servers; /mcp login NAME logs in to one and starts its tools",
 }
@@ -282,6 +283,12 @@ class SlashCommands:
 
         width = shutil.get_terminal_size((80, 24)).columns - 1
         for line in agents_lines(self.repl.agent.registry.get(NAME), width):
+            self._say_wrapped(line)
+
+    async def cmd_hooks(self, argument: str) -> None:
+        from agentcli.ui.habits import hooks_lines
+
+        for line in hooks_lines(self.repl.hooks):
             self._say_wrapped(line)
 
     async def cmd_add_dir(self, argument: str) -> None:
