@@ -32,6 +32,11 @@ NO_NETWORK = re.compile(
     r"|network is unreachable|could not resolve host|nodename nor servname",
     re.IGNORECASE,
 )
+# A refusal (EACCES, EPERM) said of a connection: Landlock refuses connect(), the socket
+# filter refuses socket().
+ABOUT_NETWORK = re.compile(
+    r"connect|socket|network|\breach|https?:|\bdns\b|resolv|fetch|\burl\b", re.IGNORECASE
+)
 PATH = re.compile(r"(?<![\w.~/:-])(/[^\s'\"`<>|;,(){}\[\]]+)")
 # Launchers that fetch the server's package when it starts: the network and their cache.
 LAUNCHERS = {
@@ -108,14 +113,20 @@ def _setting(config: ServerConfig, *, sandbox: str | None = None, dirs: Sequence
     return " and ".join(said) + f" (or: {add_command(config, sandbox=sandbox, dirs=dirs)})"
 
 
-def _paths(text: str, args: Any, cwd: str) -> list[str]:
-    """Absolute paths the error names first, then the call's string arguments that are
-    paths (relative ones from the server's working directory)."""
-    found = [match.rstrip(".:'") for match in PATH.findall(text)]
-    for value in _strings(args):
-        if value.startswith(("/", "~/", "./", "../")) or (os.sep in value and "://" not in value):
-            found.append(os.path.join(cwd, os.path.expanduser(value)))
-    return list(dict.fromkeys(os.path.realpath(p) for p in found if p))
+def _paths(text: str, args: Any, cwd: str) -> tuple[list[str], list[str]]:
+    """The absolute paths the error names, and the call's string arguments that are paths
+    (relative ones from the server's working directory)."""
+    named = [match.rstrip(".:'") for match in PATH.findall(text)]
+    given = [
+        os.path.join(cwd, os.path.expanduser(value))
+        for value in _strings(args)
+        if value.startswith(("/", "~/", "./", "../")) or (os.sep in value and "://" not in value)
+    ]
+    return _resolved(named), _resolved(given)
+
+
+def _resolved(paths: list[str]) -> list[str]:
+    return list(dict.fromkeys(os.path.realpath(p) for p in paths if p))
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -173,17 +184,23 @@ def call_hint(config: ServerConfig, reach: Reach | None, text: str, args: Any, c
     """One line for a failed call that the sandbox explains; "" when it does not."""
     if reach is None:
         return ""
+    offline = (
+        f"MCP server {config.name} runs in the {reach.profile} sandbox, which has no "
+        f"network; to give it the network: {_setting(config, sandbox='network')}"
+    )
     if not reach.network and NO_NETWORK.search(text):
-        return (
-            f"MCP server {config.name} runs in the {reach.profile} sandbox, which has no "
-            f"network; to give it the network: {_setting(config, sandbox='network')}"
-        )
+        return offline
     refused, missing = bool(WRITE_REFUSED.search(text)), bool(MISSING.search(text))
     if not (refused or missing):
         return ""
-    for path in _paths(text, args, cwd):
-        said = _about_path(config, reach, path, refused)
-        if said:
+    named, given = _paths(text, args, cwd)
+    for path in named:
+        if said := _about_path(config, reach, path, refused):
+            return said
+    if refused and not reach.network and ABOUT_NETWORK.search(text):
+        return offline
+    for path in given:
+        if said := _about_path(config, reach, path, refused):
             return said
     if refused and reach.profile == "read-only":
         return (
@@ -205,7 +222,7 @@ def start_hint(config: ServerConfig, reach: Reach | None, text: str, cwd: str) -
             f"{os.path.basename(config.command or '')} fetches the server's package when it "
             f"starts, which needs the network and its cache: {setting}"
         )
-    said = call_hint(config, reach, text, list(config.args), cwd)
+    said = call_hint(config, reach, text, [], cwd)  # (its arguments name its own files)
     if said:
         return said
     wider = "workspace-write" if reach.profile == "read-only" else "network"

@@ -88,6 +88,7 @@ class McpServer(ToolSource):
         self.server_info = ""
         self.capabilities: Any = None
         self.prompts: list[Any] = []
+        self.open_world: list[str] = []  # its tools with openWorldHint
         self._spawn_lock = spawn_lock  # one spawn at a time, so its new child is known
         self._log_path = log_dir / f"{config.name}.log"
         self._log_start = 0  # the offset in it where the latest start's stderr begins
@@ -453,6 +454,13 @@ class McpServer(ToolSource):
                 return listed
 
     def _set_tools(self, listed: list[Any]) -> None:
+        # Tools that say they reach the open world: `mcp add` and `mcp list` suggest the
+        # network for them (a suggestion: the user chooses, agentcli.mcp.reach).
+        self.open_world = [
+            item.name
+            for item in listed
+            if getattr(getattr(item, "annotations", None), "open_world_hint", None) is True
+        ]
         tools = []
         for item in listed:
             try:
