@@ -199,9 +199,7 @@ def test_mcp_add_suggests_the_network_for_a_launcher(run_cli: RunCli, cli_home: 
 
 
 @needs_fetch
-def test_mcp_add_suggests_the_network_for_open_world_tools(
-    run_cli: RunCli, cli_home: Path
-) -> None:
+def test_mcp_add_suggests_the_network_for_open_world_tools(run_cli: RunCli, cli_home: Path) -> None:
     """mcp-server-fetch's `fetch` says openWorldHint: `mcp add` starts it read-only, asks
     for its tools, and suggests the network without choosing it."""
     added = run_cli(["mcp", "add", "fetch", "--", str(FETCH)], timeout=90)

@@ -15,7 +15,12 @@ import shlex
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.config import (
+    DEFAULT_LOG_LEVEL,
+    DEFAULT_START_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT,
+    ServerConfig,
+)
 from agentcli.records import dataclass
 
 # What a file system refusal looks like in the servers' words (Node's codes, Python's
@@ -102,6 +107,33 @@ def add_command(
     return shlex.join([*words, "--", config.command or "", *config.args])
 
 
+def _add_writes_it_all(config: ServerConfig) -> bool:
+    """Whether `mcp add` can write this table again whole (it replaces the table): not
+    when it holds what add has no option for."""
+    return not (
+        config.cwd
+        or config.tool_risks
+        or config.tool_timeouts
+        or config.start_timeout != DEFAULT_START_TIMEOUT
+        or config.tool_timeout != DEFAULT_TOOL_TIMEOUT
+        or config.log_level != DEFAULT_LOG_LEVEL
+    )
+
+
+def change_command(
+    config: ServerConfig, *, sandbox: str | None = None, dirs: Sequence[str] = ()
+) -> str:
+    """The command that makes the change: `mcp add` again when it keeps the whole table,
+    else `config set` of the one key."""
+    if _add_writes_it_all(config):
+        return add_command(config, sandbox=sandbox, dirs=dirs)
+    key = f"mcp.servers.{config.name}"
+    if sandbox:
+        return shlex.join(["agentcli", "config", "set", f"{key}.sandbox", sandbox])
+    listed = "[" + ", ".join(f'"{d}"' for d in (*config.dirs, *dirs)) + "]"
+    return shlex.join(["agentcli", "config", "set", f"{key}.dirs", listed])
+
+
 def _setting(config: ServerConfig, *, sandbox: str | None = None, dirs: Sequence[str] = ()) -> str:
     key = f"mcp.servers.{config.name}"
     said = []
@@ -110,7 +142,9 @@ def _setting(config: ServerConfig, *, sandbox: str | None = None, dirs: Sequence
     if dirs:
         listed = ", ".join(f'"{d}"' for d in (*config.dirs, *dirs))
         said.append(f"{key}.dirs = [{listed}]")
-    return " and ".join(said) + f" (or: {add_command(config, sandbox=sandbox, dirs=dirs)})"
+    if sandbox and dirs and not _add_writes_it_all(config):
+        return " and ".join(said)  # two keys: `config set` takes one at a time
+    return " and ".join(said) + f" (or: {change_command(config, sandbox=sandbox, dirs=dirs)})"
 
 
 def _paths(text: str, args: Any, cwd: str) -> tuple[list[str], list[str]]:
@@ -230,7 +264,7 @@ def start_hint(config: ServerConfig, reach: Reach | None, text: str, cwd: str) -
     return (
         f"it ran in the {reach.profile} sandbox; if it needs more, give it that: "
         f'{key}.sandbox = "{wider}" or "network", or places with {key}.dirs = ["DIR"] '
-        f"(or: {add_command(config, sandbox=wider)})"
+        f"(or: {change_command(config, sandbox=wider)})"
     )
 
 
@@ -248,13 +282,13 @@ def add_suggestions(config: ServerConfig, open_world: Sequence[str] = ()) -> lis
         lines.append(
             f"suggestion: {os.path.basename(config.command or '')} fetches the server's package "
             f"when it starts, which needs the network and its cache; if you want that: "
-            f"{add_command(config, sandbox='network', dirs=[cache])}"
+            f"{_setting(config, sandbox='network', dirs=[cache])}"
         )
     elif open_world:
         tools = ", ".join(open_world)
         lines.append(
-            f"suggestion: its tools {tools} say they reach the open world (openWorldHint); "
-            f"read-only, they have no network; if you want them to: "
-            f"{add_command(config, sandbox='network')}"
+            f"suggestion: its tools that say they reach the open world (openWorldHint: {tools}) "
+            f"have no network read-only; if you want them to: "
+            f"{_setting(config, sandbox='network')}"
         )
     return lines

@@ -16,6 +16,8 @@ from agentcli.config.files import project_config_path, user_config_path
 from agentcli.errors import ConfigError, UsageError
 from agentcli.mcp.config import ignored_servers, parse_server, servers_of
 
+PROBE_START_TIMEOUT = 15.0  # seconds `mcp add` waits for a server to list its tools
+
 
 def _config_file(workspace: Path, project: bool) -> Path:
     return project_config_path(workspace) if project else user_config_path()
@@ -83,11 +85,13 @@ def _suggestions(workspace: Path, server: Any) -> list[str]:
         return add_suggestions(server)
     from agentcli.mcp.server import McpServer
     from agentcli.paths import data_dir
+    from agentcli.records import replace
     from agentcli.sandbox.confine import Sandbox, sandbox_settings
 
     config = load_config(workspace)
     sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
-    probe = McpServer(server, workspace, asyncio.Lock(), data_dir() / "mcp", sandbox)
+    brief = replace(server, start_timeout=min(server.start_timeout, PROBE_START_TIMEOUT))
+    probe = McpServer(brief, workspace, asyncio.Lock(), data_dir() / "mcp", sandbox)
 
     async def offered() -> list[str]:
         try:
