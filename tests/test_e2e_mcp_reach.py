@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -301,3 +302,31 @@ def test_memory_writes_its_file_only_where_the_user_named(
     configure(cli_home, backend, "mem", {**table, "dirs": [str(store)]})  # still read-only
     got, _ = remember()
     assert "wrote the first program" in (store / "memory.jsonl").read_text(encoding="utf-8"), got
+
+
+@pytest.mark.parametrize("extra", [{}, {"tool_timeout": 60}], ids=["add", "config-set"])
+def test_the_command_the_hint_names_gives_the_server_what_it_needs(
+    extra: dict[str, Any],
+    run_cli: RunCli,
+    server: ScriptedServer,
+    cli_home: Path,
+    listener: Listener,
+) -> None:
+    """The line's own command, run as it is printed, makes the change: `mcp add` again
+    when that writes the whole table, else `config set` of the one key (a table with a
+    setting add has no option for keeps it)."""
+    import shlex
+
+    args = [str(ONLINE), str(listener.port)]
+    configure(cli_home, "auto", "online", {"command": sys.executable, "args": args, **extra})
+    server.enqueue(Reply.text(["done"]))
+    failed = run_cli(["run", "--yes", "go"], server=server, timeout=120)
+    [line] = [line for line in failed.stderr.splitlines() if "(or: agentcli " in line]
+    command = shlex.split(re.search(r"\(or: (agentcli [^)]*)\)", line).group(1))  # type: ignore[union-attr]
+    assert command[:2] == (["agentcli", "mcp"] if not extra else ["agentcli", "config"]), line
+    changed = run_cli(command[1:], timeout=60)
+    assert changed.returncode == 0, changed.stderr
+    got, result = one_call(run_cli, server, "mcp__online__ping", {})
+    assert got == "pong" and listener.accepted == 1, result.stderr
+    text = (cli_home / "agentcli" / "config.toml").read_text(encoding="utf-8")
+    assert 'sandbox = "network"' in text and ("tool_timeout = 60" in text) is bool(extra)
