@@ -330,3 +330,26 @@ def test_the_command_the_hint_names_gives_the_server_what_it_needs(
     assert got == "pong" and listener.accepted == 1, result.stderr
     text = (cli_home / "agentcli" / "config.toml").read_text(encoding="utf-8")
     assert 'sandbox = "network"' in text and ("tool_timeout = 60" in text) is bool(extra)
+
+
+@needs_git
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_git_reads_a_repository_outside_the_workspace_once_named(
+    backend: str, run_cli: RunCli, server: ScriptedServer, cli_home: Path, tmp_path: Path
+) -> None:
+    """mcp-server-git says only the path it could not open; the path is there but hidden
+    from the server, which is what the line says, with the `dirs` entry that shows it."""
+    other = tmp_path / "other-repo"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    (other / "untracked-file.txt").write_text("x\n", encoding="utf-8")
+    table: dict[str, Any] = {"command": str(GIT)}
+    configure(cli_home, backend, "git", table)
+    status = {"repo_path": str(other)}
+    got, result = one_call(run_cli, server, "mcp__git__git_status", status)
+    setting = f'mcp.servers.git.dirs = ["{other}:ro"]'
+    assert "untracked-file.txt" not in got and setting in got, got
+    said_once_on_terminal(result, setting)
+    configure(cli_home, backend, "git", {**table, "dirs": [f"{other}:ro"]})
+    got, _ = one_call(run_cli, server, "mcp__git__git_status", status)
+    assert "untracked-file.txt" in got, got

@@ -224,10 +224,13 @@ def call_hint(config: ServerConfig, reach: Reach | None, text: str, args: Any, c
     )
     if not reach.network and NO_NETWORK.search(text):
         return offline
+    named, given = _paths(text, args, cwd)
+    for path in (*named, *given):  # there, but not to the server: whatever its words
+        if os.path.exists(path) and not reach.sees(path):
+            return _about_path(config, reach, path, refused=False) or ""
     refused, missing = bool(WRITE_REFUSED.search(text)), bool(MISSING.search(text))
     if not (refused or missing):
         return ""
-    named, given = _paths(text, args, cwd)
     for path in named:
         if said := _about_path(config, reach, path, refused):
             return said
