@@ -224,3 +224,38 @@ def test_any_chunking_shows_what_one_piece_shows(chat_screen: Any, columns: int)
 
 def test_without_colour_any_chunking_shows_what_one_piece_shows(chat_screen: Any) -> None:
     check_chunkings(chat_screen(80, {"NO_COLOR": "1"}), examples=8)
+
+
+# --- links ---------------------------------------------------------------------------
+
+LINK_ANSWER = "See the [install guide](https://example.com/install) first."
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"TMUX": "/tmp/tmux-0/default,1,0"}, {"NO_COLOR": "1"}, {"TERM": "dumb"}, {}],
+    ids=["tmux", "NO_COLOR", "dumb", "unknown-terminal"],
+)
+def test_a_link_keeps_its_url_where_the_terminal_may_not_draw_hyperlinks(
+    server: ScriptedServer, cli_home: Path, workspace: Path, env: dict[str, str]
+) -> None:
+    shown = "".join(
+        run_screen(server, Reply.text([LINK_ANSWER]), cli_home, workspace, 100, env).lines()
+    )
+    assert "install guide (https://example.com/install)" in shown, shown
+
+
+def test_a_terminal_known_to_draw_hyperlinks_gets_the_text_with_the_url_behind_it(
+    server: ScriptedServer, cli_home: Path, workspace: Path
+) -> None:
+    terminal = run_screen(
+        server,
+        Reply.text([LINK_ANSWER]),
+        cli_home,
+        workspace,
+        100,
+        {"TERM_PROGRAM": "WezTerm"},
+    )
+    shown = "".join(terminal.lines())
+    assert "See the install guide first." in shown, shown  # the URL is in the OSC 8 sequence
+    assert "https://example.com/install" not in shown, shown

@@ -73,6 +73,40 @@ def long_lived_tools(settings: RunSettings) -> SharedParts:
     return SharedParts(registry=registry, sandbox=sandbox, skills=skills)
 
 
+# Tools `mcp serve` never lends: ask_user would ask a person the client's agent has its own
+# way to reach.
+NOT_LENT = frozenset({"ask_user"})
+
+
+def lent_tools(settings: RunSettings, *, configured: bool) -> SharedParts:
+    """`agentcli mcp serve`'s parts: the sandbox and the tools it lends — the built-ins, and
+    with `configured` the configuration's command tools, the plug-ins' and the MCP
+    servers' (started now) — and no model: the client's agent brings its own. Must be
+    called on the running event loop (the sources start in its background)."""
+    from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.tools import add_extensions, build_registry
+    from agentcli.providers.no_model import NoModel
+    from agentcli.sandbox.confine import session_sandbox
+    from agentcli.tools.registry import ToolRegistry
+    from agentcli.workspace.root import Workspace
+
+    skills = session_skills(settings)
+    sandbox = session_sandbox(settings, skill_places(skills))
+    try:
+        built = build_registry(settings.config, None)
+        if not configured:
+            built = ToolRegistry(tool for tool in built if tool.source == "builtin")
+        registry = ToolRegistry(tool for tool in built if tool.name not in NOT_LENT)
+        if configured:
+            add_extensions(registry, settings.config, Workspace(settings.workspace), sandbox)
+        registry.start()
+    except BaseException:
+        sandbox.close()
+        raise
+    provider = NoModel("agentcli mcp serve runs no model: the client's agent decides the calls")
+    return SharedParts(provider=provider, registry=registry, sandbox=sandbox, skills=skills)
+
+
 def new_provider(settings: RunSettings) -> Provider:
     """The provider the settings name (one a server shares, or `/model`'s next one)."""
     from agentcli.providers.factory import make_provider
@@ -203,6 +237,7 @@ def _assemble(
         changes=WorkspaceChanges(workspace.root),  # for the REPL's /diff
         saving=session,  # a full or read-only data directory: said once, never lost
     )
+    steps = [*steps, *_checkpoints(settings, session, workspace.root)]
     executor = Executor(
         registry,
         policy,
@@ -253,6 +288,15 @@ def _assemble(
         in_turn=lambda: agent.in_turn,
     )
     return agent
+
+
+def _checkpoints(settings: RunSettings, session: Session, root: Any) -> list[CallStep]:
+    """The step that keeps what each turn changes, for /rewind (none when turned off)."""
+    from agentcli.agent.checkpoint_step import CheckpointStep, current_turn
+    from agentcli.workspace.checkpoints import checkpoints_for
+
+    store = checkpoints_for(settings.config, session.id, root)
+    return [CheckpointStep(store, lambda: current_turn(session.conversation))]
 
 
 async def switch_model(agent: Agent, settings: RunSettings) -> None:

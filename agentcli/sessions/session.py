@@ -131,6 +131,9 @@ class Session:
             elif entry.kind == "compaction":
                 conversation.summary = entry.value.summary
                 conversation.start = entry.value.start
+            elif entry.kind == "rewound":
+                cut_conversation(conversation, entry.value.messages)
+                partial = io.StringIO()
             elif entry.kind == "event":
                 event = entry.value
                 if event["type"] == "TEXT_MESSAGE_CONTENT":
@@ -254,6 +257,13 @@ class Session:
             )
             return []
 
+    def rewind_to(self, messages: int) -> None:
+        """The conversation back to its first `messages` (`/rewind`): recorded as a
+        `rewound` line, so the file stays append-only and every reader honours it."""
+        cut_conversation(self.conversation, messages)
+        turns = sum(1 for m in self.conversation.messages if m.role == "user")
+        self._append({"t": "rewound", "messages": messages, "turns": turns})
+
     def record_compaction(self, summary: str, start: int) -> None:
         self._append({"t": "compaction", "summary": summary, "start": start})
 
@@ -288,6 +298,13 @@ class Session:
 
     def finish(self, summary: RunSummary) -> None:
         self._flush_pieces()
+
+
+def cut_conversation(conversation: Conversation, messages: int) -> None:
+    """Keeps the first `messages`; a summary of messages no longer there goes too."""
+    del conversation.messages[messages:]
+    if conversation.start > messages:
+        conversation.summary, conversation.start = None, 0
 
 
 def find_session(reference: str) -> Path:

@@ -18,7 +18,8 @@ from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application.current import create_app_session
-from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.completion import Completer, Completion, PathCompleter
+from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.output.plain_text import PlainTextOutput
@@ -52,16 +53,23 @@ from agentcli.ui.screen import TerminalGate
 from agentcli.ui.slash import COMMANDS, SlashCommands
 
 EXIT_WINDOW_SECONDS = 2.0
+ADD_DIR = "/add-dir "
+_DIRECTORIES = PathCompleter(only_directories=True, expanduser=True)  # for /add-dir
 
 
 class ChatCompleter(Completer):
-    """Slash commands at the start of the line; workspace paths after `@`."""
+    """Slash commands at the start of the line; workspace paths after `@`; directories
+    after `/add-dir`."""
 
     def __init__(self, repl: Repl) -> None:
         self.repl = repl
 
     def get_completions(self, document: Any, complete_event: Any) -> Iterator[Completion]:
         before = document.text_before_cursor
+        if before.startswith(ADD_DIR):  # a directory, as --add-dir takes it
+            argument = Document(before[len(ADD_DIR) :].lstrip())
+            yield from _DIRECTORIES.get_completions(argument, complete_event)
+            return
         if before.startswith("/") and " " not in before:
             for name, help_text in self._commands().items():
                 if name.startswith(before[1:]):
