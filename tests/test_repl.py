@@ -47,6 +47,7 @@ COMMANDS = (
     "init",
     "approvals",
     "skills",
+    "hooks",
     "add-dir",
     "mcp",
 )

@@ -86,6 +86,9 @@ class ToolContext:
     # saved in output_dir (saving.saves_outputs), and where a failure to is said once
     # (saving.output_failed). None: outputs are saved when output_dir is set.
     saving: Any = None
+    # What the `task` tool hands a sub-task to (agentcli.assembly.subagents.Subagents,
+    # made by the composition root for this agent); None: this agent may start none.
+    subagents: Any = None
 
     def before_write(self, path: Path) -> None:
         """A file tool is about to write `path`: its content before is kept for /diff."""

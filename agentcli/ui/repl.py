@@ -142,6 +142,7 @@ class Repl:
         self.shared = long_lived_tools(settings)
         self.registry = self.shared.registry
         self.skills = self.shared.skills
+        self.hooks = self.shared.hooks
         self.narrowing = NarrowedTools()  # a custom command's allowed-tools, in its turn
         self.shared.steps.append(self.narrowing)
         self.commands_reserved = frozenset(COMMANDS)
@@ -343,7 +344,7 @@ class Repl:
                     await self.turn(text)
             except AgentCliError as error:
                 self.say(f"error: {error}")
-        await self.agent.aclose()
+        await self.agent.aclose(reason="prompt_input_exit")  # SessionEnd hooks' reason
         await self.shared.aclose()  # MCP servers and their sandbox, kept across /clear and /resume
         self._resume_hint()
         return self.exit_code

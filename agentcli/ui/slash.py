@@ -30,6 +30,8 @@ COMMANDS = {
     "init": "write an AGENTS.md skeleton from the workspace (asks first)",
     "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
     "skills": "the skills the model may use, where each came from, what was skipped",
+    "agents": "the subagents the model may hand tasks to, where each came from, skipped ones",
+    "hooks": "the hooks run on this session's events, where each came from",
     "add-dir": "let every tool reach one more directory: /add-dir DIR[:ro]",
     "mcp": "the MCP servers; /mcp login NAME logs in to one and starts its tools",
 }
@@ -271,6 +273,22 @@ class SlashCommands:
 
         width = shutil.get_terminal_size((80, 24)).columns - 1
         for line in skills_lines(self.repl.skills, width):
+            self._say_wrapped(line)
+
+    async def cmd_agents(self, argument: str) -> None:
+        import shutil
+
+        from agentcli.tools.task import NAME
+        from agentcli.ui.habits import agents_lines
+
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        for line in agents_lines(self.repl.agent.registry.get(NAME), width):
+            self._say_wrapped(line)
+
+    async def cmd_hooks(self, argument: str) -> None:
+        from agentcli.ui.habits import hooks_lines
+
+        for line in hooks_lines(self.repl.hooks):
             self._say_wrapped(line)
 
     async def cmd_add_dir(self, argument: str) -> None:
