@@ -83,6 +83,7 @@ class ApprovalRequest:
     # Only a person at a terminal answers those reasons: --yes does not (a whole-file
     # overwrite the small local model chose, agentcli.agent.overwrite_step).
     person_only: bool = False
+    asker: str | None = None  # a subagent's name, when one of its calls asks
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,6 +47,9 @@ COMMANDS = (
     "init",
     "approvals",
     "skills",
+    "hooks",
+    "add-dir",
+    "mcp",
 )
 INTERRUPTED_MARK = "[interrupted by the user]"
 UP = "\x1b[A"

@@ -45,6 +45,8 @@ class CheckpointStep:
         tool, store = flight.tool, self.store
         if not store.enabled or not (tool.runs_commands or getattr(tool, "writes_files", False)):
             return await proceed(flight)
+        if self.turn() is None:  # no turn to rewind to (`mcp serve`): no scan to pay for
+            return await proceed(flight)
         paths = None if tool.runs_commands else self._targets(flight)
         if paths == []:
             return await proceed(flight)

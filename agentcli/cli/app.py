@@ -441,8 +441,7 @@ def mcp_add(
         str | None,
         typer.Option(
             "--sandbox",
-            help="stdio: read-only, workspace-write, network or none [default: the narrowest "
-            "it starts in].",
+            help="stdio: read-only, workspace-write, network or none [default: read-only].",
             metavar="PROFILE",
         ),
     ] = None,
@@ -523,6 +522,32 @@ def mcp_logout(
     from agentcli.cli.commands import mcp_commands
 
     _guarded(lambda: mcp_commands.logout(name))
+
+
+def _mcp_serve(values: dict[str, Any]) -> int:  # _guarded exits with the code
+    from agentcli.cli.commands.mcp_serve_command import mcp_serve_command
+    from agentcli.cli.options import options_of
+
+    flags = {o.name: values[o.name] for o in options_of("mcp serve") if o.to_settings}
+    _guarded(
+        lambda: mcp_serve_command(
+            flags,
+            http=values["http"],
+            token_env=values["token_env"],
+            configured=values["with_configured"],
+        )
+    )
+    return 0
+
+
+mcp_app.command(
+    "serve",
+    **_command_info(
+        "mcp serve",
+        "Lend agentcli's tools to another agent over MCP (stdio, or --http on loopback), "
+        "under agentcli's policy, boundary and sandbox.",
+    ),
+)(_command("mcp serve", _mcp_serve, []))
 
 
 @app.command(**_command_info("plugins"))

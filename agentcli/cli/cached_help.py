@@ -31,7 +31,7 @@ TOP_LEVEL_HELP = (
     "  sessions     List, show, export, rewind and remove sessions.\n"
     "  policy       Explain what the policy decides.\n"
     "  tools        The tools the model can call.\n"
-    "  mcp          MCP servers: add, remove, list, login, logout.\n"
+    "  mcp          MCP servers: add, remove, list, login, logout; serve.\n"
     "\n"
     "  Examples:\n"
     '    agentcli "why does the build fail?"\n'

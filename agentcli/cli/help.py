@@ -29,12 +29,13 @@ SUMMARIES = {
     "policy explain": "What the policy would decide for a call, and why.",
     "tools": "The tools the model can call.",
     "tools list": "Every tool with its risk and where it comes from.",
-    "mcp": "MCP servers: add, remove, list, login, logout.",
+    "mcp": "MCP servers: add, remove, list, login, logout; serve.",
     "mcp add": "Add an MCP server (stdio command or --url).",
     "mcp remove": "Remove an MCP server.",
     "mcp list": "Start each MCP server and show what it offers.",
     "mcp login": "Log in to an MCP server by URL (OAuth).",
     "mcp logout": "Forget an MCP server's OAuth tokens.",
+    "mcp serve": "Lend agentcli's tools to another agent over MCP.",
 }
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
@@ -113,6 +114,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "mcp list": ("agentcli mcp list", "agentcli mcp list --json"),
     "mcp login": ("agentcli mcp login docs", "agentcli mcp login docs --no-browser"),
     "mcp logout": ("agentcli mcp logout docs",),
+    "mcp serve": (
+        "claude mcp add agentcli -- agentcli mcp serve",
+        "agentcli mcp serve --allow 'run_shell(npm test *)'",
+        "agentcli mcp serve --http 8766",
+    ),
 }
 
 

@@ -39,6 +39,14 @@ SETTINGS: dict[str, Setting] = {
         Setting("policy.yes", bool, False, "approve every call that would ask", True),
         Setting("tools.concurrency", int, 8, "tool calls run at once", minimum=1, maximum=256),
         Setting(
+            "agents.max_depth",
+            int,
+            1,
+            "how deep subagents may nest (0: no task tool; 1: a subagent starts none)",
+            minimum=0,
+            maximum=3,
+        ),
+        Setting(
             "tools.max_invalid_calls",
             int,
             3,

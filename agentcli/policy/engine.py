@@ -63,6 +63,9 @@ class Prompt:
     request: ApprovalRequest
     session_rules: list[str]  # what "always this session" / "this project" would save
     reasons: list[str]
+    # Only a person may answer it (no flag or rule would): an approver that cannot tell a
+    # person from a program (`mcp serve`'s client) refuses it.
+    person_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +91,16 @@ def remembered(kind: ChoiceKind, risk: Risk, rules: list[str]) -> list[str]:
     return rules
 
 
-Approver = Callable[[Prompt], Awaitable[UserChoice]]
+@dataclass(frozen=True, slots=True)
+class NobodyToAsk:
+    """An approver's answer when nobody can be asked this time (`mcp serve`'s client
+    offers no elicitation): the call is refused as with no terminal, with `hint` saying
+    how to allow it."""
+
+    hint: str
+
+
+Approver = Callable[[Prompt], Awaitable["UserChoice | NobodyToAsk"]]
 ProjectRuleWriter = Callable[[list[str]], str]  # saves allow rules; returns a note
 
 
@@ -295,11 +307,7 @@ class Policy:
         if verdict.decision != "ask":
             return _decision(verdict)
         if self.approver is None:
-            # Beyond the boundary, --yes would not help: the reason says how to allow it.
-            person = verdict.person_only or request.assessment.outside is not None
-            hint = [] if person else [NO_TERMINAL_HINT]
-            reasons = [*verdict.reasons, *hint]
-            return Decision("deny", "auto", "; ".join(reasons), verdict.rule)
+            return _unasked(request, verdict, NO_TERMINAL_HINT)
         if self._prompting is None:
             import asyncio
 
@@ -309,7 +317,10 @@ class Policy:
             if verdict.decision != "ask":
                 return _decision(verdict)
             rules = suggested_rules(request, self.workspace)
-            choice = await self.approver(Prompt(request, rules, verdict.reasons))
+            person = verdict.person_only or request.assessment.outside is not None
+            choice = await self.approver(Prompt(request, rules, verdict.reasons, person))
+            if isinstance(choice, NobodyToAsk):
+                return _unasked(request, verdict, choice.hint)
             return self._remember(request, choice, rules, verdict)
 
     def _remember(
@@ -360,6 +371,14 @@ def _unseen(request: ApprovalRequest) -> list[str]:
 
 def _runs_what_it_denies(rule: Rule, tool: str) -> bool:
     return tool in CODE_TOOLS and rule.names("run_shell")
+
+
+def _unasked(request: ApprovalRequest, verdict: Verdict, hint: str) -> Decision:
+    """Refused: it would ask, and nobody can answer. Beyond the boundary, or where only a
+    person may answer, no flag would help, so the hint is left out."""
+    person = verdict.person_only or request.assessment.outside is not None
+    reasons = [*verdict.reasons, *([] if person else [hint])]
+    return Decision("deny", "auto", "; ".join(reasons), verdict.rule)
 
 
 def _decision(verdict: Verdict) -> Decision:

@@ -18,6 +18,7 @@ from agentcli.conversation import events as ev
 from agentcli.conversation.messages import Conversation, Message, message_to_dict
 from agentcli.errors import UsageError
 from agentcli.output.base import RunSummary
+from agentcli.output.nested import is_nested
 from agentcli.records import dataclass, field
 from agentcli.sessions.coalesce import Coalescer
 from agentcli.sessions.images import images_dir, store_images
@@ -136,6 +137,8 @@ class Session:
                 partial = io.StringIO()
             elif entry.kind == "event":
                 event = entry.value
+                if is_nested(event):
+                    continue  # a subagent's: its answer is its call's result, not this one's
                 if event["type"] == "TEXT_MESSAGE_CONTENT":
                     partial.write(event["delta"])
                 elif event["type"] == "STEP_STARTED":
@@ -291,6 +294,8 @@ class Session:
         self._events.add(event.to_wire())
         if isinstance(event, ev.ToolCallResult) and self.writer is not None:
             self._last_result = (event.tool_call_id, event.content)
+
+    nested = handle  # a subagent's events, recorded under the call that started it
 
     def _flush_pieces(self) -> None:
         if self._events is not None:

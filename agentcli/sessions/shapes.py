@@ -11,6 +11,7 @@ from typing import Any
 
 from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message, message_from_dict
+from agentcli.output.nested import is_nested
 from agentcli.records import dataclass
 from agentcli.sessions.images import check_refs, images_dir, load_images
 from agentcli.sessions.store import iter_lines
@@ -172,7 +173,7 @@ def session_entries(path: Path, warnings: list[str], *, images: bool = False) ->
                 yield Entry("rewound", rewound_of(record))
             elif kind == "event":
                 event = event_of(record)
-                if event["type"] == "TOOL_CALL_RESULT":
+                if event["type"] == "TOOL_CALL_RESULT" and not is_nested(event):
                     results[event["toolCallId"]] = event["content"]
                 yield Entry("event", event)
             else:

@@ -188,6 +188,8 @@ def _heading(prompt: Prompt, width: int) -> list[str]:
     risk = request.assessment.risk
     where = f"· sandbox {request.sandbox}" if request.sandbox else ""
     words = ["Allow", f"{visible(request.tool)}?", f"{risk.label} risk", *_words(where)]
+    if request.asker:  # a subagent's call: the person sees who asks
+        words = ["subagent", f"{visible(request.asker)}:", *words]
     return wrap(words, width, "● ", "  ")
 
 
