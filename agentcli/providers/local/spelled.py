@@ -175,9 +175,7 @@ def file_names(request: str) -> list[str]:
     before = _CONTENT_BEFORE.search(request)
     if before:
         found.append(before.group(2))
-    return [
-        name for name in _unique(found) if name.lower() not in _JOINERS | _FOLDER_WORDS
-    ]
+    return [name for name in _unique(found) if name.lower() not in _JOINERS | _FOLDER_WORDS]
 
 
 # A request that writes a file
