@@ -932,7 +932,15 @@ SETS = {
     "heldout41": HELDOUT_41 + HELDOUT_41_TWO_ARGS,
     "dev41": DEV_41 + DEV_41_TWO_ARGS,
 }
-SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS + SETS["frozen"] + SETS["heldout30"]
+SETS["dev"] = (
+    CASES
+    + HELDOUT
+    + DEV_TWO_ARGS
+    + SETS["frozen"]
+    + SETS["heldout30"]
+    + SETS["heldout30b"]
+    + SETS["dev41"]
+)
 SET_LABELS = {
     "original": "development: first set",
     "heldout": "development: second set (written held out, tuned on since)",
