@@ -43,7 +43,10 @@ FOUND = {
         "messages[0].id",
     ),
     "tool-calls-a-number": (
-        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "a", "role": "assistant", "toolCalls": 3}]},
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [{"id": "a", "role": "assistant", "toolCalls": 3}],
+        },
         "messages[0].toolCalls",
     ),
     "function-a-string": (
@@ -62,7 +65,9 @@ FOUND = {
     "content-a-list": (
         {
             "type": "MESSAGES_SNAPSHOT",
-            "messages": [{"id": "a", "role": "assistant", "content": [{"type": "text", "text": "x"}]}],
+            "messages": [
+                {"id": "a", "role": "assistant", "content": [{"type": "text", "text": "x"}]}
+            ],
         },
         "messages[0].content",
     ),
@@ -181,9 +186,7 @@ def test_a_generated_shape_is_one_line_or_runs(kind: str, data: st.DataObject) -
         check_example(kind, event, field, result, Path(place) / "home")
 
 
-def check_example(
-    kind: str, event: dict[str, Any], field: str, result: Any, home: Path
-) -> None:
+def check_example(kind: str, event: dict[str, Any], field: str, result: Any, home: Path) -> None:
     assert "Traceback" not in result.stderr, result.stderr
     assert "internal error" not in result.stderr, result.stderr
     if sdk_accepts(event):
@@ -236,3 +239,25 @@ def test_any_shape_is_a_provider_error_or_well_formed_events(data: st.DataObject
                 continue
             EVENT.validate_python(one.to_wire())
 
+
+def test_no_state_is_sent_until_the_agent_has_sent_one(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    """`"state": {}` would be a state: an agent with an initial state of its own
+    (LlamaIndex's AG-UI workflow) takes it as the client's and never sends its own. So
+    agentcli sends null until the agent has sent a state; a delta before any patches {}."""
+    delta = {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": 1}]}
+    server.enqueue(
+        agent_reply([started(), *said("one"), finished()]),
+        agent_reply([started(), delta, *said("two"), finished()]),
+        agent_reply([started(), *said("three"), finished()]),
+    )
+    first = run_cli(["run", "--agent", agent_url(server), "hi"])
+    assert first.returncode == 0, first.stderr
+    for prompt in ("more", "again"):
+        result = run_cli(["run", "--continue", "--agent", agent_url(server), prompt])
+        assert result.returncode == 0, result.stderr
+    sent = [request.json for request in server.requests]
+    assert "state" in sent[0] and sent[0]["state"] is None
+    assert sent[1]["state"] is None  # the agent had sent none yet
+    assert sent[2]["state"] == {"n": 1}

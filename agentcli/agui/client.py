@@ -151,7 +151,8 @@ class AguiProvider(HttpProvider):
     def run_input(self, request: ModelRequest) -> dict[str, Any]:
         """The next run: the thread as the agent last described it (its own tool calls and
         results, what its snapshots replaced) and what agentcli added since; the state
-        it last had; the workspace and its instructions as context."""
+        it last had (null until it has sent one); the workspace and its instructions as
+        context."""
         messages, state = wire_history(request.messages)
         return {
             "threadId": self.thread_id,

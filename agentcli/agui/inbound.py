@@ -60,7 +60,9 @@ def describe(kind: str, raw: dict[str, Any], error: dict[str, Any]) -> str:
     path, value = _path(raw, tuple(error.get("loc") or ())[1:])
     if error.get("type") == "union_tag_invalid":
         context = error.get("ctx") or {}
-        what = f"{context.get('discriminator', 'its tag')} {context.get('tag')!r} is not one AG-UI has"
+        what = (
+            f"{context.get('discriminator', 'its tag')} {context.get('tag')!r} is not one AG-UI has"
+        )
     elif error.get("type") == "missing":
         what = "missing"
     else:
