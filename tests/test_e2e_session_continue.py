@@ -137,11 +137,15 @@ def agui_session(workspace: Path) -> list[bytes]:
     records: list[Any] = [
         header(workspace, model="agent"),
         {"t": "message", "m": {"id": "u1", "role": "user", "content": "hello"}},
-        {"t": "message", "m": {"id": "a1", "role": "assistant", "content": "it is 42",
-                               "extra": {"agui": good}}},  # fmt: skip
+        {
+            "t": "message",
+            "m": {"id": "a1", "role": "assistant", "content": "it is 42", "extra": {"agui": good}},
+        },
         {"t": "message", "m": {"id": "u2", "role": "user", "content": "again"}},
-        {"t": "message", "m": {"id": "a2", "role": "assistant", "content": "sure",
-                               "extra": {"agui": broken}}},  # fmt: skip
+        {
+            "t": "message",
+            "m": {"id": "a2", "role": "assistant", "content": "sure", "extra": {"agui": broken}},
+        },
     ]
     return [json.dumps(record).encode() for record in records]
 
