@@ -218,7 +218,7 @@ def feed_in_process(events: list[dict[str, Any]]) -> list[Any]:
         return asyncio.run(collect(agent_url(server)))
 
 
-@settings(max_examples=200, deadline=None, database=None)
+@settings(max_examples=120, deadline=None, database=None)
 @given(data=st.data())
 def test_any_shape_is_a_provider_error_or_well_formed_events(data: st.DataObject) -> None:
     kind = data.draw(st.sampled_from(TYPES))
