@@ -63,8 +63,10 @@ def print_error(message: str) -> None:
     import sys
 
     from agentcli.output.visible import visible
+    from agentcli.output.wrapping import for_stream
 
-    sys.stderr.write(f"agentcli: error: {visible(message)}\n")  # it may quote a server
+    line = f"agentcli: error: {visible(message)}"  # it may quote a server
+    sys.stderr.write(for_stream(line, sys.stderr) + "\n")
     sys.stderr.flush()
 
 

@@ -251,3 +251,26 @@ def pty_cli(
     for child in children:
         if child.isalive():
             child.close(force=True)
+
+
+# --- `-m "not slow"`: the everyday path ----------------------------------------------------
+# What starts the installed CLI, a pseudo-terminal or the local model is marked slow by
+# what it uses, so a new test is sorted without anyone remembering to mark it. The whole
+# suite (CI's) runs everything; `python -m pytest -q -m "not slow"` is the quick loop.
+SLOW_FIXTURES = frozenset({"run_cli", "start_cli", "pty_cli", "sampled"})
+
+
+def _drives_a_terminal(module: Any) -> bool:
+    return any(hasattr(module, name) for name in ("Terminal", "pexpect"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = getattr(item, "module", None)
+        uses = set(getattr(item, "fixturenames", ()))
+        if (
+            item.get_closest_marker("local_model")
+            or uses & SLOW_FIXTURES
+            or (module is not None and _drives_a_terminal(module))
+        ):
+            item.add_marker(pytest.mark.slow)

@@ -110,6 +110,7 @@ class McpServer(ToolSource):
 
     async def start(self) -> None:
         self.started_at = now_ms()
+        self.error = None  # a start again (after a login) says only its own failure
         try:
             await self._connect_in_a_profile()
         except StartFailed as failure:

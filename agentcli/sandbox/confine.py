@@ -362,12 +362,14 @@ class Sandbox:
     def boundary(self, env: dict[str, str], outputs: Path | None = None) -> Boundary:
         """What every tool may reach: this sandbox's workspace-write layout (the system
         directories commands read, found when first needed) and the places added."""
-        settings = self.settings
-        places = (
-            *settings.places,
-            *(Place(p, False) for p in settings.extra_read),
-            *(Place(p, True) for p in settings.extra_write),
-        )
+
+        def places() -> tuple[Place, ...]:  # as they are at each check: /add-dir adds one
+            settings = self.settings
+            return (
+                *settings.places,
+                *(Place(p, False) for p in settings.extra_read),
+                *(Place(p, True) for p in settings.extra_write),
+            )
 
         def system() -> tuple[str, ...]:
             layout = self.layout(Profile.WORKSPACE_WRITE, env, temp="/nonexistent")
@@ -376,11 +378,22 @@ class Sandbox:
         return Boundary(
             self.workspace,
             places,
-            enforced=settings.enabled,
+            enforced=self.settings.enabled,
             system=system,
             temp=lambda: self._temp,
             outputs=outputs,
         )
+
+    def add_place(self, place: Place) -> Place | None:
+        """A place a person adds mid-session (the REPL's /add-dir): every tool's boundary and
+        every command's layout have it from their next call on. It takes the place of one
+        they added at the same path (`DIR:ro` after `DIR`); returns that one, if any."""
+        from agentcli.records import replace
+
+        old = next((p for p in self.settings.places if p.path == place.path and not p.kept), None)
+        kept = tuple(p for p in self.settings.places if p is not old)
+        self.settings = replace(self.settings, places=(*kept, place))
+        return old
 
     def confine(
         self,

@@ -91,17 +91,9 @@ def remove(workspace: Path, name: str, project: bool) -> int:
 
 def _server(workspace: Path, name: str) -> Any:
     """The configured server a login is for: one reached by URL, with OAuth on."""
-    server = next((s for s in servers_of(load_config(workspace)) if s.name == name), None)
-    if server is None:
-        raise UsageError(f"there is no MCP server {name!r}; `agentcli mcp list` shows them")
-    if not server.url:
-        raise UsageError(f"MCP server {name} runs a command: only servers reached by URL log in")
-    if not server.uses_oauth:
-        raise UsageError(
-            f"MCP server {name} is given its Authorization header by mcp.servers.{name}.headers "
-            "(or has oauth = false): it needs no login"
-        )
-    return server
+    from agentcli.mcp.login import login_target
+
+    return login_target(servers_of(load_config(workspace)), name)
 
 
 def login(workspace: Path, name: str, browser: bool) -> int:
