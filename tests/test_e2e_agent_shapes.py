@@ -101,6 +101,15 @@ FOUND = {
         },
         "messages[0].toolCalls[0].function.arguments",
     ),
+    "call-without-function": (  # its call's `type` is "function": not a union's branch
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                {"id": "a", "role": "assistant", "toolCalls": [{"id": "c1", "type": "function"}]}
+            ],
+        },
+        "messages[0].toolCalls[0].function",
+    ),
     "args-delta-an-object": (
         {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": {"path": "README.md"}},
         "delta",
@@ -171,6 +180,7 @@ def run_once(events: list[dict[str, Any]], home: Path) -> subprocess.CompletedPr
     return result
 
 
+@pytest.mark.slow  # starts the installed CLI (not through run_cli: hypothesis examples)
 @pytest.mark.parametrize("kind", TYPES)
 @settings(
     max_examples=2,
@@ -218,7 +228,7 @@ def feed_in_process(events: list[dict[str, Any]]) -> list[Any]:
         return asyncio.run(collect(agent_url(server)))
 
 
-@settings(max_examples=120, deadline=None, database=None)
+@settings(max_examples=100, deadline=None, database=None)
 @given(data=st.data())
 def test_any_shape_is_a_provider_error_or_well_formed_events(data: st.DataObject) -> None:
     kind = data.draw(st.sampled_from(TYPES))
@@ -261,3 +271,25 @@ def test_no_state_is_sent_until_the_agent_has_sent_one(
     assert "state" in sent[0] and sent[0]["state"] is None
     assert sent[1]["state"] is None  # the agent had sent none yet
     assert sent[2]["state"] == {"n": 1}
+
+
+@pytest.mark.slow  # starts the installed CLI
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "TOOL_CALL_END", "toolCallId": ""},  # the SDK's schema allows an empty id
+        {"type": "TEXT_MESSAGE_END", "messageId": ""},
+    ],
+)
+def test_a_valid_shape_found_by_brute_force_runs(tmp_path: Path, event: dict[str, Any]) -> None:
+    """Every field of every event given each kind of value, through the CLI, found these
+    valid events turned into internal errors; they run (or end as the agent's error)."""
+    before = {
+        "TOOL_CALL_END": [{"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "x"}],
+        "TEXT_MESSAGE_END": [
+            {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}
+        ],
+    }[event["type"]]
+    result = run_once(stream(before, event), tmp_path)
+    check_example(event["type"], event, "", result, tmp_path / "home")
+    assert result.returncode == 0, result.stderr

@@ -87,14 +87,10 @@ def _path(raw: Any, loc: tuple[Any, ...]) -> tuple[str, Any]:
         elif isinstance(current, list) and isinstance(step, int) and 0 <= step < len(current):
             parts.append(f"[{step}]")
             current = current[step]
-        elif (
-            isinstance(current, dict)
-            and isinstance(step, str)
-            and position == len(loc) - 1
-            and step not in (current.get("role"), current.get("op"), current.get("type"))
-        ):
+        elif isinstance(current, dict) and isinstance(step, str) and position == len(loc) - 1:
             parts.append(f".{step}" if parts else step)  # a field that is missing
             current = None
+        # anything else is the name of a union's branch (a role, an op), not a field
     return "".join(parts), current
 
 
