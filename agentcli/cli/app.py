@@ -441,8 +441,7 @@ def mcp_add(
         str | None,
         typer.Option(
             "--sandbox",
-            help="stdio: read-only, workspace-write, network or none [default: the narrowest "
-            "it starts in].",
+            help="stdio: read-only, workspace-write, network or none [default: read-only].",
             metavar="PROFILE",
         ),
     ] = None,
