@@ -114,7 +114,9 @@ def all_summaries(warnings: list[str] | None = None) -> list[SessionSummary]:
 
 def _read_cache(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        from agentcli.regular_files import read_text
+
+        data = json.loads(read_text(path))
     except (OSError, ValueError):
         return {}  # none yet, or damaged: rebuilt from the files
     if not isinstance(data, dict) or data.get("version") != _CACHE_VERSION:
