@@ -62,9 +62,9 @@ class StreamCutError(ProviderError):
 def print_error(message: str) -> None:
     import sys
 
-    from agentcli.output.visible import visible
+    from agentcli.output.visible import one_line
 
-    sys.stderr.write(f"agentcli: error: {visible(message)}\n")  # it may quote a server
+    sys.stderr.write(f"agentcli: error: {one_line(message)}\n")  # it may quote a server
     sys.stderr.flush()
 
 

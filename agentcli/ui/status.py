@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.output.visible import visible
+from agentcli.output.visible import one_line
 
 if TYPE_CHECKING:
     from agentcli.agent.session import Agent
@@ -47,9 +47,9 @@ def status_lines(agent: Agent) -> list[str]:
         context = f"{use.used:,} tokens; window not known (set context.window)"
     saved = f" (not saved: {session.unsaved})" if session.unsaved else ""
     return [
-        f"model      {agent.model}",
-        f"provider   {provider.name} ({provider.type}){where}",
-        f"workspace  {visible(str(settings.workspace))}",
+        f"model      {one_line(agent.model)}",
+        f"provider   {one_line(f'{provider.name} ({provider.type}){where}')}",
+        f"workspace  {one_line(settings.workspace)}",
         f"approvals  {approval_mode(agent)}",
         f"sandbox    {sandbox_line(agent)}",
         f"context    {context}",
