@@ -15,6 +15,7 @@ run here or named in EXEMPT with the reason, so none is added without escaping."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -64,6 +65,10 @@ CASES: dict[str, list[list[str]]] = {
     "models": [["models"], ["models", "--json"]],
     "trust": [["trust"], ["trust", "--list"], ["trust", "--revoke"]],
 }
+# A transcript (and a run's answer) keeps the lines of what was said: there a
+# line may begin with anything a message said, but no control is obeyed and every name,
+# path and call is one line.
+TRANSCRIPTS = {"run", "sessions show", "sessions export"}
 EXEMPT = {
     "chat": "the REPL: test_the_repl_listings_show_outside_text_escaped drives it on a pty",
     "serve": "answers HTTP clients with JSON and SSE, never a terminal (tests/test_e2e_serve*)",
@@ -107,10 +112,13 @@ def screen_lines(text: str) -> list[str]:
     return scrolled + [row_text(screen.buffer[y], COLUMNS) for y in range(screen.lines)]
 
 
-def assert_shown_not_obeyed(text: str, where: str) -> None:
+def assert_shown_not_obeyed(text: str, where: str, *, transcript: bool = False) -> None:
     obeyed = sorted({f"U+{ord(c):04X}" for c in OBEYED.findall(text)})
     assert not obeyed, f"{where}: {obeyed} reached the terminal raw:\n{text}"
-    spoofed = [line for line in screen_lines(text) if line.lstrip().startswith(SPOOF)]
+    lines = screen_lines(text)
+    if transcript:  # the message bodies keep their lines; the rest is one line each
+        lines = [line for line in lines if line.startswith(("- ", "**→", "# "))]
+    spoofed = [line for line in lines if line.lstrip().startswith(SPOOF)]
     assert not spoofed, f"{where}: a line the outside text began:\n{text}"
 
 
@@ -157,7 +165,7 @@ def _session(env: dict[str, str], workspace: Path, server: ScriptedServer) -> tu
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    [recorded] = Path(env["AGENTCLI_HOME"], "sessions").glob("*.jsonl")
+    [recorded] = Path(env["AGENTCLI_HOME"], "data", "sessions").glob("*.jsonl")
     hostile_id = f"{recorded.stem}{HOSTILE}"
     (recorded.parent / f"{hostile_id}.jsonl").write_bytes(recorded.read_bytes())
     return recorded.stem, hostile_id
@@ -165,54 +173,70 @@ def _session(env: dict[str, str], workspace: Path, server: ScriptedServer) -> tu
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    with contextlib.ExitStack() as stack:
+        yield _world(tmp_path, stack)
+
+
+def _world(tmp_path: Path, stack: contextlib.ExitStack) -> dict[str, Any]:
     home = tmp_path / "home"
     workspace = tmp_path / f"ws{HOSTILE}"  # a directory name is text from outside too
     hostile_dir = tmp_path / f"dir{HOSTILE}"
     site = tmp_path / "site"
     for directory in (home / "agentcli", workspace / ".agentcli", hostile_dir, site):
         directory.mkdir(parents=True)
+    _plugin(site)
+    server = stack.enter_context(ScriptedServer())
+    server.models = [f"model{HOSTILE}"]
+    env = build_env(home, server, {"OPENAI_API_KEY": "sk-test"})
+    session, hostile_session = _session(env, workspace, server)  # before the servers are set
     python = _toml(sys.executable)
     (home / "agentcli" / "config.toml").write_text(
         f"[mcp.servers.evil]\ncommand = {python}\nargs = [{_toml(str(SERVER))}]\n"
-        f"[mcp.servers.dies]\ncommand = {python}\nargs = [{_toml(str(SERVER))}, '--die']\n",
+        "start_timeout = 300\n",  # a loaded machine is slow to start it, never refused
         encoding="utf-8",
     )
     (workspace / ".agentcli" / "config.toml").write_text(  # untrusted: its keys are listed
         f"max_steps = 3\n[policy]\n{_toml(HOSTILE)} = 1\n", encoding="utf-8"
     )
-    _plugin(site)
-    with ScriptedServer() as server:
-        server.models = [f"model{HOSTILE}"]
-        env = build_env(home, server, {"PYTHONPATH": str(site), "OPENAI_API_KEY": "sk-test"})
-        session, hostile_session = _session(env, workspace, server)
-        yield {
-            "env": env,
-            "workspace": workspace,
-            "server": server,
-            "values": {
-                "session": session,
-                "hostile_session": hostile_session,
-                "hostile_dir": str(hostile_dir),
-            },
-        }
+    return {
+        "env": env,
+        "workspace": workspace,
+        "server": server,
+        "site": str(site),
+        "values": {
+            "session": session,
+            "hostile_session": hostile_session,
+            "hostile_dir": str(hostile_dir),
+        },
+    }
 
 
 @pytest.mark.parametrize(
     "argv",
-    [argv for path in sorted(CASES) for argv in CASES[path]],
-    ids=lambda argv: " ".join(a for a in argv if HOSTILE not in a)[:40],
+    [
+        pytest.param(argv, id=f"{path} {number}")
+        for path in sorted(CASES)
+        for number, argv in enumerate(CASES[path])
+    ],
 )
 def test_a_command_shows_outside_text_escaped(world: dict[str, Any], argv: list[str]) -> None:
     argv = [a.format(**world["values"]) if "{" in a else a for a in argv]
+    if argv[:2] == ["mcp", "list"]:  # and one that fails, saying so on stderr
+        config = Path(world["env"]["AGENTCLI_HOME"], "config.toml")
+        dies = f"command = {_toml(sys.executable)}\nargs = [{_toml(str(SERVER))}, '--die']\n"
+        config.write_text(config.read_text() + f"[mcp.servers.dies]\n{dies}")
     if argv[0] == "run":
         from agentcli.mcp.tools import tool_name
 
         echo = tool_name("evil", f"echo{HOSTILE}")
         world["server"].enqueue(Reply.tool_calls([{"name": echo, "arguments": {"text": "hi"}}]))
         world["server"].enqueue(Reply.text([f"done {HOSTILE}"]))
+    env = world["env"]
+    if argv[0] == "plugins":  # the plug-in is installed where this command looks
+        env = {**env, "PYTHONPATH": world["site"]}
     done = subprocess.run(
         [str(AGENTCLI), *argv],
-        env=world["env"],
+        env=env,
         cwd=world["workspace"],
         capture_output=True,
         text=True,
@@ -223,7 +247,8 @@ def test_a_command_shows_outside_text_escaped(world: dict[str, Any], argv: list[
         check=False,
     )
     assert "Traceback" not in done.stderr, done.stderr
-    assert_shown_not_obeyed(done.stdout, "stdout")
+    transcript = " ".join(argv[:2]) in TRANSCRIPTS and "json" not in argv
+    assert_shown_not_obeyed(done.stdout, "stdout", transcript=transcript)
     assert_shown_not_obeyed(done.stderr, "stderr")
     if "--json" in argv and done.stdout.strip():
         json.loads(done.stdout)  # still JSON, the strings the same once parsed
@@ -253,6 +278,9 @@ def test_the_repl_listings_show_outside_text_escaped(world: dict[str, Any]) -> N
     terminal = Terminal(["chat"], env=env, cwd=world["workspace"], columns=COLUMNS)
     try:
         terminal.wait_prompt()
+        terminal.send("/mcp__evil__nothing\r")  # waits for the server to start, then says so
+        terminal.wait_for("no MCP prompt", timeout=120)
+        terminal.wait_prompt()
         for command in ("/help", "/tools", "/status", "/sessions"):
             terminal.send(command + "\r")
             terminal.wait_prompt()
@@ -262,7 +290,8 @@ def test_the_repl_listings_show_outside_text_escaped(world: dict[str, Any]) -> N
         terminal.close()
     shown = terminal.lines()
     for obeyed in ("\x1b]52", "\u202e", "\x1b[1A\r"):  # the REPL draws with escapes of its own
-        assert obeyed.encode() not in terminal.raw, obeyed
+        at = terminal.raw.find(obeyed.encode())
+        assert at < 0, repr(bytes(terminal.raw[max(0, at - 400) : at + 100]))
     assert any("greet" in line for line in shown), "\n".join(shown)  # the prompt is listed
     assert not [line for line in shown if line.lstrip().startswith(SPOOF)], "\n".join(shown)
     assert not [line for line in shown if "evil" in line and "\u202e" in line]
