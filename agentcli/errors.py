@@ -63,8 +63,10 @@ def print_error(message: str) -> None:
     import sys
 
     from agentcli.output.visible import one_line
+    from agentcli.output.wrapping import for_stream
 
-    sys.stderr.write(f"agentcli: error: {one_line(message)}\n")  # it may quote a server
+    line = f"agentcli: error: {one_line(message)}"  # it may quote a server
+    sys.stderr.write(for_stream(line, sys.stderr) + "\n")
     sys.stderr.flush()
 
 

@@ -80,6 +80,7 @@ class ApprovalRequest:
     # Why a step before the decision (a hook) wants a person asked: asked as an `ask`
     # rule is, and never remembered, since the step would ask again.
     ask_reasons: tuple[str, ...] = ()
+    asker: str | None = None  # a subagent's name, when one of its calls asks
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,10 @@ complete -c agentcli -n __fish_use_subcommand -a models -d 'The models the confi
 complete -c agentcli -n __fish_use_subcommand -a trust -d 'Trust a workspace: its .agentcli/config.toml may then loosen the policy'
 complete -c agentcli -n __fish_use_subcommand -a completions -d 'Print the shell completion script (also shipped in the repository\'s completions/)'
 complete -c agentcli -n __fish_use_subcommand -a config -d 'Show and change the configuration'
-complete -c agentcli -n __fish_use_subcommand -a sessions -d 'List, show, export and remove sessions'
+complete -c agentcli -n __fish_use_subcommand -a sessions -d 'List, show, export, rewind and remove sessions'
 complete -c agentcli -n __fish_use_subcommand -a policy -d 'Explain what the policy decides'
 complete -c agentcli -n __fish_use_subcommand -a tools -d 'The tools the model can call'
-complete -c agentcli -n __fish_use_subcommand -a mcp -d 'MCP servers: add, remove, list, login, logout'
+complete -c agentcli -n __fish_use_subcommand -a mcp -d 'MCP servers: add, remove, list, login, logout; serve'
 
 # agentcli run
 complete -c agentcli -n '__fish_seen_subcommand_from run' -l model -s m -x -d 'PROVIDER:MODEL, e.g. openai:gpt-4.1-mini [env AGENTCLI_MODEL]'

@@ -251,3 +251,42 @@ def pty_cli(
     for child in children:
         if child.isalive():
             child.close(force=True)
+
+
+# --- `-m "not slow"`: the everyday path ----------------------------------------------------
+# What starts the installed CLI, a pseudo-terminal or the local model is marked slow by
+# what it uses, so a new test is sorted without anyone remembering to mark it. The whole
+# suite (CI's) runs everything; `python -m pytest -q -m "not slow"` is the quick loop.
+SLOW_FIXTURES = frozenset({"run_cli", "start_cli", "pty_cli", "sampled"})
+# Modules whose tests start agentcli, its servers or real peers by other means (an MCP
+# client, a pty helper of their own, the attack corpus run for real on both backends).
+SLOW_MODULES = (
+    "tests.test_e2e_",
+    "tests.test_repl",
+    "tests.test_mcp_serve",
+    "tests.test_mcp_everything",
+    "tests.test_mcp_client_features",
+    "tests.test_mcp_resources",
+    "tests.test_policy_escapes",
+    "tests.test_protected_paths",
+    "tests.test_file_races",
+    "tests.test_agui_peers",
+)
+
+
+def _drives_a_terminal(module: Any) -> bool:
+    if module.__name__.startswith(SLOW_MODULES):
+        return True
+    return any(hasattr(module, name) for name in ("Terminal", "pexpect"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = getattr(item, "module", None)
+        uses = set(getattr(item, "fixturenames", ()))
+        if (
+            item.get_closest_marker("local_model")
+            or uses & SLOW_FIXTURES
+            or (module is not None and _drives_a_terminal(module))
+        ):
+            item.add_marker(pytest.mark.slow)

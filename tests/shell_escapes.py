@@ -406,7 +406,7 @@ ESCAPES: list[Escape] = [
         "find-xargs",
         "sort",
         "shell",
-        "chmod +x c; seq 100000 | sort -S 1K -T . --compress-program=./c > /dev/null",
+        "chmod +x c; seq 2000 | sort -S 1K -T . --compress-program=./c > /dev/null",
         {"c": "#!/bin/sh\nrm -f victim\ncat\n"},
     ),
     # --- env and time wrappers -------------------------------------------------------------------

@@ -163,7 +163,7 @@ def test_one_block_whose_labels_say_what_they_grant(
     assert not (workspace / "a.txt").exists()
 
 
-def test_a_medium_yes_says_it_holds_for_the_session(
+def test_a_medium_session_choice_says_it_holds_for_the_session(
     chat: StartChat,  # noqa: F811 - the fixture imported above
     server: ScriptedServer,
     workspace: Path,
@@ -177,17 +177,16 @@ def test_a_medium_yes_says_it_holds_for_the_session(
     mark = session.submit("write two files")
     session.expect(APPROVAL)
     text = unwrapped(block_of(session.screen(mark)))
-    session.send("y")
+    session.send("s")
     session.expect(FOOTER)
     session.prompt()
     screen = session.screen(mark)
 
-    assert "y yes, and don't ask again for write_file this session" in text
+    assert "y yes, this write only" in text  # y means this call alone, for every tool
+    assert "s yes, and allow write_file for this session" in text
     assert "p yes, and always allow write_file in this project (saved)" in text
     assert "d no, and refuse write_file for this session" in text
-    assert "→ y: yes, and don't ask again for write_file this session" in unwrapped(
-        screen.splitlines()
-    )
+    assert "→ s: yes, and allow write_file for this session" in unwrapped(screen.splitlines())
     assert screen.count(HEADING) == 1  # as the label said: the second write was not asked
     assert (workspace / "two.txt").read_text() == "2\n"
 

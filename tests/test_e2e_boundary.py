@@ -199,6 +199,11 @@ def test_add_dir_names_an_existing_directory_without_agentcli_in_it(
     result = run_cli(["run", "--add-dir", str(cli_home), "hi"])  # holds AGENTCLI_HOME
     assert result.returncode == 2
     assert "agentcli's own configuration" in result.stderr
+    inside = cli_home / "agentcli" / "data" / "sessions"
+    inside.mkdir(parents=True)
+    result = run_cli(["run", "--add-dir", str(inside), "hi"])
+    assert result.returncode == 2
+    assert "is inside agentcli's own configuration or data" in result.stderr
 
 
 def test_yes_runs_no_command_where_no_sandbox_can(

@@ -61,7 +61,7 @@ def key(cli_home: Path) -> Path:
 
 # profile: (key read, workspace write, network)
 REACH = {
-    None: (False, False, False),  # the narrowest it starts in: read-only
+    None: (False, False, False),  # none chosen: read-only
     "workspace-write": (False, True, False),
     "network": (False, True, True),
     "none": (True, True, True),
@@ -101,7 +101,7 @@ def test_mcp_list_shows_the_profile_it_runs_in(run_cli: RunCli, cli_home: Path) 
     configure(cli_home, "auto", None)
     listed = run_cli(["mcp", "list"], timeout=60)
     assert listed.returncode == 0, listed.stderr
-    assert "sandbox: read-only (the narrowest it starts in)" in listed.stdout
+    assert "sandbox: read-only (the default: none chosen)" in listed.stdout
     configure(cli_home, "auto", "network")
     listed = run_cli(["mcp", "list", "--json"], timeout=60)
     [row] = json.loads(listed.stdout)["servers"]

@@ -145,6 +145,45 @@ def test_a_nested_repository_is_protected_like_the_workspaces_own(
     assert_nothing_planted(repo, before)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_hooks_folder_and_includes_the_repositorys_config_names_are_protected(
+    backend: str, run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
+) -> None:
+    """`core.hooksPath = .husky` (as husky sets it) and an `include.path` in the work tree:
+    git runs what is there, so a command may not plant a hook or a setting in them."""
+    use_backend(cli_home, backend)
+    repo = make_repo(workspace)
+    (workspace / ".husky").mkdir()
+    (workspace / ".husky" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (workspace / "team.gitconfig").write_text("[user]\n\tname = team\n")
+    git(repo, "config", "core.hooksPath", ".husky")
+    git(repo, "config", "include.path", "../team.gitconfig")
+    hooks = sorted(p.name for p in (workspace / ".husky").iterdir())
+    team = (workspace / "team.gitconfig").read_text()
+    plant = {
+        "hook": f"printf '#!/bin/sh\\ntouch {PWNED}\\n' > .husky/post-checkout; "
+        "chmod +x .husky/post-checkout",
+        "include": f"printf '[core]\\n\\tfsmonitor = touch {PWNED}\\n' >> team.gitconfig",
+    }
+    server.enqueue(
+        Reply.tool_calls(
+            [
+                {"id": f"c-{name}", "name": "run_shell", "arguments": {"command": command}}
+                for name, command in plant.items()
+            ]
+        ),
+        Reply.text(["done"]),
+    )
+    result = run_cli(["run", "--yes", "change it"], server=server, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert all("sandbox: workspace-write" in c for c in results(server).values())
+    assert sorted(p.name for p in (workspace / ".husky").iterdir()) == hooks
+    assert (workspace / "team.gitconfig").read_text() == team
+    git(repo, "status", "--short")  # runs core.fsmonitor, were it planted
+    git(repo, "checkout", "-q", "-b", "after")  # runs post-checkout, were it planted
+    assert not (repo / PWNED).exists()
+
+
 def over_budget(workspace: Path) -> None:
     """A `.agentcli/` larger than agentcli keeps a copy of."""
     make_repo(workspace)

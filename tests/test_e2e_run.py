@@ -632,3 +632,33 @@ def test_line_separators_inside_the_json_do_not_cut_an_event(
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "one<U+2028>two<U+2029>three<U+0085>four\n", result.stdout
+
+
+def _user_message(server: ScriptedServer) -> str:
+    messages = server.requests[-1].json["messages"]
+    return next(m["content"] for m in reversed(messages) if m["role"] == "user")
+
+
+def test_a_path_mentioned_in_a_run_prompt_attaches_the_file_as_in_chat(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    server.enqueue(Reply.text(["ok"]))
+    result = run_cli(["run", "explain @notes.txt"], server=server)
+    assert result.returncode == 0, result.stderr
+    message = _user_message(server)
+    assert message.startswith("explain @notes.txt")
+    assert '<file path="notes.txt">\nfirst note\nsecond note\n' in message
+    assert "attached notes.txt" in result.stderr
+
+
+def test_a_mention_that_cannot_attach_is_one_warning_and_piped_text_is_never_searched(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    server.enqueue(Reply.text(["ok"]))
+    result = run_cli(["run", "explain @missing.py"], server=server, input="see @notes.txt\n")
+    assert result.returncode == 0, result.stderr
+    message = _user_message(server)
+    assert "<file" not in message  # the piped @notes.txt is context, not a request
+    assert message.endswith("<stdin>\nsee @notes.txt\n</stdin>")
+    warnings = [line for line in result.stderr.splitlines() if "@missing.py" in line]
+    assert warnings == ["agentcli: @missing.py: no such file in the workspace; not attached"]

@@ -38,6 +38,35 @@ class Sleeper(Tool):
         return ToolOutput(content=f"slept {args['seconds']} {args.get('label', '')}".strip())
 
 
+class Meeting(Tool):
+    """Two calls that can only both succeed when they run at the same time: the waiter
+    finishes once the signaller has run, so the verdict rests on events, not on a clock."""
+
+    name = "meet"
+    description = "waits for, or signals, the other call"
+    parameters = {  # noqa: RUF012
+        "type": "object",
+        "properties": {"role": {"enum": ["waiter", "signaller"]}},
+        "required": ["role"],
+    }
+    arrived: asyncio.Event | None = None
+
+    def assess(self, args: dict[str, Any], ctx: ToolContext) -> Assessment:
+        return Assessment(Risk.LOW, "meets")
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        if Meeting.arrived is None:
+            Meeting.arrived = asyncio.Event()
+        if args["role"] == "signaller":
+            Meeting.arrived.set()
+            return ToolOutput(content="signalled")
+        try:  # one after the other, the signaller never comes while the waiter waits
+            await asyncio.wait_for(Meeting.arrived.wait(), timeout=30)
+        except TimeoutError:
+            raise ToolFailure("the other call never ran alongside") from None
+        return ToolOutput(content="met")
+
+
 class Risky(Tool):
     name = "risky"
     description = "high risk"
@@ -68,7 +97,7 @@ class Broken(Tool):
 
 def make(policy: Policy | None = None, **kwargs) -> tuple[Executor, list[ev.Event]]:
     events: list[ev.Event] = []
-    registry = ToolRegistry([Sleeper(), Risky(), Broken()])
+    registry = ToolRegistry([Sleeper(), Meeting(), Risky(), Broken()])
     context = ToolContext(workspace=Workspace("."))
     return Executor(registry, policy or Policy(), context, events.append, **kwargs), events
 
@@ -84,18 +113,16 @@ def run(executor: Executor, calls: list[ToolCall]):
 
 def test_calls_run_concurrently_and_results_keep_the_model_order():
     executor, events = make()
+    Meeting.arrived = None
     calls = [
-        call("sleep", {"seconds": 0.3, "label": "slow"}, "a"),
-        call("sleep", {"seconds": 0.01, "label": "fast"}, "b"),
+        call("meet", {"role": "waiter"}, "a"),
+        call("meet", {"role": "signaller"}, "b"),
     ]
-    started = time.monotonic()
     results = run(executor, calls)
-    elapsed = time.monotonic() - started
-    assert elapsed < 0.55  # together; one after the other would take 0.31 s plus the same overhead
     assert [m.tool_call_id for m in results] == ["a", "b"]
-    assert results[0].content == "slept 0.3 slow"
+    assert results[0].content == "met"  # the waiter saw the signaller run meanwhile
     finished = [e.tool_call_id for e in events if isinstance(e, ev.ToolCallResult)]
-    assert finished == ["b", "a"]  # the fast one reported first, but results stay ordered
+    assert finished == ["b", "a"]  # the signaller reported first, but results stay ordered
 
 
 def test_concurrency_is_bounded():
@@ -110,7 +137,7 @@ def test_concurrency_is_bounded():
     [
         ("sleep", '{"seconds": 1', "not valid JSON"),
         ("sleep", "[1, 2]", "must be a JSON object"),
-        ("nope", "{}", "unknown tool 'nope'; available tools: broken, risky, sleep"),
+        ("nope", "{}", "unknown tool 'nope'; available tools: broken, meet, risky, sleep"),
         ("sleep", {"seconds": "soon"}, "seconds: 'soon' is not of type 'number'"),
         ("sleep", {}, "'seconds' is a required property"),
         ("sleep", {"seconds": 0, "extra": 1}, "Additional properties are not allowed"),

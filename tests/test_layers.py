@@ -185,7 +185,13 @@ def test_only_the_composition_root_makes_an_agent() -> None:
 
 
 # Front ends ask the composition root; nothing it assembles imports it back.
-FRONT_ENDS = ("agentcli.__main__", "agentcli.cli", "agentcli.ui", "agentcli.agui.server")
+FRONT_ENDS = (
+    "agentcli.__main__",
+    "agentcli.cli",
+    "agentcli.ui",
+    "agentcli.agui.server",
+    "agentcli.mcp_serve",
+)
 
 
 def test_only_front_ends_ask_the_composition_root() -> None:

@@ -688,6 +688,8 @@ from agentcli.assembly import builtin_tools
 
 tools = [t.spec() for t in builtin_tools()]
 provider = LocalProvider(progress=lambda text: None)
+# Bounded by tokens, not seconds: which samples finish must not depend on the load.
+TOKENS_NOT_TIME = 3600
 engine = provider.load()
 
 def sample(name, schema, prefix, n, request="call it with unusual arguments"):
@@ -699,7 +701,7 @@ def sample(name, schema, prefix, n, request="call it with unusual arguments"):
     rule = engine.grammar(schema, schema=True) if schema else None
     out = []
     for seed in range(n):
-        g = engine.generate(prompt, max_tokens=48, max_seconds=30, grammar=rule,
+        g = engine.generate(prompt, max_tokens=48, max_seconds=TOKENS_NOT_TIME, grammar=rule,
                             temperature=1.5, seed=seed + 1)
         out.append([g.text, g.finish_reason])
     return out

@@ -363,7 +363,7 @@ def test_a_server_gets_only_the_variables_named(
     write_config(
         cli_home,
         f"[mcp.servers.envdump]\ncommand = {toml_str(sys.executable)}\n"
-        f"args = ['-c', {toml_str(dump)}]\nenv = ['PASSED_ON']\n",
+        f"args = ['-c', {toml_str(dump)}]\nenv = ['PASSED_ON']\nsandbox = 'workspace-write'\n",
     )
     server.enqueue(Reply.text(["Hello."]))
     result = run_cli(

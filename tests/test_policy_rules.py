@@ -480,8 +480,8 @@ def test_no_approver_denies_with_the_hint_and_never_waits(ws: Workspace) -> None
     assert (low.decision, low.by) == ("allow", "auto")
 
 
-def test_medium_asks_once_per_tool(ws: Workspace) -> None:
-    approver = FakeApprover("once", "once")
+def test_medium_asks_once_per_tool_when_the_session_is_chosen(ws: Workspace) -> None:
+    approver = FakeApprover("session", "session")
     p = policy(ws, approver=approver)
 
     async def scenario() -> list[Any]:
@@ -499,6 +499,22 @@ def test_medium_asks_once_per_tool(ws: Workspace) -> None:
     assert (other_tool.decision, other_tool.by) == ("allow", "user")
     assert approver.asked == 2  # write_file once, edit_file once
     assert approver.prompts[0].session_rules == ["write_file"]
+
+
+def test_a_medium_yes_is_this_call_only(ws: Workspace) -> None:
+    approver = FakeApprover("once", "once")
+    p = policy(ws, approver=approver)
+
+    async def scenario() -> list[Any]:
+        return [
+            await p.decide(request(ws, "write_file", {"path": "a.txt", "content": "1"})),
+            await p.decide(request(ws, "write_file", {"path": "b.txt", "content": "2"})),
+        ]
+
+    first, second = run(scenario())
+    assert (first.decision, first.by) == ("allow", "user")
+    assert (second.decision, second.by) == ("allow", "user")  # asked again: y kept nothing
+    assert approver.asked == 2
 
 
 @pytest.mark.parametrize(
@@ -699,7 +715,10 @@ def test_a_session_choice_applies_to_calls_still_waiting(ws: Workspace) -> None:
 
 
 def test_prompts_come_one_at_a_time(ws: Workspace) -> None:
-    approver = FakeApprover(delay=0.05, decide=lambda prompt: "once")
+    approver = FakeApprover(
+        delay=0.05,
+        decide=lambda prompt: "session" if prompt.request.tool == "write_file" else "once",
+    )
     p = policy(ws, approver=approver)
 
     async def scenario() -> list[Any]:

@@ -82,7 +82,7 @@ def test_timeout_kills_the_whole_tree_including_a_setsid_grandchild(ctx):
 def test_orphans_holding_the_pipe_do_not_block_and_are_killed(ctx):
     started = time.monotonic()
     out = shell(ctx, "(sleep 100 & echo PID $!); echo done")
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 50  # blocked on the orphan's pipe would be 100 s
     assert "done" in out.content and "exit code 0" in out.content
     assert "process(es) the command left running were killed" in out.content
     assert_all_dead(pids_in(out.content))
@@ -105,8 +105,8 @@ def test_double_forked_daemon_that_left_the_tree_is_found_by_its_marker(ctx):
 )
 def test_commands_reading_stdin_return_at_once(ctx, command):
     started = time.monotonic()
-    out = shell(ctx, command, timeout=10)
-    assert time.monotonic() - started < 3
+    out = shell(ctx, command, timeout=120)
+    assert time.monotonic() - started < 60  # waiting for input would end at the timeout
     assert not out.content.startswith("timed out")
 
 
@@ -213,7 +213,7 @@ def test_background_job_starts_streams_exits_and_is_killed(ctx):
         out = await RunShell().execute(
             {"command": "echo first; sleep 0.3; echo second; sleep 300", "background": True}, ctx
         )
-        assert time.monotonic() - started < 1
+        assert time.monotonic() - started < 150  # waiting for the command would be 300 s
         job_id = re.search(r"started (job_\d+)", out.content).group(1)
         first = await JobOutput().execute({"job_id": job_id, "wait": 2}, ctx)
         assert "running for" in first.content

@@ -43,9 +43,13 @@ COMMANDS = (
     "context",
     "status",
     "diff",
+    "rewind",
     "init",
     "approvals",
     "skills",
+    "hooks",
+    "add-dir",
+    "mcp",
 )
 INTERRUPTED_MARK = "[interrupted by the user]"
 UP = "\x1b[A"
@@ -604,10 +608,10 @@ def test_policy_remembers_a_session_choice_and_revokes_it(
     session = chat()
     mark = session.submit("write a draft")
     session.expect(APPROVAL)
-    # Medium risk asks once per session: "y" says so, and is the session choice.
-    assert "y  yes, and don't ask again for write_file this session" in session.screen(mark)
-    assert "s  " not in session.screen(mark)  # no second choice that does the same
-    session.send("y")
+    # Medium risk's "once per session" is its own key; y is this write alone.
+    assert "y  yes, this write only" in session.screen(mark)
+    assert "s  yes, and allow write_file for this session" in session.screen(mark)
+    session.send("s")
     session.expect(FOOTER)
     session.prompt()
     assert "✓ write_file" in session.screen(mark)

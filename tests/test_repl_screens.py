@@ -128,12 +128,14 @@ def test_run_stopped_on_a_terminal_ends_its_last_line(
 # --- type-ahead ----------------------------------------------------------------------
 
 SLOW_ANSWER = [f"word{number} " for number in range(40)]
+# Four paragraphs of ten words: blocks printed one by one while the answer streams.
+SLOW_BLOCKS = [f"word{n}" + ("\n\n" if n % 10 == 9 else " ") for n in range(40)]
 
 
 def test_a_line_typed_during_an_answer_is_queued_and_sent_next(
     term: StartTerminal, server: ScriptedServer
 ) -> None:
-    server.enqueue(Reply.text(SLOW_ANSWER, delay=0.05), Reply.text(["Second answer."]))
+    server.enqueue(Reply.text(SLOW_BLOCKS, delay=0.05), Reply.text(["Second answer."]))
     terminal = term("chat")
     terminal.send("first\r")
     terminal.wait_for("word5")
@@ -144,11 +146,12 @@ def test_a_line_typed_during_an_answer_is_queued_and_sent_next(
     terminal.wait_for(lambda: terminal.cursor_line() == "› a draft")
 
     lines = terminal.lines()
-    answer = index_of(lines, "word0")
-    assert index_of(lines, "› and then this") > answer  # shown as sent, after the answer
-    assert " ".join(lines[answer : index_of(lines, "word39") + 1]).split() == [
-        word.strip() for word in SLOW_ANSWER
-    ], lines  # the queued line went above the answer's open part, which lost nothing
+    answer, last = index_of(lines, "word0"), index_of(lines, "word39")
+    assert index_of(lines, "queued: and then this") > last  # by the prompt, not in the answer
+    assert index_of(lines, "› and then this") > last  # shown as sent, after the answer
+    assert " ".join(lines[answer : last + 1]).split() == [word.strip() for word in SLOW_BLOCKS], (
+        lines
+    )  # the answer's blocks are whole and together: nothing went between them
     second = server.requests[1].json["messages"]
     assert second[-1] == {"role": "user", "content": "and then this"}
     assert len(server.requests) == 2  # the draft is not sent
@@ -182,6 +185,8 @@ def test_model_alone_lists_the_servers_models_in_a_picker_and_switches(
     shown = terminal.text()
     assert "› openai:scripted-model · in use" in shown, shown  # starts on the model in use
     assert "  openai:first-model" in shown and "  openai:third-model" in shown, shown
+    # a model listed without a description is its name alone, not `name ·`
+    assert not any(line.rstrip().endswith("·") for line in shown.splitlines()), shown
     terminal.send("j")  # down
     terminal.wait_for("› openai:third-model")
     terminal.send("\r")
@@ -191,6 +196,17 @@ def test_model_alone_lists_the_servers_models_in_a_picker_and_switches(
 
     turn(terminal, "hello")
     assert server.requests[-1].json["model"] == "third-model"
+
+
+def test_a_slip_of_a_command_name_gets_the_command_it_was_meant_to_be(
+    term: StartTerminal,
+) -> None:
+    terminal = term("chat")
+    terminal.send("/modle\r")
+    terminal.wait_for("unknown command /modle; did you mean /model?")
+    terminal.wait_prompt()
+    terminal.send("/zzzz\r")
+    terminal.wait_for("unknown command /zzzz; /help lists them")
 
 
 def test_model_alone_says_why_when_nothing_is_listed(
@@ -369,7 +385,7 @@ def test_the_banner_at_40_columns_breaks_between_its_parts_never_inside_the_path
     assert lines[2:4] == ["  /help for commands · Ctrl-C cancels", "  Ctrl-D exits"], lines
 
 
-def test_an_edit_can_be_approved_for_this_edit_only(
+def test_y_approves_this_edit_only_and_s_the_session(
     term: StartTerminal, server: ScriptedServer, workspace: Path
 ) -> None:
     def edit(call_id: str, old: str, new: str) -> dict:
@@ -385,15 +401,15 @@ def test_an_edit_can_be_approved_for_this_edit_only(
     terminal.send("edit\r")
     terminal.wait_for(APPROVAL)
     block = approval_block(terminal)
-    assert "  o  yes, this edit only (ask again next time)" in block, block
-    assert "  y  yes, and don't ask again for edit_file this session" in block, block
-    terminal.send("o")
-    terminal.wait_for("→ o: yes, this edit only (ask again next time)")
-    terminal.wait_for(lambda: terminal.text().count(APPROVAL) == 2)  # the next edit asks
+    assert "  y  yes, this edit only" in block, block
+    assert "  s  yes, and allow edit_file for this session" in block, block
     terminal.send("y")
+    terminal.wait_for("→ y: yes, this edit only")
+    terminal.wait_for(lambda: terminal.text().count(APPROVAL) == 2)  # the next edit asks
+    terminal.send("s")
     terminal.wait_for(FOOTER)
     terminal.wait_prompt()
-    assert terminal.text().count("● Allow edit_file?") == 2  # the third did not: y holds
+    assert terminal.text().count("● Allow edit_file?") == 2  # the third did not: s holds
     assert (workspace / "notes.txt").read_text() == "first note again\n2nd note\n"
 
 

@@ -395,7 +395,7 @@ def test_unknown_route_and_bad_body(server: ScriptedAnthropic, client: httpx.Cli
 def test_wait_for_requests_times_out(server: ScriptedAnthropic) -> None:
     started = time.monotonic()
     assert server.wait_for_requests(1, timeout=0.1) is False
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # it gave up; it did not wait for a request
 
 
 def test_stop_is_prompt_while_a_reply_hangs() -> None:

@@ -116,6 +116,10 @@ def test_text_options_keepalive_no_done_no_usage(
 
 # --- tool calls ---
 
+# Far longer than reading a line takes on any load: a piece read before it is a piece
+# read as it arrived, not at the end of the stream.
+SECOND_PIECE_AFTER = 3.0
+
 CALLS = [
     {"name": "read_file", "arguments": {"path": "src/main.py"}, "id": "call_a"},
     {"name": "list_dir", "arguments": {"path": "."}, "id": "call_b"},
@@ -493,7 +497,7 @@ def test_wait_for_requests_times_out(server: ScriptedServer) -> None:
 def test_first_event_arrives_before_delay_ends(
     server: ScriptedServer, client: httpx.Client
 ) -> None:
-    server.enqueue(Reply.text(["first", "second"], delay=0.3))
+    server.enqueue(Reply.text(["first", "second"], delay=SECOND_PIECE_AFTER))
     start = time.monotonic()
     with client.stream("POST", "/chat/completions", json=_body()) as response:
         lines = response.iter_lines()
@@ -502,13 +506,13 @@ def test_first_event_arrives_before_delay_ends(
         rest = [line for line in lines if line]
 
     assert json.loads(first.removeprefix("data: "))["choices"][0]["delta"]["content"] == "first"
-    assert first_at < 0.25
-    assert time.monotonic() - start >= 0.3
+    assert first_at < SECOND_PIECE_AFTER  # read before the second piece was even sent
+    assert time.monotonic() - start >= SECOND_PIECE_AFTER
     assert rest[-1] == "data: [DONE]"
 
 
 def test_async_aiter_lines_sees_events_incrementally(server: ScriptedServer) -> None:
-    server.enqueue(Reply.text(["first", "second"], delay=0.3))
+    server.enqueue(Reply.text(["first", "second"], delay=SECOND_PIECE_AFTER))
 
     async def first_event_delay() -> float:
         async with httpx.AsyncClient(base_url=server.base_url, trust_env=False) as ac:
@@ -519,7 +523,7 @@ def test_async_aiter_lines_sees_events_incrementally(server: ScriptedServer) -> 
                         return time.monotonic() - start
         raise AssertionError("no event")
 
-    assert asyncio.run(first_event_delay()) < 0.25
+    assert asyncio.run(first_event_delay()) < SECOND_PIECE_AFTER
 
 
 def test_exit_is_prompt_while_reply_hangs() -> None:
@@ -542,9 +546,9 @@ def test_exit_is_prompt_while_reply_hangs() -> None:
     time.sleep(0.05)  # let the reply start hanging
     start = time.monotonic()
     server.stop()
-    caller.join(timeout=2)
+    caller.join(timeout=20)
 
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < 10  # stop woke the hanging reply
     assert not caller.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], httpx.RemoteProtocolError)
     assert server.errors == []

@@ -103,7 +103,7 @@ def test_ask_user_with_nobody_to_ask_fails_at_once() -> None:
     started = time.monotonic()
     with pytest.raises(ToolFailure) as failure:
         ask({"question": "Which database?", "choices": ["sqlite", "postgres"]})
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # it did not wait for an answer
     message = str(failure.value)
     assert message.startswith("nobody can answer")
     assert "Decide without asking" in message

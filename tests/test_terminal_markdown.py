@@ -224,3 +224,79 @@ def test_any_chunking_shows_what_one_piece_shows(chat_screen: Any, columns: int)
 
 def test_without_colour_any_chunking_shows_what_one_piece_shows(chat_screen: Any) -> None:
     check_chunkings(chat_screen(80, {"NO_COLOR": "1"}), examples=8)
+
+
+# --- links ---------------------------------------------------------------------------
+
+LINK_ANSWER = "See the [install guide](https://example.com/install) first."
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"TMUX": "/tmp/tmux-0/default,1,0"}, {"NO_COLOR": "1"}, {"TERM": "dumb"}, {}],
+    ids=["tmux", "NO_COLOR", "dumb", "unknown-terminal"],
+)
+def test_a_link_keeps_its_url_where_the_terminal_may_not_draw_hyperlinks(
+    server: ScriptedServer, cli_home: Path, workspace: Path, env: dict[str, str]
+) -> None:
+    shown = "".join(
+        run_screen(server, Reply.text([LINK_ANSWER]), cli_home, workspace, 100, env).lines()
+    )
+    assert "install guide (https://example.com/install)" in shown, shown
+
+
+def test_a_terminal_known_to_draw_hyperlinks_gets_the_text_with_the_url_behind_it(
+    server: ScriptedServer, cli_home: Path, workspace: Path
+) -> None:
+    terminal = run_screen(
+        server,
+        Reply.text([LINK_ANSWER]),
+        cli_home,
+        workspace,
+        100,
+        {"TERM_PROGRAM": "WezTerm"},
+    )
+    shown = "".join(terminal.lines())
+    assert "See the install guide first." in shown, shown  # the URL is in the OSC 8 sequence
+    assert "https://example.com/install" not in shown, shown
+
+
+# --- agentcli's own lines, broken between words ---------------------------------------
+
+# In the call's line (`→ run_shell command="echo '…`), `connection` crosses column 80.
+STRADDLING = "some words " * 4 + "and connection refused [100%] done"
+
+
+def test_a_result_line_longer_than_the_terminal_breaks_between_words(
+    server: ScriptedServer, cli_home: Path, workspace: Path
+) -> None:
+    server.enqueue(
+        Reply.tool_calls(
+            [{"name": "run_shell", "arguments": {"command": f"echo '{STRADDLING}'; exit 3"}}]
+        ),
+        Reply.text(["done"]),
+    )
+    terminal = Terminal(
+        ["run", "--yes", "go"], env=terminal_env(cli_home, server, {}), cwd=workspace, columns=80
+    )
+    try:
+        assert terminal.finish() == 0, terminal.text()
+    finally:
+        terminal.close()
+    lines = terminal.lines()
+    assert any(line.strip().startswith("connection refused [100%]") for line in lines), lines
+
+
+def test_an_error_line_longer_than_the_terminal_breaks_between_words(
+    server: ScriptedServer, cli_home: Path, workspace: Path
+) -> None:
+    server.enqueue(Reply.error(401, "the upstream said: " + "b" * 40 + " connection reset"))
+    terminal = Terminal(
+        ["run", "go"], env=terminal_env(cli_home, server, {}), cwd=workspace, columns=80
+    )
+    try:
+        terminal.finish()
+    finally:
+        terminal.close()
+    shown = terminal.lines()
+    assert any("connection reset" in line for line in shown), shown  # never `con` / `nection`

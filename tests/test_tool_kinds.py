@@ -15,6 +15,7 @@ import pytest
 
 from agentcli.assembly import builtin_tools
 from agentcli.risk import Risk
+from agentcli.sandbox.mechanisms import detect
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.dynamic import (
     DynamicSpec,
@@ -32,10 +33,18 @@ from tests.conftest import (
     assert_one_error,
     error_lines,
     numbered,
+    use_backend,
 )
 from tests.scripted_anthropic import AReply, ScriptedAnthropic
 from tests.scripted_server import Reply, ScriptedServer
 
+_FOUND = detect()
+SANDBOX_BACKENDS = [
+    pytest.param(
+        "landlock", marks=pytest.mark.skipif(not _FOUND.landlock_abi, reason="no Landlock")
+    ),
+    pytest.param("bubblewrap", marks=pytest.mark.skipif(not _FOUND.bwrap, reason="no bubblewrap")),
+]
 MODEL = "claude-scripted"
 KEY = "sk-ant-scripted-key"
 PYTHON = shlex.quote(sys.executable)
@@ -552,6 +561,31 @@ def test_bash_writes_follow_run_shell_rules(
         assert touch["is_error"] is False
         assert (workspace / "made.txt").exists()
         assert error_lines(result.stderr) == []
+
+
+@pytest.mark.parametrize("backend", SANDBOX_BACKENDS)
+def test_bash_runs_in_run_shells_sandbox(
+    backend: str, arun: Any, anthropic: ScriptedAnthropic, cli_home: Path
+) -> None:
+    """Anthropic's bash is run_shell by another name: under --yes it is confined as
+    run_shell is (a key in the home is not readable; the API key is not in its
+    environment), and its result says which sandbox ran it."""
+    config = use_backend(cli_home, backend)
+    config.write_text(config.read_text() + CLIENT_TOOLS)
+    key = cli_home / ".ssh" / "id_ed25519"
+    key.parent.mkdir()
+    key.write_text("private-key-material")
+    anthropic.enqueue(
+        AReply.tool_use([bash(f"cat {key}; env | grep -c sk-ant- || true", "toolu_cat")]),
+        AReply.text("ok"),
+    )
+    result = arun("--yes", "show the key")
+
+    assert result.returncode == 0, result.stderr
+    [cat] = results(anthropic, 1)
+    assert "private-key-material" not in text_of(cat), text_of(cat)
+    assert KEY not in text_of(cat)
+    assert "sandbox: workspace-write" in text_of(cat), text_of(cat)
 
 
 def test_text_editor_view(arun: Any, anthropic: ScriptedAnthropic) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentcli.agent.waiting import WaitingNotice
@@ -165,6 +165,8 @@ class Compactor:
     keep_turns: int
     emit: Callable[[ev.Event], None]
     on_compacted: Callable[[str, int], None] = lambda summary, start: None
+    # Told first, with the trigger ("auto" or "manual"): the user's PreCompact hooks.
+    before: Callable[[str], Awaitable[None]] | None = None
 
     def fit(
         self, system: str, messages: list[Message], tools: list[dict[str, Any]]
@@ -188,6 +190,8 @@ class Compactor:
         split = split_point(conversation, self.keep_turns)
         if split is None or split <= conversation.start:
             return False
+        if self.before is not None:
+            await self.before("manual" if used is None else "auto")
         # Said before the summary requests, which may take a while: the user knows why.
         self.emit(ev.Compacting(used_tokens=used, window=self.window))
         older = conversation.messages[conversation.start : split]

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from agentcli.agent.budget import StepBudget
 from agentcli.agent.compaction import Compactor, summary_section
 from agentcli.agent.executor import Executor
 from agentcli.agent.request_images import hinted, images_for_request
@@ -74,13 +75,19 @@ class AgentLoop:
         refresh_tools: Callable[[], Awaitable[list[dict[str, Any]]]] | None = None,
         limits: StreamLimits | None = None,
         images_per_request: int = DEFAULT_MAX_PER_REQUEST,
+        budget: StepBudget | None = None,
     ) -> None:
+        """`budget`: the steps shared with the agent that started this one (a subagent's);
+        without one, `max_steps` for each run."""
         self.provider = provider
         self.executor = executor
         self.emit = emit
         self.system = system
         self.tools = tools
         self.max_steps = max_steps
+        # Its own (started again each run), or a subagent's within its parent's.
+        self.budget = budget or StepBudget(max_steps)
+        self._owns_budget = budget is None
         self.compactor = compactor
         self.refresh_tools = refresh_tools  # the registry, read again before every step
         self.limits = limits or StreamLimits()
@@ -97,7 +104,9 @@ class AgentLoop:
         """Runs until done; adds every assistant and tool message to `conversation`."""
         self.state = LoopState()
         conversation.repair()  # a call left without a result would make providers refuse
-        while self.state.steps < self.max_steps:
+        if self._owns_budget:
+            self.budget.start()
+        while self.budget.take():
             self.state.steps += 1
             step_name = f"step-{self.state.steps}"
             self.emit(ev.StepStarted(step_name=step_name))

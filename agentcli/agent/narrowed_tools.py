@@ -1,7 +1,8 @@
 """A step before the decision that narrows what may run: during a custom command's turn,
 only the calls its `allowed-tools` rules cover go on to the policy (which may still ask or
-refuse them); every other call is refused with the rules in the reason. It never allows
-anything itself: a covered call is decided as any other.
+refuse them), and in a subagent only those its definition's `tools` cover; every other
+call is refused with the rules in the reason. It never allows anything itself: a covered
+call is decided as any other.
 
 Covered means what an allow rule means (agentcli.policy.rules): each command of a command
 line matched as written, a path by its glob, an MCP tool by its name's glob; a command line
@@ -26,9 +27,12 @@ if TYPE_CHECKING:
 class NarrowedTools:
     stage: Stage = "before"
 
-    def __init__(self, rules: Sequence[Rule] | None = None, label: str = "") -> None:
+    def __init__(
+        self, rules: Sequence[Rule] | None = None, label: str = "", what: str = "allowed-tools"
+    ) -> None:
         self.rules: list[Rule] | None = list(rules) if rules is not None else None
-        self.label = label  # whose rules: `/git:commit`
+        self.label = label  # whose rules: `/git:commit`, `the subagent explorer`
+        self.what = what  # what its definition calls them: a command's allowed-tools
 
     @contextlib.contextmanager
     def narrowed(self, rules: Sequence[Rule] | None, label: str) -> Iterator[None]:
@@ -46,7 +50,7 @@ class NarrowedTools:
             return await proceed(flight)
         allowed = ", ".join(rule.text for rule in rules) or "no tool"
         return ToolOutput.failure(
-            f"{self.label} lets only its allowed-tools run ({allowed}); this "
+            f"{self.label} lets only its {self.what} run ({allowed}); this "
             f"{flight.request.tool} call is not among them",
             DENIED,
         )

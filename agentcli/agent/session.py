@@ -14,9 +14,11 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agentcli.agent.budget import StepBudget
 from agentcli.agent.compaction import Compactor
 from agentcli.agent.executor import Executor
-from agentcli.agent.loop import AgentLoop
+from agentcli.agent.loop import AgentLoop, LoopState
+from agentcli.agent.session_hooks import MAX_STOP_BLOCKS, SessionHooks
 from agentcli.agent.stream_limits import StreamLimits
 from agentcli.conversation import events as ev
 from agentcli.conversation.images import ImagePart
@@ -65,9 +67,13 @@ class AgentParts:
     system_prompt: Callable[[], str]
     instructions: list[Any] = field(default_factory=list)  # the project's instruction files
     owns_provider: bool = True  # False: a provider shared by many agents (serve)
+    hooks: SessionHooks | None = None  # the user's hooks on the session's own events
     # What this agent made for itself and closes when it ends (a registry, a sandbox),
     # in order; the parts a REPL or a server shares are theirs to close.
     owned: list[Callable[[], Any]] = field(default_factory=list)
+    # A subagent's: the steps it shares with the agents above it (--max-steps bounds the
+    # whole). None: its own, --max-steps for each turn.
+    budget: StepBudget | None = None
 
 
 class Agent:
@@ -86,8 +92,11 @@ class Agent:
         self.instructions = parts.instructions
         self.model = parts.settings.model
         self._system_prompt = parts.system_prompt
+        self.hooks = parts.hooks
+        self._hook_context = ""  # what SessionStart hooks added to the system prompt
         self._owns_provider = parts.owns_provider
         self._owned = list(parts.owned)
+        self._budget = parts.budget
         self._announced: set[str] = set()  # MCP servers whose start was reported
         self.output_dir = parts.context.output_dir
         if hasattr(self.provider, "thread_id"):  # a remote AG-UI agent: the session's thread
@@ -95,6 +104,7 @@ class Agent:
         self.loop = self._build_loop()
         self.usage = ev.Usage()  # the whole session's tokens, for /usage
         self.thread_id = self.session.id  # AG-UI's threadId (a served thread names its own)
+        self.run_id: str | None = None  # the turn's, while one runs (a subagent's parent)
         self.pending: list[str] = []  # calls a client must answer before the turn goes on
         self._cancel_code: int | None = None
         self._turn: asyncio.Task | None = None
@@ -118,6 +128,7 @@ class Agent:
             keep_turns=config.get("context.keep_turns"),
             emit=self.emit,
             on_compacted=self.session.record_compaction,
+            before=self.hooks.pre_compact if self.hooks is not None else None,
         )
         return AgentLoop(
             self.provider,
@@ -133,12 +144,13 @@ class Agent:
                 text_message=config.get("limits.text_message"),
             ),
             images_per_request=config.get("images.max_per_request"),
+            budget=self._budget,
         )
 
     def _built_system(self) -> str:
         """agentcli's, the project's, the instructions of trusted MCP servers running (none
         before they start), then --system."""
-        self._system = self._system_prompt()
+        self._system = self._system_prompt() + self._hook_context
         return self._system
 
     def _update_system(self) -> None:
@@ -194,22 +206,36 @@ class Agent:
         """One run. `prelude` (a served run) adds the client's messages and answers once
         the run has started; without it, `prompt` is the new user message (with `images`,
         attached by `@path`)."""
-        run_id = run_id or new_id("run")
+        run_id = self.run_id = run_id or new_id("run")
         self._cancel_code = None
         self._turn = asyncio.current_task()
         self.executor.start_run()
         self.pending = []
         conversation = self.session.conversation
-        if prelude is None:
+        self.loop.state = LoopState()  # a turn its hooks stop has no steps of its own
+        ending, prompt = await self._before_turn(prompt if prelude is None else None)
+        if prelude is None and ending is None:
             conversation.repair()  # before the new prompt, so results follow their calls
             if prompt is not None:  # typed or piped: no lone surrogate goes further
                 conversation.add(Message.user(shown(prompt), images))
         self.emit(ev.RunStarted(thread_id=self.thread_id, run_id=run_id))
-        if self.instructions:
+        if self.instructions and ending is None:
             files = [str(i.path) for i in self.instructions]
             self.emit(ev.Instructions(files=files))
+        earlier, steps = ev.Usage(), 0  # of the drives before a Stop hook sent it on
         try:
-            ending = await self._drive(prelude)
+            if ending is None:
+                ending = await self._drive(prelude)
+            for active in range(MAX_STOP_BLOCKS):
+                reason = await self._stop_hooks(ending, active > 0)
+                if isinstance(reason, Ending):
+                    ending = reason
+                if not isinstance(reason, str):
+                    break
+                earlier.add(self.loop.state.usage)
+                steps += self.loop.state.steps
+                conversation.add(Message.user(reason))
+                ending = await self._drive(None)
         finally:
             self._turn = None
         if ending.status == "cancelled":
@@ -217,21 +243,62 @@ class Agent:
         if ending.exit_code == ExitCode.OK and self.executor.decision.denied:
             ending.exit_code = ExitCode.DENIED
         state = self.loop.state
-        self.usage.add(state.usage)
+        earlier.add(state.usage)
+        self.usage.add(earlier)
         summary = RunSummary(
             thread_id=self.thread_id,
             run_id=run_id,
             model=str(self.model),
             status=ending.status,
             exit_code=ending.exit_code,
-            steps=state.steps,
-            usage=state.usage,
+            steps=steps + state.steps,
+            usage=earlier,
             final_text=state.collector.text if state.collector is not None else state.final_text,
             error=ending.error,
         )
         if ending.status != "output_closed":
             self._emit_ending(summary, ending.code)
         return summary
+
+    async def _before_turn(self, prompt: str | None) -> tuple[Ending | None, str | None]:
+        """The session's first turn starts it (SessionStart); a prompt goes through the
+        UserPromptSubmit hooks, which may block it (the turn ends, exit 4) or add context
+        below it. An Ending when the turn ends here."""
+        if self.hooks is None:
+            return None, prompt
+        try:
+            if not self.hooks.started:
+                source = "resume" if self.session.conversation.messages else "startup"
+                context = await self.hooks.session_start(source)
+                if context:
+                    self._hook_context = f"\n\n{context}"
+                    self.loop.system = self._built_system()
+            if prompt is None:
+                return None, prompt
+            verdict = await self.hooks.user_prompt(prompt)
+        except asyncio.CancelledError:
+            if self._cancel_code is None:
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            return Ending("cancelled", self._cancel_code, "interrupted"), prompt
+        if verdict.blocked is not None:
+            return Ending("blocked", ExitCode.DENIED, verdict.blocked, "hook_blocked"), prompt
+        if verdict.context:
+            prompt = f"{prompt}\n\n{verdict.context}"
+        return None, prompt
+
+    async def _stop_hooks(self, ending: Ending, active: bool) -> str | Ending | None:
+        """Why the model should go on (a Stop hook blocked the stop), None to stop, or the
+        Ending of a turn cancelled while they ran."""
+        if self.hooks is None or ending.status != "finished" or self.pending:
+            return None
+        try:
+            return await self.hooks.stop(active, self.loop.state.final_text)
+        except asyncio.CancelledError:
+            if self._cancel_code is None:
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+            return Ending("cancelled", self._cancel_code, "interrupted")
 
     async def _drive(self, prelude: Callable[[], Awaitable[None]] | None = None) -> Ending:
         settings = self.settings
@@ -264,9 +331,13 @@ class Agent:
                 message += " (rerun with --debug for the traceback)"
             return Ending("error", ExitCode.FAILURE, message, "internal")
         if status == "max_steps":
+            # Fewer of its own: its subagents took the rest.
+            counted = (
+                " (with its subagents' steps)" if self.loop.state.steps < settings.max_steps else ""
+            )
             message = (
-                f"stopped after {settings.max_steps} steps before the model finished; "
-                "raise --max-steps to let it go on"
+                f"stopped after {settings.max_steps} steps{counted} before the model "
+                "finished; raise --max-steps to let it go on"
             )
             return Ending("max_steps", ExitCode.LIMIT, message, "max_steps")
         if status == "pending":
@@ -308,9 +379,12 @@ class Agent:
             self.emit(ev.RunError(message=message, code=code, usage=usage))
         self.emit.finish(summary)
 
-    async def aclose(self, *, stop_all: bool = True) -> None:
+    async def aclose(self, *, stop_all: bool = True, reason: str = "other") -> None:
         """`stop_all`: every process its trees hold (the process is ending); otherwise
-        only this agent's background jobs (a served run, beside other runs)."""
+        only this agent's background jobs (a served run, beside other runs). `reason`: why
+        the session ends, for its SessionEnd hooks (Claude Code's words)."""
+        if self.hooks is not None:
+            await self.hooks.session_end(reason)
         if stop_all:
             await self.processes.stop_all()  # foreground commands and background jobs alike
         else:

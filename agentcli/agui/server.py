@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
-import ipaddress
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -23,6 +21,7 @@ from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold
 from agentcli.conversation.messages import ToolCall
 from agentcli.errors import AgentCliError, UsageError
+from agentcli.http_guard import Rejected, check_bearer, check_browser, is_loopback
 from agentcli.output.base import RunSummary
 from agentcli.process.run import LiveTrees
 from agentcli.records import dataclass, field
@@ -34,18 +33,6 @@ MAX_CONTEXT_CHARS = 32_000  # context, state and system notes a client may add, 
 _TOOL_NAME = r"^[A-Za-z0-9_-]{1,64}$"
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
 @dataclass(slots=True)
 class ServeOptions:
     settings: RunSettings
@@ -54,22 +41,6 @@ class ServeOptions:
     max_request_bytes: int = MAX_REQUEST_BYTES
     host: str = "127.0.0.1"  # where it listens: on loopback, the Host header is checked
     token_generated: bool = False  # made at start: printed for the user to give clients
-
-
-def _host_name(value: str) -> str:
-    """The host of a Host header (`127.0.0.1:8765`, `[::1]:8765`, `localhost`), lowered."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-class Rejected(Exception):
-    """A request answered with one clear 4xx line."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class ClientLeft(Exception):
@@ -140,33 +111,19 @@ class AgentServer:
         """What a web page could send on its own, refused: a foreign Host on loopback (DNS
         rebinding), an Origin not allowed (a cross-site request), and, to run, a body that
         is not JSON (a "simple" text/plain request needs no preflight)."""
-        host = _host_name(headers.get("host", ""))
-        if is_loopback(self.options.host) and host not in LOOPBACK_NAMES | {self.options.host}:
-            raise Rejected(403, f"Host {host!r} is not this server's (loopback only)")
-        origin = headers.get("origin")
-        if origin is not None and origin not in self.options.cors_origins:
-            same = origin in (
-                f"http://{headers.get('host', '')}",
-                f"https://{headers.get('host', '')}",
-            )
-            if not same:
-                raise Rejected(
-                    403, f"Origin {origin!r} is not allowed (serve --cors-origin ORIGIN)"
-                )
+        check_browser(
+            headers,
+            listen_host=self.options.host,
+            cors_origins=self.options.cors_origins,
+            hint=" (serve --cors-origin ORIGIN)",
+        )
         if posting:
             kind = headers.get("content-type", "").split(";")[0].strip().lower()
             if kind != "application/json":
                 raise Rejected(415, "the body must be JSON (Content-Type: application/json)")
 
     def check_auth(self, headers: Any) -> None:
-        token = self.options.token
-        if token is None:
-            return
-        given = headers.get("authorization", "")
-        scheme, _, value = given.partition(" ")
-        sent = value.strip().encode("utf-8", "replace")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(sent, token.encode()):
-            raise Rejected(401, "missing or wrong bearer token (Authorization: Bearer TOKEN)")
+        check_bearer(headers, self.options.token)
 
     async def read_body(self, request: Any) -> bytes:
         limit = self.options.max_request_bytes

@@ -15,6 +15,8 @@ from agentcli.records import dataclass, field
 if TYPE_CHECKING:
     from agentcli.agent.call_steps import CallStep
     from agentcli.agent.session import Agent
+    from agentcli.assembly.subagents import Lineage
+    from agentcli.habits.hooks import Hooks
     from agentcli.habits.skills import Skills
     from agentcli.output.base import Output
     from agentcli.policy.engine import Approver
@@ -39,6 +41,7 @@ class SharedParts:
     # Steps around every tool call of every agent opened with these parts.
     steps: list[CallStep] = field(default_factory=list)
     skills: Skills | None = None  # found once: their folders are places of `sandbox`
+    hooks: Hooks | None = None  # found once, run by each agent
 
     async def aclose(self) -> None:
         """The holder is done: every process its agents started, the MCP servers, the
@@ -56,12 +59,13 @@ class SharedParts:
 def long_lived_tools(settings: RunSettings) -> SharedParts:
     """The sandbox and the tools that outlive each agent of a REPL (started now: MCP
     servers take a while)."""
-    from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.habits import session_hooks, session_skills, skill_places
     from agentcli.assembly.tools import session_registry
     from agentcli.sandbox.confine import session_sandbox
     from agentcli.workspace.root import Workspace
 
     skills = session_skills(settings)
+    hooks = session_hooks(settings)  # before anything starts: a bad one stops the REPL
     sandbox = session_sandbox(settings, skill_places(skills))
     try:
         registry = session_registry(
@@ -70,7 +74,41 @@ def long_lived_tools(settings: RunSettings) -> SharedParts:
     except BaseException:
         sandbox.close()
         raise
-    return SharedParts(registry=registry, sandbox=sandbox, skills=skills)
+    return SharedParts(registry=registry, sandbox=sandbox, skills=skills, hooks=hooks)
+
+
+# Tools `mcp serve` never lends: ask_user would ask a person the client's agent has its own
+# way to reach.
+NOT_LENT = frozenset({"ask_user"})
+
+
+def lent_tools(settings: RunSettings, *, configured: bool) -> SharedParts:
+    """`agentcli mcp serve`'s parts: the sandbox and the tools it lends — the built-ins, and
+    with `configured` the configuration's command tools, the plug-ins' and the MCP
+    servers' (started now) — and no model: the client's agent brings its own. Must be
+    called on the running event loop (the sources start in its background)."""
+    from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.tools import add_extensions, build_registry
+    from agentcli.providers.no_model import NoModel
+    from agentcli.sandbox.confine import session_sandbox
+    from agentcli.tools.registry import ToolRegistry
+    from agentcli.workspace.root import Workspace
+
+    skills = session_skills(settings)
+    sandbox = session_sandbox(settings, skill_places(skills))
+    try:
+        built = build_registry(settings.config, None)
+        if not configured:
+            built = ToolRegistry(tool for tool in built if tool.source == "builtin")
+        registry = ToolRegistry(tool for tool in built if tool.name not in NOT_LENT)
+        if configured:
+            add_extensions(registry, settings.config, Workspace(settings.workspace), sandbox)
+        registry.start()
+    except BaseException:
+        sandbox.close()
+        raise
+    provider = NoModel("agentcli mcp serve runs no model: the client's agent decides the calls")
+    return SharedParts(provider=provider, registry=registry, sandbox=sandbox, skills=skills)
 
 
 def new_provider(settings: RunSettings) -> Provider:
@@ -88,19 +126,44 @@ def open_agent(
     approver: Approver | None = None,
     shared: SharedParts | None = None,
     steps: Sequence[CallStep] = (),
+    lineage: Lineage | None = None,
 ) -> Agent:
     """A session's agent with every part it runs on: built here, or taken from `shared`
     (whose holder closes them). `steps`: around this agent's tool calls, after the shared
-    ones. Whatever fails part-way closes what was already built."""
+    ones. `lineage`: a subagent's, what it takes from the agent that starts it
+    (agentcli.assembly.subagents). Whatever fails part-way closes what was already built."""
     shared = shared or SharedParts()
     owned: list[Callable[[], Any]] = []
     try:
         return _assemble(
-            settings, session, outputs, approver, shared, [*shared.steps, *steps], owned
+            settings, session, outputs, approver, shared, [*shared.steps, *steps], owned, lineage
         )
     except BaseException:
         _close_now(owned)
         raise
+
+
+def open_subagent(
+    settings: RunSettings,
+    session: Session,
+    outputs: Sequence[Output],
+    *,
+    approver: Approver | None,
+    steps: Sequence[CallStep],
+    lineage: Lineage,
+    **parts: Any,
+) -> Agent:
+    """A subagent's agent, on the parts of the agent that starts it (`parts`: SharedParts'
+    fields); handed to agentcli.assembly.subagents, which needs nothing else of the root."""
+    return open_agent(
+        settings,
+        session,
+        outputs,
+        approver=approver,
+        shared=SharedParts(**parts),
+        steps=steps,
+        lineage=lineage,
+    )
 
 
 def _close_now(closers: list[Callable[[], Any]]) -> None:
@@ -136,10 +199,12 @@ def _assemble(
     shared: SharedParts,
     steps: list[CallStep],
     owned: list[Callable[[], Any]],
+    lineage: Lineage | None = None,
 ) -> Agent:
     from agentcli.agent.executor import Executor
     from agentcli.agent.session import Agent, AgentParts
-    from agentcli.assembly.habits import session_skills, skill_places
+    from agentcli.assembly.habits import hook_parts, session_hooks, session_skills, skill_places
+    from agentcli.assembly.subagents import subagents_for
     from agentcli.assembly.tools import session_registry
     from agentcli.context.instructions import find_instructions, instructions_block
     from agentcli.context.system_prompt import build_system_prompt
@@ -157,6 +222,7 @@ def _assemble(
     from agentcli.workspace.root import Workspace
 
     config = settings.config
+    hooks = shared.hooks if shared.hooks is not None else session_hooks(settings)
     # The provider first: a configuration it refuses fails before anything is started.
     provider = shared.provider
     if provider is None:
@@ -169,17 +235,20 @@ def _assemble(
     if sandbox is None:
         sandbox = session_sandbox(settings, skill_places(skills))
         owned.append(sandbox.close)
-    policy = build_policy(
-        config,
-        workspace,
-        yes=settings.yes,
-        deny=settings.deny,
-        allow=list(settings.allow),
-        forbid=list(settings.forbid),
-        approver=approver,
-        allow_network=sandbox.settings.allow_network,
-    )
-    policy.sandbox = sandbox
+    if lineage is not None:  # a subagent: its parent's policy, remembered choices and all
+        policy = lineage.policy
+    else:
+        policy = build_policy(
+            config,
+            workspace,
+            yes=settings.yes,
+            deny=settings.deny,
+            allow=list(settings.allow),
+            forbid=list(settings.forbid),
+            approver=approver,
+            allow_network=sandbox.settings.allow_network,
+        )
+        policy.sandbox = sandbox
     registry = shared.registry
     if registry is None:
         registry = session_registry(config, settings.provider, workspace, sandbox)
@@ -202,7 +271,18 @@ def _assemble(
         sandbox=sandbox,
         changes=WorkspaceChanges(workspace.root),  # for the REPL's /diff
         saving=session,  # a full or read-only data directory: said once, never lost
+        subagents=subagents_for(registry, approver, skills, lineage, open_subagent),
     )
+    event_hooks = None
+    if lineage is None:
+        # A subagent runs its parent's steps (these among them), so they are added once:
+        # its changes are kept by the parent's checkpoint, in the parent's turn, and the
+        # session's own events (SessionStart, Stop, …) are the parent's.
+        hook_steps, event_hooks = hook_parts(hooks, workspace.root, child_env, session, emit)
+        if event_hooks is not None:
+            emit.outputs.append(event_hooks)  # Notification: a call waiting for an approval
+        # A PostToolUse hook inside the checkpoint: what it changes (a formatter) is the call's.
+        steps = [*steps, *_checkpoints(settings, session, workspace.root), *hook_steps]
     executor = Executor(
         registry,
         policy,
@@ -240,9 +320,15 @@ def _assemble(
             system_prompt=system_prompt,
             instructions=instructions,
             owns_provider=shared.provider is None,
+            hooks=event_hooks,
             owned=[close for close in owned if close != provider.aclose],
+            budget=lineage.budget if lineage is not None else None,
         )
     )
+    if context.subagents is not None:
+        context.subagents.parent = agent
+    if lineage is not None:
+        return agent  # MCP servers' requests stay with the session's agent
     bind_session(  # what MCP servers may ask of this session: roots, the person, the model
         registry.sources,
         emit=emit,
@@ -253,6 +339,15 @@ def _assemble(
         in_turn=lambda: agent.in_turn,
     )
     return agent
+
+
+def _checkpoints(settings: RunSettings, session: Session, root: Any) -> list[CallStep]:
+    """The step that keeps what each turn changes, for /rewind (none when turned off)."""
+    from agentcli.agent.checkpoint_step import CheckpointStep, current_turn
+    from agentcli.workspace.checkpoints import checkpoints_for
+
+    store = checkpoints_for(settings.config, session.id, root)
+    return [CheckpointStep(store, lambda: current_turn(session.conversation))]
 
 
 async def switch_model(agent: Agent, settings: RunSettings) -> None:

@@ -79,7 +79,12 @@ def session_registry(
 ) -> ToolRegistry:
     """A session's tools: the built registry with plug-ins and MCP servers, started now
     (in the background: MCP servers take a while)."""
+    from agentcli.assembly.subagents import task_tool
+
     registry = build_registry(config, provider)
+    task = task_tool(config, workspace.root)
+    if task is not None:
+        registry.add(task)
     add_extensions(registry, config, workspace, sandbox)
     registry.start()
     return registry

@@ -293,6 +293,27 @@ def sessions_rm(session_id: SessionId) -> None:
     _guarded(lambda: session_commands.remove(session_id))
 
 
+@sessions_app.command("rewind", **_command_info("sessions rewind"))
+def sessions_rewind(
+    session_id: SessionId,
+    to: Annotated[
+        int,
+        typer.Option("--to", help="The turn to go back to before (1 is the first).", metavar="N"),
+    ],
+    files: Annotated[bool, typer.Option("--files", help="Only the files.")] = False,
+    chat: Annotated[bool, typer.Option("--chat", help="Only the conversation.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Also overwrite files changed since (their content is kept)."),
+    ] = False,
+) -> None:
+    """Take a session's files and conversation back to before turn N. Exit 1: a conflict
+    (nothing was written) or a file that could not be restored."""
+    from agentcli.cli.commands import session_commands
+
+    _guarded(lambda: session_commands.rewind(session_id, to, files=files, chat=chat, force=force))
+
+
 policy_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, **_command_info("policy", SUMMARIES["policy"])
 )
@@ -420,8 +441,7 @@ def mcp_add(
         str | None,
         typer.Option(
             "--sandbox",
-            help="stdio: read-only, workspace-write, network or none [default: the narrowest "
-            "it starts in].",
+            help="stdio: read-only, workspace-write, network or none [default: read-only].",
             metavar="PROFILE",
         ),
     ] = None,
@@ -502,6 +522,32 @@ def mcp_logout(
     from agentcli.cli.commands import mcp_commands
 
     _guarded(lambda: mcp_commands.logout(name))
+
+
+def _mcp_serve(values: dict[str, Any]) -> int:  # _guarded exits with the code
+    from agentcli.cli.commands.mcp_serve_command import mcp_serve_command
+    from agentcli.cli.options import options_of
+
+    flags = {o.name: values[o.name] for o in options_of("mcp serve") if o.to_settings}
+    _guarded(
+        lambda: mcp_serve_command(
+            flags,
+            http=values["http"],
+            token_env=values["token_env"],
+            configured=values["with_configured"],
+        )
+    )
+    return 0
+
+
+mcp_app.command(
+    "serve",
+    **_command_info(
+        "mcp serve",
+        "Lend agentcli's tools to another agent over MCP (stdio, or --http on loopback), "
+        "under agentcli's policy, boundary and sandbox.",
+    ),
+)(_command("mcp serve", _mcp_serve, []))
 
 
 @app.command(**_command_info("plugins"))

@@ -1,6 +1,7 @@
 """`agentcli run /name ARGS`: a custom command headless. The command's prompt is what is
-sent (its `@path`s attach, as in chat), with its model for the run and its allowed-tools
-as a step before each call's decision (agentcli.agent.narrowed_tools)."""
+sent (its `@path`s attach, as in chat and as a typed prompt's do), with its model for the
+run and its allowed-tools as a step before each call's decision
+(agentcli.agent.narrowed_tools)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ class OneShotPrompt:
     settings: RunSettings
     text: str
     steps: list[CallStep] = field(default_factory=list)
-    from_command: bool = False  # its `@path`s attach files
+    # The part typed by the user (the argument, or the command's prompt): its `@path`s
+    # attach files; piped context below it is never searched for them.
+    mentions_in: str = ""
 
 
 def one_shot_prompt(
@@ -33,7 +36,9 @@ def one_shot_prompt(
     (with piped stdin below it, or as it)."""
     from agentcli.cli.prompt_input import build_prompt
 
-    plain = OneShotPrompt(settings, build_prompt(argument, stdin_text))
+    whole = build_prompt(argument, stdin_text)
+    typed_argument = whole.partition("\n\n<stdin>\n")[0] if argument not in (None, "-") else ""
+    plain = OneShotPrompt(settings, whole, mentions_in=typed_argument)
     typed = argument if argument not in (None, "-") else stdin_text
     match = COMMAND_LIKE.fullmatch((typed or "").strip())
     if match is None:
@@ -57,7 +62,7 @@ def one_shot_prompt(
         from agentcli.assembly import with_model
 
         settings = with_model(settings, expansion.model)
-    text = expansion.text
+    text = mentions_in = expansion.text
     if argument not in (None, "-") and stdin_text is not None:
         text = build_prompt(text, stdin_text)  # the piped context below the command's prompt
     steps: list[CallStep] = []
@@ -65,4 +70,4 @@ def one_shot_prompt(
         from agentcli.agent.narrowed_tools import NarrowedTools
 
         steps.append(NarrowedTools(expansion.rules, f"/{name}"))
-    return OneShotPrompt(settings, text, steps, from_command=True)
+    return OneShotPrompt(settings, text, steps, mentions_in=mentions_in)

@@ -19,21 +19,23 @@ SUMMARIES = {
     "config show": "The effective settings and where each came from.",
     "config path": "Where the configuration files are.",
     "config set": "Set one key in a configuration file.",
-    "sessions": "List, show, export and remove sessions.",
+    "sessions": "List, show, export, rewind and remove sessions.",
     "sessions list": "The sessions, latest first.",
     "sessions show": "A session's transcript, readable.",
     "sessions export": "A session as JSON or Markdown.",
     "sessions rm": "Remove a session.",
+    "sessions rewind": "A session's files and conversation back to before a turn.",
     "policy": "Explain what the policy decides.",
     "policy explain": "What the policy would decide for a call, and why.",
     "tools": "The tools the model can call.",
     "tools list": "Every tool with its risk and where it comes from.",
-    "mcp": "MCP servers: add, remove, list, login, logout.",
+    "mcp": "MCP servers: add, remove, list, login, logout; serve.",
     "mcp add": "Add an MCP server (stdio command or --url).",
     "mcp remove": "Remove an MCP server.",
     "mcp list": "Start each MCP server and show what it offers.",
     "mcp login": "Log in to an MCP server by URL (OAuth).",
     "mcp logout": "Forget an MCP server's OAuth tokens.",
+    "mcp serve": "Lend agentcli's tools to another agent over MCP.",
 }
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
@@ -87,6 +89,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "agentcli sessions export 3f2a --format markdown > session.md",
     ),
     "sessions rm": ("agentcli sessions rm 3f2a",),
+    "sessions rewind": (
+        "agentcli sessions rewind 3f2a --to 2",
+        "agentcli sessions rewind 3f2a --to 2 --files",
+    ),
     "policy": ("agentcli policy explain run_shell 'rm -rf build'",),
     "policy explain": (
         "agentcli policy explain run_shell 'git push --force'",
@@ -108,6 +114,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "mcp list": ("agentcli mcp list", "agentcli mcp list --json"),
     "mcp login": ("agentcli mcp login docs", "agentcli mcp login docs --no-browser"),
     "mcp logout": ("agentcli mcp logout docs",),
+    "mcp serve": (
+        "claude mcp add agentcli -- agentcli mcp serve",
+        "agentcli mcp serve --allow 'run_shell(npm test *)'",
+        "agentcli mcp serve --http 8766",
+    ),
 }
 
 

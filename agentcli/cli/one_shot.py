@@ -74,8 +74,10 @@ async def run_prompt(
     try:
         with ending_signals(agent.cancel):
             images: list[Any] = []
-            if asked is not None and asked.from_command:
-                prompt, images = await attach_mentions(agent, prompt)
+            if asked is not None and asked.mentions_in and prompt.startswith(asked.mentions_in):
+                typed, below = asked.mentions_in, prompt[len(asked.mentions_in) :]
+                typed, images = await attach_mentions(agent, typed)
+                prompt = typed + below
             summary = await agent.run_turn(prompt, images=images)
     except BrokenPipeError:  # stdout's reader left while the ending was written
         return ExitCode.OUTPUT_CLOSED

@@ -212,12 +212,58 @@ SERVE_OPTIONS: tuple[Option, ...] = (
     *(o for o in OPTIONS if o.to_settings and o.name != "agent"),
 )
 
+# `mcp serve`: the tools lent, where (stdio, or --http on loopback), and the policy's
+# options (agentcli.cli.commands.mcp_serve_command).
+MCP_SERVE_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "http",
+        ("--http",),
+        int,
+        "Serve streamable HTTP on 127.0.0.1:PORT (/mcp) instead of stdio.",
+        commands=("mcp serve",),
+        to_settings=False,
+        metavar="PORT",
+    ),
+    Option(
+        "token_env",
+        ("--token-env",),
+        str,
+        "With --http: the variable holding the bearer token clients must send "
+        "[default: one is made and printed on stderr].",
+        commands=("mcp serve",),
+        to_settings=False,
+        metavar="VAR",
+    ),
+    Option(
+        "with_configured",
+        ("--with-configured",),
+        bool,
+        "Also lend the configured tools: command tools, plug-ins and MCP servers.",
+        commands=("mcp serve",),
+        default=False,
+        to_settings=False,
+    ),
+    *(
+        BY_NAME[name]
+        for name in ("yes", "deny", "allow", "forbid", "sandbox", "allow_network", "add_dir")
+    ),
+    Option(
+        "cwd",
+        ("--cwd",),
+        str,
+        "Workspace root that tools are confined to [default: .]",
+        metavar="PATH",
+    ),
+    BY_NAME["debug"],
+)
+
 # Each command parsed here: its positional arguments (all optional) and its options.
 COMMANDS: dict[str, tuple[tuple[str, ...], tuple[Option, ...]]] = {
     "run": (("prompt",), tuple(o for o in OPTIONS if "run" in o.commands)),
     "chat": ((), tuple(o for o in OPTIONS if "chat" in o.commands)),
     "policy explain": (("tool", "args"), EXPLAIN_OPTIONS),
     "serve": ((), SERVE_OPTIONS),
+    "mcp serve": ((), MCP_SERVE_OPTIONS),
 }
 
 

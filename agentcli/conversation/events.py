@@ -57,6 +57,7 @@ class RunStarted(Event):
     thread_id: str
     run_id: str
     protocol_version: str = PROTOCOL_VERSION
+    parent_run_id: str | None = None  # a subagent's run: the run whose tool call started it
 
 
 @dataclass(kw_only=True, slots=True)
@@ -312,6 +313,26 @@ class RunWarning(TypedCustom):
 
     message: str
     code: str | None = None
+
+
+@_typed("hook")
+@dataclass(kw_only=True, slots=True)
+class HookRan(TypedCustom):
+    """What one of the user's hooks decided: `{"hookEvent", "command", "origin", "outcome":
+    "ok" | "allow" | "deny" | "ask" | "block" | "failed", "reason"?, "exitCode"?,
+    "toolCallId"?, "changedInput"?, "addedContext"?}` — `ok`: it let things go on;
+    `failed`: it timed out, could not start, exited other than 0 or 2, or answered what
+    is not its JSON (`reason` says which)."""
+
+    hook_event: str
+    command: str
+    origin: str
+    outcome: str
+    reason: str | None = None
+    exit_code: int | None = None
+    tool_call_id: str | None = None
+    changed_input: bool | None = None
+    added_context: bool | None = None
 
 
 @_typed("mcp_log")

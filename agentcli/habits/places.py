@@ -1,4 +1,4 @@
-"""Where skills and custom commands are looked for, most specific first: the project's
+"""Where skills, custom commands and subagents are looked for, most specific first: the project's
 (only once the workspace is trusted, as its .agentcli/config.toml is), then the user's
 beside agentcli's configuration, then the folders the other agent shells keep, so that what
 a user already has works unchanged."""
@@ -31,11 +31,21 @@ COMMAND_FOLDERS = (
     ("~/.config/opencode/commands", "user"),
     ("~/.gemini/commands", "user"),
 )
+AGENT_FOLDERS = (
+    (".agentcli/agents", "project"),
+    (".claude/agents", "project"),  # Claude Code's subagents
+    (".opencode/agent", "project"),  # opencode's agents (its `mode: primary` ones skipped)
+    (".opencode/agents", "project"),
+    ("agents", "agentcli"),
+    ("~/.claude/agents", "user"),
+    ("~/.config/opencode/agent", "user"),
+    ("~/.config/opencode/agents", "user"),
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Folder:
-    """A folder that may hold skills or commands."""
+    """A folder that may hold skills, commands or subagents."""
 
     path: Path  # as found (a link is followed when its files are read)
     label: str  # how a listing names it: `.agents/skills`, `~/.claude/skills`

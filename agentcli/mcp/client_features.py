@@ -102,10 +102,15 @@ class ClientHost:
     ) -> None:
         self.emit, self.person, self.policy, self.provider = emit, person, policy, provider
         self.in_turn = in_turn
-        if roots != self.roots:
-            self.roots = roots
-            for server in self.servers:
-                server.roots_changed()
+        self.set_roots(roots)
+
+    def set_roots(self, roots: tuple[str, ...]) -> list[Any]:
+        """New roots: each running server is told (`notifications/roots/list_changed`) and
+        lists them again when it likes; the tasks that tell them, to wait for."""
+        if roots == self.roots:
+            return []
+        self.roots = roots
+        return [task for server in self.servers if (task := server.roots_changed()) is not None]
 
     def say(self, event: ev.Event) -> None:
         if self.emit is not None:
@@ -123,11 +128,27 @@ def roots_of(workspace: Path, sandbox: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys([str(workspace), *(place.path for place in places)]))
 
 
+def _hosts(sources: list[Any]) -> list[ClientHost]:
+    hosts = {id(s.features.host): s.features.host for s in sources if hasattr(s, "features")}
+    return list(hosts.values())
+
+
 def bind_session(sources: list[Any], **lent: Any) -> None:
     """An agent lends its MCP servers what they ask of a session (see ClientHost.bind)."""
-    hosts = {id(s.features.host): s.features.host for s in sources if hasattr(s, "features")}
-    for host in hosts.values():
+    for host in _hosts(sources):
         host.bind(**lent)
+
+
+async def tell_roots(sources: list[Any], roots: tuple[str, ...]) -> int:
+    """The session's places changed (/add-dir): its running servers are told, and this
+    returns once each was (or could not be: a server gone asks again at its restart).
+    How many were told."""
+    import asyncio
+
+    tasks = [task for host in _hosts(sources) for task in host.set_roots(roots)]
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return len(tasks)
 
 
 def instructions_section(sources: list[Any]) -> str:
@@ -195,18 +216,25 @@ class ServerFeatures:
     def closed(self) -> None:
         self._session = None
 
-    def roots_changed(self) -> None:
+    def roots_changed(self) -> Any:
+        """Tells the server its roots changed; the task that does, or None (not running)."""
         session = self._session
         if session is None:
-            return
+            return None
         import asyncio
 
         async def notify() -> None:
             with _spoken_still(), contextlib.suppress(Exception):  # gone: asks at restart
                 await session.send_roots_list_changed()
 
-        with contextlib.suppress(RuntimeError):  # no loop running: nothing to tell
-            asyncio.get_running_loop().create_task(notify())
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop running: nothing to tell
+            return None
+        task = loop.create_task(notify())
+        _telling.add(task)  # a task nobody holds may vanish before it ran
+        task.add_done_callback(_telling.discard)
+        return task
 
     def call_notes(self) -> CallNotes:
         """For a call about to start: what its result must add, filled while it runs."""
@@ -393,6 +421,9 @@ class ServerFeatures:
             usage=tokens,
         )
         self.host.say(request)
+
+
+_telling: set[Any] = set()  # roots_changed notifications on their way
 
 
 @contextlib.contextmanager

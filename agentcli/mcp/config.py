@@ -12,8 +12,8 @@ prompt), `start_timeout` and `tool_timeout` (the most one call may take) in seco
 per tool `[mcp.servers.NAME.tools.TOOL] risk = "low" | "medium" | "high"` and `timeout` =
 seconds (that tool's calls; beats `tool_timeout`).
 stdio servers run in the OS sandbox, as commands do: `sandbox` = "read-only" |
-"workspace-write" | "network" | "none" (unset: the narrowest of the first three that lets
-the server start), `dirs` = more places it may reach ("DIR" read-write, "DIR:ro")."""
+"workspace-write" | "network" | "none" (unset: "read-only"; the user, never the server,
+widens it), `dirs` = more places it may reach ("DIR" read-write, "DIR:ro")."""
 
 from __future__ import annotations
 
@@ -37,9 +37,10 @@ RISK_LABELS = ("low", "medium", "high")
 # The protocol's levels (syslog's), least severe first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 DEFAULT_LOG_LEVEL = "warning"
-# Narrowest first: a server with no profile chosen gets the first it starts in ("none"
-# only when a person chose it).
+# Narrowest first. A server with none chosen runs read-only: what it fails to do there is
+# said, with the setting that would let it (agentcli.mcp.reach), and never tried wider.
 SANDBOX_PROFILES = ("read-only", "workspace-write", "network", "none")
+DEFAULT_SANDBOX = "read-only"
 HTTP_TRANSPORTS = {"http": "streamable-http", "streamable-http": "streamable-http", "sse": "sse"}
 
 
@@ -57,7 +58,7 @@ class ServerConfig:
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     tool_risks: Mapping[str, str] = field(default_factory=dict)
     tool_timeouts: Mapping[str, float] = field(default_factory=dict)  # per tool, seconds
-    # stdio: the sandbox profile it runs in; None: the narrowest that lets it start
+    # stdio: the sandbox profile the user chose; None: DEFAULT_SANDBOX (see `profile`)
     sandbox: str | None = None
     dirs: tuple[str, ...] = ()  # stdio: more places it may reach (DIR, or DIR:ro)
     http_transport: str | None = None  # "streamable-http" | "sse"; None: either, found out
@@ -69,6 +70,11 @@ class ServerConfig:
         if tool in self.tool_timeouts:
             return self.tool_timeouts[tool], f"mcp.servers.{self.name}.tools.{tool}.timeout"
         return self.tool_timeout, f"mcp.servers.{self.name}.tool_timeout"
+
+    @property
+    def profile(self) -> str | None:
+        """The sandbox profile a stdio server runs in: the one chosen, else read-only."""
+        return None if self.url else (self.sandbox or DEFAULT_SANDBOX)
 
     @property
     def transport(self) -> str:

@@ -22,6 +22,26 @@ class LoginFailed(AgentCliError):
     """The login did not end with tokens; the message says why, in one line."""
 
 
+def login_target(
+    servers: list[ServerConfig], name: str, listing: str = "`agentcli mcp list`"
+) -> ServerConfig:
+    """The configured server a login is for: one reached by URL, with OAuth on; else a
+    UsageError that says why (`listing`: what shows the servers, where it is said)."""
+    from agentcli.errors import UsageError
+
+    server = next((s for s in servers if s.name == name), None)
+    if server is None:
+        raise UsageError(f"there is no MCP server {name!r}; {listing} shows them")
+    if not server.url:
+        raise UsageError(f"MCP server {name} runs a command: only servers reached by URL log in")
+    if not server.uses_oauth:
+        raise UsageError(
+            f"MCP server {name} is given its Authorization header by mcp.servers.{name}.headers "
+            "(or has oauth = false): it needs no login"
+        )
+    return server
+
+
 async def login(
     config: ServerConfig,
     say: Callable[[str], None],

@@ -30,8 +30,8 @@ class LoginNeeded(Exception):
 
 def login_needed_message(name: str) -> str:
     return (
-        f"it needs you to log in: run `agentcli mcp login {name}` in a terminal "
-        f"(or set a token with mcp.servers.{name}.headers)"
+        f"it needs you to log in: run `agentcli mcp login {name}` in a terminal, or "
+        f"/mcp login {name} in a chat (or set a token with mcp.servers.{name}.headers)"
     )
 
 

@@ -71,15 +71,15 @@ class McpServer(ToolSource):
         host: ClientHost | None = None,
     ) -> None:
         """`sandbox`: the session's (agentcli.sandbox.confine.Sandbox), in which a stdio
-        server runs in the profile its configuration names, or else the narrowest of
-        read-only, workspace-write and network that lets it start. `host`: what the
+        server runs in the profile its configuration names, read-only if it names none
+        (agentcli.mcp.reach). `host`: what the
         session lends its servers (roots, the person, the model; client_features)."""
         super().__init__()
         self.features = ServerFeatures(config, host or ClientHost(roots=(str(workspace),)))
         self.config = config
         self.sandbox = sandbox
-        self.profile = config.sandbox if config.url is None else None
-        self.profile_found = False  # the profile was found by trying, not chosen
+        self.profile = config.profile  # None for a server reached by URL
+        self.reach: Any = None  # what it reaches in the sandbox (agentcli.mcp.reach.Reach)
         self._guard: Any = None  # the protected paths' watch while it may write them
         self.name = f"mcp:{config.name}"
         self.workspace = workspace
@@ -88,8 +88,10 @@ class McpServer(ToolSource):
         self.server_info = ""
         self.capabilities: Any = None
         self.prompts: list[Any] = []
+        self.open_world: list[str] = []  # its tools with openWorldHint
         self._spawn_lock = spawn_lock  # one spawn at a time, so its new child is known
         self._log_path = log_dir / f"{config.name}.log"
+        self._log_start = 0  # the offset in it where the latest start's stderr begins
         self._tools: list[McpTool] = []
         self._session: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -110,6 +112,7 @@ class McpServer(ToolSource):
 
     async def start(self) -> None:
         self.started_at = now_ms()
+        self.error = None  # a start again (after a login) says only its own failure
         try:
             await self._connect_in_a_profile()
         except StartFailed as failure:
@@ -124,7 +127,9 @@ class McpServer(ToolSource):
         return self.config.url is None and self.sandbox is not None and self.sandbox.active
 
     async def _connect_in_a_profile(self) -> None:
-        """In the profile chosen, or the first of the narrowest ones it starts in."""
+        """In the profile the user chose, read-only when they chose none: never a wider one
+        found by trying (the server does not choose its reach). A failure the sandbox may
+        explain says which setting would let it start."""
         if not self.confined:
             self.profile = None if self.config.url else "none"
             try:
@@ -134,34 +139,16 @@ class McpServer(ToolSource):
                     raise
                 await self._connect()  # the legacy HTTP+SSE transport
             return
-        if self.profile is not None:
+        try:
             await self._connect()
-            return
-        import shutil
+        except NotMcp:
+            raise  # the same in every profile
+        except StartFailed as failure:
+            from agentcli.mcp.reach import start_hint
 
-        from agentcli.mcp.config import SANDBOX_PROFILES
-
-        path = self.config.environment().get("PATH") or None
-        if shutil.which(self.config.command or "", path=path) is None:
-            raise StartFailed(f"program not found: {self.config.command}")  # in no profile
-        tried = []
-        for profile in SANDBOX_PROFILES[:-1]:  # never "none" unless a person chose it
-            self.profile, self.profile_found = profile, True
-            try:
-                await self._connect()
-                return
-            except NotMcp:
-                self.profile = None
-                raise  # the same in every profile: said once, at once
-            except StartFailed as failure:
-                tried.append(f"{profile}: {failure}")
-        self.profile = None
-        raise StartFailed(
-            "it did not start in any sandbox profile ("
-            + "; ".join(tried)
-            + f"); give it what it needs: mcp.servers.{self.config.name}.dirs, or "
-            f'sandbox = "none" to run it unconfined'
-        )
+            cwd = self.config.working_directory(self.workspace)
+            hint = start_hint(self.config, self.reach, f"{failure}\n{self._log_lines()}", cwd)
+            raise StartFailed(f"{failure}; {hint}" if hint else str(failure)) from None
 
     def _falls_back_to_sse(self) -> bool:
         """The streamable HTTP attempt was answered as a legacy server answers: use SSE."""
@@ -185,6 +172,7 @@ class McpServer(ToolSource):
         }
         if self.profile is not None:
             status["sandbox"] = self.profile
+            status["sandboxChosen"] = self.config.sandbox is not None
         return status
 
     def tools(self) -> list[Tool]:
@@ -232,14 +220,31 @@ class McpServer(ToolSource):
             if not closed and self._session is session and self._alive():
                 if isinstance(error, MCPError):
                     message = f"{tool.name}: the server answered: {error}"
-                    raise ToolFailure(" ".join([message, *notes.unsaid(message)])) from None
+                    said = [message, *notes.unsaid(message)]
+                    if hint := self._sandbox_hint(message, args):
+                        said.append(f"({hint})")
+                    raise ToolFailure(" ".join(said)) from None
                 raise
             await self._lost(session)
             what = f"stopped during the call ({error or type(error).__name__})"
             raise ToolFailure(self._lost_message(what)) from None
         parts = capped(result_parts(result), ctx)  # a 10 MB result does not fill the context
         parts += map(TextPart, notes.unsaid(render_text(parts)))
+        if result.is_error and (hint := self._sandbox_hint(render_text(parts), args)):
+            parts.append(TextPart(hint))
         return ToolOutput.of_parts(parts, error=bool(result.is_error))
+
+    def _sandbox_hint(self, text: str, args: dict[str, Any]) -> str:
+        """A failed call the sandbox explains: one line naming the setting, for the model
+        (in the result) and for the person (a warning, said once)."""
+        from agentcli.mcp.reach import call_hint
+
+        cwd = self.config.working_directory(self.workspace)
+        hint = call_hint(self.config, self.reach, text, args, cwd)
+        if not hint:
+            return ""
+        self.problems.append(hint)
+        return f"agentcli: {hint}"
 
     async def close(self) -> None:
         gently = await self.cancelled.flush(self._session)
@@ -358,10 +363,12 @@ class McpServer(ToolSource):
         try:
             self._log_path.parent.mkdir(parents=True, exist_ok=True)
             log = stack.enter_context(self._log_path.open("a", encoding="utf-8"))
+            self._log_start = log.tell()  # where this start's stderr begins
         except OSError:  # a full or read-only data directory: the server runs, unlogged
             log = stack.enter_context(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
         argv = [config.command or "", *config.args]
         env, cwd = config.environment(), config.working_directory(self.workspace)
+        self.reach = None
         if self.confined and self.profile is not None:
             argv, env = self._in_sandbox(argv, env, cwd)
         params = StdioServerParameters(
@@ -398,10 +405,18 @@ class McpServer(ToolSource):
                 f"{gap.what}: a server in the {self.profile} sandbox could change what git or "
                 f'agentcli runs for good; give it sandbox = "read-only", or {gap.remedy}'
             )
-        argv, env, self._guard = self.sandbox.confine_server(
-            argv, Profile(self.profile), cwd=cwd, env=env, places=places
-        )
-        return argv, env
+        try:
+            confined = self.sandbox.confine_server(
+                argv, Profile(self.profile), cwd=cwd, env=env, places=places
+            )
+        except ValueError as error:  # a read-write place over the workspace, read-only
+            raise StartFailed(f"mcp.servers.{self.config.name}.dirs: {error}") from None
+        self._guard = confined.guard
+        if confined.layout is not None:
+            from agentcli.mcp.reach import Reach
+
+            self.reach = Reach.of(self.profile, confined.layout, env.get("HOME", ""))
+        return confined.argv, confined.env
 
     def _release_guard(self) -> None:
         """The server is gone: what it changed of the protected paths is put back."""
@@ -440,6 +455,13 @@ class McpServer(ToolSource):
                 return listed
 
     def _set_tools(self, listed: list[Any]) -> None:
+        # Tools that say they reach the open world: `mcp add` and `mcp list` suggest the
+        # network for them (a suggestion: the user chooses, agentcli.mcp.reach).
+        self.open_world = [
+            item.name
+            for item in listed
+            if getattr(getattr(item, "annotations", None), "open_world_hint", None) is True
+        ]
         tools = []
         for item in listed:
             try:
@@ -549,6 +571,16 @@ class McpServer(ToolSource):
         text = f"{type(error).__name__}: {error}" if not str(error) else str(error)
         tail = self._log_tail()
         return f"{text} (its stderr: {tail})" if tail else text
+
+    def _log_lines(self, count: int = 20) -> str:
+        """The last lines of its stderr, where what the sandbox refused it is usually said."""
+        try:
+            with self._log_path.open("rb") as log:
+                log.seek(max(self._log_start, log.seek(0, os.SEEK_END) - 16_384))
+                text = log.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-count:])
 
     def _log_tail(self) -> str:
         if self.config.url:

@@ -40,6 +40,13 @@ class FanOut:
         for output in self.outputs:
             output.handle(event)
 
+    def nested(self, event: ev.Event) -> None:
+        """A subagent's event (agentcli.output.nested): to the outputs that take them."""
+        for output in self.outputs:
+            take = getattr(output, "nested", None)
+            if take is not None:
+                take(event)
+
     def finish(self, summary: RunSummary) -> None:
         for output in self.outputs:
             output.finish(summary)

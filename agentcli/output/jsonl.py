@@ -17,5 +17,7 @@ class JsonlOutput:
         self.stream.write(json.dumps(event.to_wire(), ensure_ascii=False) + "\n")
         self.stream.flush()
 
+    nested = handle  # a subagent's events, tagged with its run (agentcli.output.nested)
+
     def finish(self, summary: RunSummary) -> None:
         self.stream.flush()

@@ -45,7 +45,9 @@ class Notices:
             )
 
     def _say(self, line: str) -> None:
-        self.stderr.write(f"agentcli: {line}\n")
+        from agentcli.output.wrapping import for_stream
+
+        self.stderr.write(for_stream(f"agentcli: {line}", self.stderr) + "\n")
         self.stderr.flush()
 
     def finish(self, summary: RunSummary) -> None:

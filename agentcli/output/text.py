@@ -12,6 +12,7 @@ from agentcli.conversation.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
+from agentcli.output.nested_lines import SubagentCalls
 from agentcli.output.results import ending_lines, preview, preview_line, result_line
 from agentcli.output.style import Styler, format_arguments, state_line
 from agentcli.output.visible import visible_event, visible_piece
@@ -39,6 +40,7 @@ class TextOutput:
         self._ends_with_newline = True
         self.fold = StreamFold()
         self.calls = HeldCallLines()  # a call that asks is shown by its approval block
+        self.subagent_calls = SubagentCalls()
         self._live_line = False  # a command's latest output line is on the screen
         self._block_done = False  # a block ended: the next one starts after a blank line
         self._blocks_separated = stdout.isatty() and stderr.isatty()
@@ -110,8 +112,10 @@ class TextOutput:
 
     # stderr: what happens around the answer
     def _note(self, line: str) -> None:
+        from agentcli.output.wrapping import for_stream
+
         self._clear_live_line()
-        self.stderr.write(line + "\n")
+        self.stderr.write(for_stream(line, self.stderr) + "\n")
         self.stderr.flush()
 
     def _clear_live_line(self) -> None:
@@ -169,6 +173,15 @@ class TextOutput:
         elif isinstance(event, ev.Retry):
             self._note(self.style.yellow(retry_line(event, self._retry_reason)))
             self._retry_reason = event.reason
+
+    def nested(self, event: ev.Event) -> None:
+        """A subagent's event: a line for each of its calls that has its result."""
+        self._flush_text()
+        if self.screen.defer(lambda: self.nested(event)):
+            return
+        line = self.subagent_calls.line(visible_event(event), self.style)
+        if line is not None:
+            self._note(line)
 
     def _result(self, event: ev.ToolCallResult) -> None:
         call = self.fold.calls[event.tool_call_id]

@@ -1,6 +1,7 @@
 """Decides every tool call: rules (deny → ask → allow), this session's remembered choices,
-then the call's risk (low runs; medium asks once per tool per session; high asks every
-time); `--yes` / `--deny` answer what would ask; with nobody to ask, deny and never wait.
+then the call's risk (low runs; medium asks until the person allows the tool for the
+session, `s`; high asks every time; `y` is always this call alone); `--yes` / `--deny`
+answer what would ask; with nobody to ask, deny and never wait.
 
 Prompts are shown one at a time; a call waiting for one blocks only itself, and a choice
 made for the session applies at once to the calls still waiting."""
@@ -27,8 +28,9 @@ from agentcli.workspace.root import Workspace
 if TYPE_CHECKING:
     import asyncio
 
-# "call": yes to this call alone, where "once" already holds for the session (medium risk).
-ChoiceKind = Literal["once", "call", "session", "project", "deny", "deny_session"]
+# "once" is this call alone for every tool and risk: a key pressed out of habit never
+# grants more than the call on the screen; the wider grants have their own keys.
+ChoiceKind = Literal["once", "session", "project", "deny", "deny_session"]
 
 NO_TERMINAL_HINT = (
     "no terminal to ask for approval; rerun with --yes, or allow it with --allow RULE"
@@ -61,6 +63,9 @@ class Prompt:
     request: ApprovalRequest
     session_rules: list[str]  # what "always this session" / "this project" would save
     reasons: list[str]
+    # Only a person may answer it (no flag or rule would): an approver that cannot tell a
+    # person from a program (`mcp serve`'s client) refuses it.
+    person_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,24 +75,32 @@ class UserChoice:
 
 
 def offered(prompt: Prompt) -> list[ChoiceKind]:
-    """The choices the prompt offers. Medium risk's "yes" already holds for the session, so
-    a separate "this session" choice would be the same one twice."""
+    """The choices the prompt offers: the same for every tool, so each key means one thing.
+    (Medium risk's "ask once per session" is the `session` choice, offered first after
+    this call alone.)"""
     if not prompt.session_rules:  # no rule can describe this call safely: decided once
         return ["once", "deny"]
-    if prompt.request.assessment.risk is Risk.MEDIUM:
-        return ["once", "call", "project", "deny", "deny_session"]
     return ["once", "session", "project", "deny", "deny_session"]
 
 
 def remembered(kind: ChoiceKind, risk: Risk, rules: list[str]) -> list[str]:
     """The rules a choice keeps for the rest of the session (allowed, or refused for
     deny_session). The prompt's labels are made from this, so they say what it does."""
-    if kind in ("deny", "call") or (kind == "once" and risk is not Risk.MEDIUM):
+    if kind in ("deny", "once"):
         return []
-    return rules  # medium risk asks once per tool per session: any yes holds for the session
+    return rules
 
 
-Approver = Callable[[Prompt], Awaitable[UserChoice]]
+@dataclass(frozen=True, slots=True)
+class NobodyToAsk:
+    """An approver's answer when nobody can be asked this time (`mcp serve`'s client
+    offers no elicitation): the call is refused as with no terminal, with `hint` saying
+    how to allow it."""
+
+    hint: str
+
+
+Approver = Callable[[Prompt], Awaitable["UserChoice | NobodyToAsk"]]
 ProjectRuleWriter = Callable[[list[str]], str]  # saves allow rules; returns a note
 
 
@@ -291,11 +304,7 @@ class Policy:
         if verdict.decision != "ask":
             return _decision(verdict)
         if self.approver is None:
-            # Beyond the boundary, --yes would not help: the reason says how to allow it.
-            person = verdict.person_only or request.assessment.outside is not None
-            hint = [] if person else [NO_TERMINAL_HINT]
-            reasons = [*verdict.reasons, *hint]
-            return Decision("deny", "auto", "; ".join(reasons), verdict.rule)
+            return _unasked(request, verdict, NO_TERMINAL_HINT)
         if self._prompting is None:
             import asyncio
 
@@ -305,7 +314,10 @@ class Policy:
             if verdict.decision != "ask":
                 return _decision(verdict)
             rules = suggested_rules(request, self.workspace)
-            choice = await self.approver(Prompt(request, rules, verdict.reasons))
+            person = verdict.person_only or request.assessment.outside is not None
+            choice = await self.approver(Prompt(request, rules, verdict.reasons, person))
+            if isinstance(choice, NobodyToAsk):
+                return _unasked(request, verdict, choice.hint)
             return self._remember(request, choice, rules, verdict)
 
     def _remember(
@@ -356,6 +368,14 @@ def _unseen(request: ApprovalRequest) -> list[str]:
 
 def _runs_what_it_denies(rule: Rule, tool: str) -> bool:
     return tool in CODE_TOOLS and rule.names("run_shell")
+
+
+def _unasked(request: ApprovalRequest, verdict: Verdict, hint: str) -> Decision:
+    """Refused: it would ask, and nobody can answer. Beyond the boundary, or where only a
+    person may answer, no flag would help, so the hint is left out."""
+    person = verdict.person_only or request.assessment.outside is not None
+    reasons = [*verdict.reasons, *([] if person else [hint])]
+    return Decision("deny", "auto", "; ".join(reasons), verdict.rule)
 
 
 def _decision(verdict: Verdict) -> Decision:

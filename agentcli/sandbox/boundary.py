@@ -70,8 +70,10 @@ def parse_place(text: str) -> Place:
     if not path:
         raise PlaceError(f"{text!r} names no directory (use DIR, DIR:ro or DIR:rw)")
     real = os.path.realpath(os.path.expanduser(path))
+    if not os.path.exists(real):
+        raise PlaceError(f"{path} is not a directory: nothing is there")
     if not os.path.isdir(real):
-        raise PlaceError(f"{path} is not a directory")
+        raise PlaceError(f"{path} is a file, not a directory; name the directory that holds it")
     if real == "/":
         raise PlaceError("/ is the whole machine; name the directory the task needs")
     for own in own_directories():
@@ -79,6 +81,11 @@ def parse_place(text: str) -> Place:
             raise PlaceError(
                 f"{path} holds agentcli's own configuration or data ({own}), which no tool "
                 "may reach; name a directory that does not contain it"
+            )
+        if within(real, own):
+            raise PlaceError(
+                f"{path} is inside agentcli's own configuration or data ({own}), which no "
+                "tool may reach; change what is there yourself"
             )
     return Place(real, writable)
 
@@ -106,7 +113,7 @@ class Boundary:
     def __init__(
         self,
         workspace: Path | str,
-        places: Sequence[Place] = (),
+        places: Sequence[Place] | Callable[[], Sequence[Place]] = (),
         *,
         enforced: bool = True,
         system: Callable[[], Iterable[str]] | None = None,
@@ -114,7 +121,8 @@ class Boundary:
         outputs: Path | None = None,
     ) -> None:
         self.workspace = os.path.realpath(workspace)
-        self.places = tuple(places)
+        # A callable: the places as they are now (a REPL's /add-dir adds one mid-session).
+        self._places = places if callable(places) else (lambda fixed=tuple(places): fixed)
         self.enforced = enforced
         self._system = system
         self._system_dirs: tuple[str, ...] | None = None
@@ -123,6 +131,10 @@ class Boundary:
         self.own = own_directories()
 
     # --- the sets
+
+    @property
+    def places(self) -> tuple[Place, ...]:
+        return tuple(self._places())
 
     @property
     def system_dirs(self) -> tuple[str, ...]:
@@ -244,7 +256,10 @@ class Boundary:
         else:
             where = "the workspace, the system directories and the places added with --add-dir"
             how = f"--add-dir {directory}:ro"
-        return f"{real} is outside {where}; to let tools reach it, run with {how}"
+        return (
+            f"{real} is outside {where}; to let tools reach it, run with {how} (in a chat: "
+            f"/{how.removeprefix('--')})"
+        )
 
     def describe(self) -> list[str]:
         """For `doctor`: what tools and commands may reach besides the system."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from agentcli.records import dataclass, field
 from agentcli.risk import Risk
-from agentcli.sandbox.boundary import Boundary, Place, PlaceError, parse_place
+from agentcli.sandbox.boundary import Boundary, Place, PlaceError, parse_place, within
 from agentcli.sandbox.guard import Guard
 from agentcli.sandbox.layout import Layout, build_layout
 from agentcli.sandbox.profiles import EARNED, WRITES, Profile
@@ -127,6 +127,24 @@ def session_sandbox(settings, places: Sequence[Place] = ()) -> Sandbox:  # type:
 
         chosen = replace(chosen, places=tuple(dict.fromkeys((*chosen.places, *places))))
     return Sandbox(settings.workspace, chosen)
+
+
+def overlaps(path: str, directory: str) -> bool:
+    """Whether two directories overlap: one holds the other."""
+    real = os.path.realpath(directory)
+    return within(path, real) or within(real, path)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfinedServer:
+    """A server's command line in the sandbox, its environment, the guard to end when it
+    stops, and the layout it runs in (what it reaches: agentcli.mcp.reach explains from
+    it why a call failed)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    guard: Guard | None
+    layout: Layout | None
 
 
 @dataclass(slots=True)
@@ -328,9 +346,11 @@ class Sandbox:
         temp: str | None = None,
         extra: Sequence[Place] = (),
         guard: Guard | None = None,
+        always_write: Sequence[str] = (),
     ) -> Layout:
         """`guard`: watching the protected paths (after `begin`), which the layout then
-        keeps read-only and in place."""
+        keeps read-only and in place; `always_write`: written in every profile (a
+        server's own `dirs`, outside the workspace)."""
         from agentcli.sandbox.boundary import own_directories
 
         places = (*self.settings.places, *extra)
@@ -347,6 +367,7 @@ class Sandbox:
             own=own_directories(),
             protected=protected,
             pinned=pinned,
+            always_write=always_write,
         )
 
     def git_identity(self, env: dict[str, str]) -> str:
@@ -362,12 +383,14 @@ class Sandbox:
     def boundary(self, env: dict[str, str], outputs: Path | None = None) -> Boundary:
         """What every tool may reach: this sandbox's workspace-write layout (the system
         directories commands read, found when first needed) and the places added."""
-        settings = self.settings
-        places = (
-            *settings.places,
-            *(Place(p, False) for p in settings.extra_read),
-            *(Place(p, True) for p in settings.extra_write),
-        )
+
+        def places() -> tuple[Place, ...]:  # as they are at each check: /add-dir adds one
+            settings = self.settings
+            return (
+                *settings.places,
+                *(Place(p, False) for p in settings.extra_read),
+                *(Place(p, True) for p in settings.extra_write),
+            )
 
         def system() -> tuple[str, ...]:
             layout = self.layout(Profile.WORKSPACE_WRITE, env, temp="/nonexistent")
@@ -376,11 +399,22 @@ class Sandbox:
         return Boundary(
             self.workspace,
             places,
-            enforced=settings.enabled,
+            enforced=self.settings.enabled,
             system=system,
             temp=lambda: self._temp,
             outputs=outputs,
         )
+
+    def add_place(self, place: Place) -> Place | None:
+        """A place a person adds mid-session (the REPL's /add-dir): every tool's boundary and
+        every command's layout have it from their next call on. It takes the place of one
+        they added at the same path (`DIR:ro` after `DIR`); returns that one, if any."""
+        from agentcli.records import replace
+
+        old = next((p for p in self.settings.places if p.path == place.path and not p.kept), None)
+        kept = tuple(p for p in self.settings.places if p is not old)
+        self.settings = replace(self.settings, places=(*kept, place))
+        return old
 
     def confine(
         self,
@@ -462,17 +496,26 @@ class Sandbox:
         cwd: str,
         env: dict[str, str],
         places: Sequence[Place] = (),
-    ) -> tuple[list[str], dict[str, str], Guard | None]:
+    ) -> ConfinedServer:
         """A long-running server's command line (an MCP stdio server), needing no inherited
         descriptor — the SDK that starts it passes none: the keeper's code is given whole in
         its command line, and under bubblewrap the keeper runs inside only to install the
         socket filter. The server may also read the files its command line names (its
-        script, its install), never the home directory or a place of secrets. Returns the
-        command line, its environment, and the guard to end when the server stops (None
-        when it cannot write the workspace)."""
+        script, its install), never the home directory or a place of secrets. `places`
+        are the server's own (its `dirs`): one named read-write is written even in the
+        read-only profile, as long as it is outside the workspace (whose protected paths
+        are watched only where the profile writes it). Returns the command line, its
+        environment, the guard to end when the server stops (None when it cannot write
+        the workspace) and the layout it runs in (None: unconfined)."""
         backend = self.backend
         if backend is None or profile is Profile.NONE:
-            return list(argv), dict(env), None
+            return ConfinedServer(list(argv), dict(env), None, None)
+        for place in places:
+            if place.writable and profile not in WRITES and overlaps(place.path, self.workspace):
+                raise ValueError(
+                    f"{place.path} overlaps the workspace, which the {profile} profile does not "
+                    f'write: name it DIR:ro, or choose sandbox = "workspace-write"'
+                )
         import shutil
 
         found = shutil.which(argv[0], path=env.get("PATH", os.defpath))
@@ -482,7 +525,14 @@ class Sandbox:
         named = _named_places(argv, cwd, env)
         watched = self._watch(profile)
         try:
-            layout = self.layout(profile, env, [found], extra=[*places, *named], guard=watched)
+            layout = self.layout(
+                profile,
+                env,
+                [found],
+                extra=[*places, *named],
+                guard=watched,
+                always_write=[p.path for p in places if p.writable],
+            )
             env = {**env, "TMPDIR": layout.temp, "GIT_CONFIG_GLOBAL": self.git_identity(env)}
         except BaseException:
             if watched is not None:
@@ -493,15 +543,17 @@ class Sandbox:
             from agentcli.sandbox.seatbelt import seatbelt_argv
 
             assert self.mechanisms.seatbelt is not None
-            return [*seatbelt_argv(self.mechanisms.seatbelt, layout), *argv], env, watched
+            command = [*seatbelt_argv(self.mechanisms.seatbelt, layout), *argv]
+            return ConfinedServer(command, env, watched, layout)
         if backend == "bubblewrap":
             from agentcli.sandbox.bubblewrap import bwrap_argv
 
             assert self.mechanisms.bwrap is not None
             inside = ["landlock=0", *(["network=1"] if layout.network else [])]
             command = [*bwrap_argv(self.mechanisms.bwrap, layout, cwd), *keeper, *inside, "--"]
-            return [*command, *argv], env, watched
-        return [*keeper, *self._launcher_words(layout, None), "--", *argv], env, watched
+            return ConfinedServer([*command, *argv], env, watched, layout)
+        command = [*keeper, *self._launcher_words(layout, None), "--", *argv]
+        return ConfinedServer(command, env, watched, layout)
 
     def _launcher_words(self, layout: Layout, status_fd: int | None) -> list[str]:
         words = [f"parent={os.getpid()}"]

@@ -194,8 +194,10 @@ def build_layout(
     files: Sequence[str] = (),
     protected: Sequence[str] = (),
     pinned: Sequence[str] = (),
+    always_write: Sequence[str] = (),
 ) -> Layout:
-    """`own`: agentcli's directories, never exposed; `files`: single files commands may
+    """`own`: agentcli's directories, never exposed; `always_write`: written whatever the
+    profile (a server's own `dirs`, kept outside the workspace); `files`: single files commands may
     read (the git identity agentcli writes for them); `protected` and `pinned`: the
     workspace's protected paths that exist and its `.git` directories, kept read-only and
     in place where the profile writes the workspace (agentcli.sandbox.guard finds them)."""
@@ -205,7 +207,7 @@ def build_layout(
     for executable in executables:
         read += interpreter_dirs(executable, home, secrets)
     read += [*extra_read, *files]
-    write = [temp]
+    write = [temp, *always_write]
     writes = profile in (Profile.WORKSPACE_WRITE, Profile.NETWORK)
     if writes:
         write += [workspace, *extra_write]

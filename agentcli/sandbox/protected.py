@@ -1,8 +1,9 @@
 """Which paths of a workspace are protected: what git executes or reads configuration from —
 hooks, `config`, `config.worktree`, `commondir`, `gitdir`, `info/`, alternates, the git
-directories of worktrees and submodules — for the workspace's own repository and for every
-repository below it, the `.git` entries themselves (a directory, or a file or link naming
-one elsewhere), and `.agentcli/`.
+directories of worktrees and submodules, and the hooks folder and included files that the
+repository's own configuration names inside the workspace (`core.hooksPath = .husky`) —
+for the workspace's own repository and for every repository below it, the `.git` entries
+themselves (a directory, or a file or link naming one elsewhere), and `.agentcli/`.
 
 Everything is reached through descriptors without following a link. Repositories below the
 workspace are found by a breadth-first search over directories (names only, no file is
@@ -221,6 +222,63 @@ def _add_repository(ws_fd: int, workspace: str, top: str, found: Survey) -> None
         os.close(fd)
     if target is not None:
         _add_git_dir(ws_fd, target, found)
+        _add_configured(ws_fd, workspace, top, target, found)
+
+
+CONFIG_BYTES = 1 << 20  # a git configuration larger than this is not read for paths
+INCLUDE_DEPTH = 3  # included files followed this deep (git itself stops at 10)
+
+
+def _add_configured(ws_fd: int, workspace: str, top: str, git_dir: str, found: Survey) -> None:
+    """What the repository's own configuration points git at inside the workspace: the
+    hooks folder `core.hooksPath` names (`.husky`, `.githooks`), and the files
+    `include.path` / `includeIf.*.path` pull in. A command could write there and git
+    would run or read it next, outside any sandbox, so they are protected as `hooks/`
+    and `config` are."""
+    from agentcli.policy.git_config import parse_config
+
+    pending = [(f"{git_dir}/config", 0), (f"{git_dir}/config.worktree", 0)]
+    while pending:
+        rel, depth = pending.pop(0)
+        text = _read_small(ws_fd, rel)
+        if text is None:
+            continue
+        for entry in parse_config(text):
+            value = entry.value
+            if not value:
+                continue
+            if entry.key == "core.hookspath":
+                place = _inside(workspace, top, os.path.expanduser(value))
+            elif entry.key == "include.path" or (
+                entry.key.startswith("includeif.") and entry.key.endswith(".path")
+            ):
+                place = _inside(workspace, split(rel)[0], os.path.expanduser(value))
+                if place is not None and depth + 1 < INCLUDE_DEPTH:
+                    pending.append((place, depth + 1))
+            else:
+                continue
+            if place is not None and place not in found.git:
+                found.git.append(place)
+
+
+def _read_small(ws_fd: int, rel: str) -> str | None:
+    """A regular file's text, reached without following a link; None when it is missing,
+    not a regular file, or larger than CONFIG_BYTES."""
+    parent, name = split(rel)
+    fd = open_dir(ws_fd, parent)
+    if fd is None:
+        return None
+    try:
+        file_fd = os.open(name, FILE_FLAGS, dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    with os.fdopen(file_fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(file_fd).st_mode):
+            return None
+        data = handle.read(CONFIG_BYTES + 1)
+    return None if len(data) > CONFIG_BYTES else data.decode("utf-8", "replace")
 
 
 def _gitdir_of(dir_fd: int, name: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -68,18 +69,39 @@ def check_refs(value: Any) -> str | None:
     return None
 
 
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def read_stored(path: Path, size: Any) -> bytes | None:
+    """A stored image's bytes when the file is what its record says: a regular file (a
+    FIFO cannot hang the read, a link is not followed) of exactly the recorded size (a
+    2 GB file put in its place is never read); None otherwise."""
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        return None
+    try:
+        fd = os.open(path, READ_FLAGS)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as stream:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            return None
+        data = stream.read(size + 1)
+    return data if len(data) == size else None
+
+
 def load_images(session_path: Path, refs: list[dict[str, Any]]) -> tuple[list[ImagePart], int]:
-    """The images the references name, and how many could not be loaded (missing, or not
-    the bytes their hash names): those stay their descriptions in the message text."""
+    """The images the references name, and how many could not be loaded (missing, not of
+    their recorded size, or not the bytes their hash names): those stay their
+    descriptions in the message text."""
     import hashlib
 
     directory = images_dir(session_path)
     images, lost = [], 0
     for ref in refs:
         path = directory / f"{ref['sha256']}.{EXTENSIONS[ref['mimeType']]}"
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = read_stored(path, ref.get("size"))
+        if data is None:
             lost += 1
             continue
         if hashlib.sha256(data).hexdigest() != ref["sha256"] or image_type(data[:16]) is None:

@@ -39,6 +39,9 @@ def summarise(path: Path, warnings: list[str] | None = None) -> SessionSummary |
         elif entry.kind == "message" and entry.value.role == "user":
             turns += 1
             first = first or entry.value.content
+        elif entry.kind == "rewound":
+            turns = entry.value.turns
+            first = first if turns else ""
         elif entry.kind == "event":
             event = entry.value
             metadata = event.get("metadata")

@@ -18,6 +18,7 @@ from agentcli.conversation import events as ev
 from agentcli.conversation.messages import Conversation, Message, message_to_dict
 from agentcli.errors import UsageError
 from agentcli.output.base import RunSummary
+from agentcli.output.nested import is_nested
 from agentcli.records import dataclass, field
 from agentcli.sessions.coalesce import Coalescer
 from agentcli.sessions.images import images_dir, store_images
@@ -131,8 +132,13 @@ class Session:
             elif entry.kind == "compaction":
                 conversation.summary = entry.value.summary
                 conversation.start = entry.value.start
+            elif entry.kind == "rewound":
+                cut_conversation(conversation, entry.value.messages)
+                partial = io.StringIO()
             elif entry.kind == "event":
                 event = entry.value
+                if is_nested(event):
+                    continue  # a subagent's: its answer is its call's result, not this one's
                 if event["type"] == "TEXT_MESSAGE_CONTENT":
                     partial.write(event["delta"])
                 elif event["type"] == "STEP_STARTED":
@@ -254,6 +260,13 @@ class Session:
             )
             return []
 
+    def rewind_to(self, messages: int) -> None:
+        """The conversation back to its first `messages` (`/rewind`): recorded as a
+        `rewound` line, so the file stays append-only and every reader honours it."""
+        cut_conversation(self.conversation, messages)
+        turns = sum(1 for m in self.conversation.messages if m.role == "user")
+        self._append({"t": "rewound", "messages": messages, "turns": turns})
+
     def record_compaction(self, summary: str, start: int) -> None:
         self._append({"t": "compaction", "summary": summary, "start": start})
 
@@ -282,12 +295,21 @@ class Session:
         if isinstance(event, ev.ToolCallResult) and self.writer is not None:
             self._last_result = (event.tool_call_id, event.content)
 
+    nested = handle  # a subagent's events, recorded under the call that started it
+
     def _flush_pieces(self) -> None:
         if self._events is not None:
             self._events.flush()
 
     def finish(self, summary: RunSummary) -> None:
         self._flush_pieces()
+
+
+def cut_conversation(conversation: Conversation, messages: int) -> None:
+    """Keeps the first `messages`; a summary of messages no longer there goes too."""
+    del conversation.messages[messages:]
+    if conversation.start > messages:
+        conversation.summary, conversation.start = None, 0
 
 
 def find_session(reference: str) -> Path:

@@ -11,6 +11,7 @@ from typing import Any
 
 from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message, message_from_dict
+from agentcli.output.nested import is_nested
 from agentcli.records import dataclass
 from agentcli.sessions.images import check_refs, images_dir, load_images
 from agentcli.sessions.store import iter_lines
@@ -32,8 +33,17 @@ class Compaction:
 
 
 @dataclass(frozen=True, slots=True)
+class Rewound:
+    """The conversation taken back (`/rewind`): only its first `messages` stay, which
+    hold `turns` user turns. The file stays append-only; readers honour it."""
+
+    messages: int
+    turns: int
+
+
+@dataclass(frozen=True, slots=True)
 class Entry:
-    """One usable line: `kind` is header, message, compaction or event."""
+    """One usable line: `kind` is header, message, compaction, rewound or event."""
 
     kind: str
     value: Any  # dict[str, str] | Message | Compaction | dict[str, Any] (the event)
@@ -89,6 +99,13 @@ def compaction_of(record: dict[str, Any]) -> Compaction:
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise BadRecord("a compaction whose start is not a message number")
     return Compaction(summary, start)
+
+
+def rewound_of(record: dict[str, Any]) -> Rewound:
+    counts = [record.get("messages"), record.get("turns", 0)]
+    if any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in counts):
+        raise BadRecord("a rewind whose messages or turns is not a count")
+    return Rewound(*counts)
 
 
 _EVENT_TEXT = {  # the fields the readers use, by event type
@@ -152,9 +169,11 @@ def session_entries(path: Path, warnings: list[str], *, images: bool = False) ->
                 yield Entry("message", message)
             elif kind == "compaction":
                 yield Entry("compaction", compaction_of(record))
+            elif kind == "rewound":
+                yield Entry("rewound", rewound_of(record))
             elif kind == "event":
                 event = event_of(record)
-                if event["type"] == "TOOL_CALL_RESULT":
+                if event["type"] == "TOOL_CALL_RESULT" and not is_nested(event):
                     results[event["toolCallId"]] = event["content"]
                 yield Entry("event", event)
             else:

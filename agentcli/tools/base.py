@@ -28,6 +28,9 @@ class ToolOutput:
         None  # agentcli.conversation.error_kinds.ERROR_KINDS; "failed" when unset
     )
     parts: list[Part] = field(default_factory=list)
+    # What the result says as data, for clients that take it (`mcp serve`'s
+    # structuredContent): a command's exit code and output, say. The model gets `content`.
+    structured: dict[str, Any] | None = None
 
     @classmethod
     def failure(cls, message: str, kind: str = "failed") -> ToolOutput:
@@ -83,6 +86,9 @@ class ToolContext:
     # saved in output_dir (saving.saves_outputs), and where a failure to is said once
     # (saving.output_failed). None: outputs are saved when output_dir is set.
     saving: Any = None
+    # What the `task` tool hands a sub-task to (agentcli.assembly.subagents.Subagents,
+    # made by the composition root for this agent); None: this agent may start none.
+    subagents: Any = None
 
     def before_write(self, path: Path) -> None:
         """A file tool is about to write `path`: its content before is kept for /diff."""
@@ -121,6 +127,8 @@ class Tool:
     risk_summary: str = "high"  # for `agentcli tools list`: how risk depends on arguments
     runs_commands: bool = False  # True: it starts processes, which run in the sandbox
     network: bool = False  # True: it reaches the network itself (--yes alone never grants it)
+    read_only: bool = False  # True: it changes nothing, whatever its arguments (MCP's readOnlyHint)
+    writes_files: bool = False  # True: it may write the paths its rule subjects name
     # Requests this tool serves, each with the arguments that serve it: how a small local
     # model routes to the tool (agentcli.providers.local.router). Optional; the built-in
     # tools' are in agentcli.tools.examples.

@@ -10,6 +10,7 @@ from agentcli.tools.base import Tool, ToolContext, ToolOutput
 
 class Calculator(Tool):
     name = "calculator"
+    read_only = True
     description = (
         "Evaluate an arithmetic expression exactly: integers of any size, fractions and "
         "decimals, + - * / // % ** (or ^), parentheses, and sqrt, abs, round, floor, ceil, "

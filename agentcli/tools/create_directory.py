@@ -16,6 +16,7 @@ from agentcli.tools.fs_write import open_parent_for
 
 class CreateDirectory(PathTool):
     name = "create_directory"
+    writes_files = True  # checkpoints keep its target first
     risk_summary = "medium; high outside the workspace or for sensitive files"
     description = (
         "Create a directory in the workspace, with missing parents unless recursive=false."

@@ -68,6 +68,7 @@ def plan_edit(
 
 class EditFile(PathTool):
     name = "edit_file"
+    writes_files = True  # checkpoints keep its target first
     risk_summary = "medium; high outside the workspace or for sensitive files"
     description = (
         "Replace an exact piece of text in a file. old_text must match the file exactly "

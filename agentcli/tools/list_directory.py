@@ -77,6 +77,7 @@ def _list_open(dir_fd: int, shown: str, include_hidden: bool) -> ToolOutput:
 class ListDirectory(PathTool):
     path_default = "."
     name = "list_directory"
+    read_only = True
     risk_summary = "low; high outside the workspace"
     description = (
         "List a directory in the workspace: each entry's type, size in bytes and modification "

@@ -28,12 +28,18 @@ class AnthropicBash(Tool):
     source = "anthropic (as run_shell)"
     risk_summary = RunShell.risk_summary
     native = {"type": "bash_20250124", "name": "bash"}  # noqa: RUF012
+    # It starts processes: the executor gives it run_shell's sandbox profile (without this
+    # it ran with none at all), and checkpoints see its writes as a command's.
+    runs_commands = True
 
     def __init__(self) -> None:
         self.shell = RunShell()
 
     def policy_tool(self, args: dict[str, Any]) -> str:
         return "run_shell"
+
+    def requested_sandbox(self, args: dict[str, Any]) -> str | None:
+        return None  # Anthropic's schema has no such field: an extra one widens nothing
 
     def _shell_args(self, args: dict[str, Any]) -> dict[str, Any]:
         if "command" not in args:
@@ -61,6 +67,7 @@ class AnthropicBash(Tool):
 
 class AnthropicTextEditor(Tool):
     name = "str_replace_based_edit_tool"
+    writes_files = True  # checkpoints keep its target first
     description = "Anthropic's text editor tool, run as agentcli's file tools."
     parameters = {  # noqa: RUF012
         "type": "object",

@@ -137,6 +137,7 @@ def _read_image(stream: IO[bytes], head: bytes, shown: str, kind: str, cap: int)
 
 class ReadFile(PathTool):
     name = "read_file"
+    read_only = True
     risk_summary = "low; high outside the workspace or for ~/.ssh"
     description = (
         "Read a text file in the workspace. Returns numbered lines (like `cat -n`) with a "

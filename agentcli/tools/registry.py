@@ -85,6 +85,14 @@ class ToolRegistry:
                 source.problems.append(f"{source.name} could not start: {result}")
         self._rebuild()
 
+    async def restart(self, source: ToolSource) -> None:
+        """Starts one source again (an MCP server after a login): its tools as it lists
+        them now, for the next step (whose refresh reports its new problems)."""
+        await self.started()
+        await source.close()
+        await source.start()
+        self._rebuild()
+
     async def refresh(self) -> list[str]:
         """Waits for the sources to start, lists again those that changed, and returns
         the problems not reported before (a server that failed, a name clash)."""

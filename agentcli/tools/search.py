@@ -80,6 +80,7 @@ class SearchFiles(PathTool):
     path_default = "."
     risk_summary = "low; high outside the workspace"
     name = "search_files"
+    read_only = True
     description = (
         "Find files by name with a glob, e.g. `**/*.py`, `*.{md,txt}`, `src/**/test_*.ts`. "
         "A glob without a slash matches names at any depth (`*.py` finds every Python "
@@ -284,6 +285,7 @@ class SearchContent(PathTool):
     path_default = "."
     risk_summary = "low; high outside the workspace"
     name = "search_content"
+    read_only = True
     description = (
         "Search file contents with a regular expression (ripgrep's syntax; look-around and "
         "backreferences work too). Returns matching lines as `path:LINE:text`, context "

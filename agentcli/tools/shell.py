@@ -122,8 +122,10 @@ _NEXT_STEP = {
     "sandbox='workspace-write' and a justification; for the network, sandbox='network'",
     "workspace-write": "if the task needs the network, call again with sandbox='network' "
     "and a justification; a place outside the workspace needs the user to add it "
-    "(--add-dir DIR), and what git follows in .git and .agentcli/ stay read-only",
-    "network": "a place outside the workspace needs the user to add it (--add-dir DIR)",
+    "(--add-dir DIR, or /add-dir DIR in a chat), and what git follows in .git and "
+    ".agentcli/ stay read-only",
+    "network": "a place outside the workspace needs the user to add it (--add-dir DIR, or "
+    "/add-dir DIR in a chat)",
 }
 
 
@@ -168,7 +170,15 @@ def format_result(label: str, result: CommandResult, timeout: float) -> ToolOutp
         summary += f" · sandbox {result.profile}"
     failed = result.timed_out or result.exit_code != 0
     kind = ("timeout" if result.timed_out else "failed") if failed else None
-    return ToolOutput(content=content, error=failed, summary=summary, error_kind=kind)
+    structured = {
+        "exitCode": result.exit_code,
+        "timedOut": result.timed_out,
+        "output": output,  # stdout and stderr as the command interleaved them
+        "sandbox": result.profile,
+    }
+    return ToolOutput(
+        content=content, error=failed, summary=summary, error_kind=kind, structured=structured
+    )
 
 
 def confine(ctx: ToolContext, argv: list[str], cwd: str, executables: list[str] | None = None):
@@ -361,6 +371,7 @@ class RunPython(Tool):
 
 class JobOutput(Tool):
     name = "job_output"
+    read_only = True
     risk_summary = "low"
     description = (
         "Read what a background job printed since the last call, and whether it is still "

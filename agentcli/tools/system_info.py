@@ -53,6 +53,7 @@ def gather(workspace: Path) -> list[tuple[str, str]]:
 
 class SystemInfo(Tool):
     name = "system_info"
+    read_only = True
     description = (
         "Operating system, CPU model and cores, memory total and available, disk of the "
         "workspace, Python version and current load."

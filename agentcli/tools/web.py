@@ -279,6 +279,7 @@ def _too_large(url: str, size: int) -> str:
 class FetchUrl(Tool):
     network = True
     name = "fetch_url"
+    read_only = True
     description = (
         "Fetch a web page (http or https) and return its title, final URL, content type and "
         "readable text (HTML converted to Markdown), cut to max_chars."
@@ -358,6 +359,7 @@ def _charset(content_type: str) -> str:
 class WebSearch(Tool):
     network = True
     name = "web_search"
+    read_only = True
     description = "Search the web. Returns title, URL and snippet for each result."
     parameters = {  # noqa: RUF012
         "type": "object",

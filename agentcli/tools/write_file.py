@@ -31,6 +31,7 @@ def new_file_preview(content: str, shown: str) -> str:
 
 class WriteFile(PathTool):
     name = "write_file"
+    writes_files = True  # checkpoints keep its target first
     risk_summary = "medium; high outside the workspace or for sensitive files"
     description = (
         "Write a whole file in the workspace (created, or replaced). Missing parent "

@@ -22,7 +22,6 @@ MAX_CODE_LINES = 200  # of a command or code; the prompt says how many more ther
 HEAD_LINES, TAIL_LINES = 10, 6  # of a long file or diff; `v` pages through the rest
 KEY_OF: dict[ChoiceKind, str] = {
     "once": "y",
-    "call": "o",
     "session": "s",
     "project": "p",
     "deny": "n",
@@ -93,12 +92,8 @@ def choice_label(kind: ChoiceKind, prompt: Prompt) -> list[str]:
     kept = _rules(remembered(kind, risk, prompt.session_rules))
     saved = _rules(prompt.session_rules)
     if kind == "once":
-        if kept:  # medium risk: the policy asks once per tool per session
-            return [*_words("yes, and don't ask again for"), *kept, *_words("this session")]
-        return _words("yes, this call only")
-    if kind == "call":
         noun = CALL_NOUN.get(prompt.request.tool, "call")
-        return _words(f"yes, this {noun} only (ask again next time)")
+        return _words(f"yes, this {noun} only")
     if kind == "session":
         return [*_words("yes, and allow"), *kept, *_words("for this session")]
     if kind == "project":
@@ -193,6 +188,8 @@ def _heading(prompt: Prompt, width: int) -> list[str]:
     risk = request.assessment.risk
     where = f"· sandbox {request.sandbox}" if request.sandbox else ""
     words = ["Allow", f"{visible(request.tool)}?", f"{risk.label} risk", *_words(where)]
+    if request.asker:  # a subagent's call: the person sees who asks
+        words = ["subagent", f"{visible(request.asker)}:", *words]
     return wrap(words, width, "● ", "  ")
 
 

@@ -1,17 +1,19 @@
 """The REPL's side of the user's habits: `/skills` (each skill, where it came from, and why
-one was skipped), `$name` to mention a skill (completed with Tab), and custom commands —
-`/name ARGS` sends the command's prompt, with its own model and narrowed tools for that
-turn — listed in /help and completed with Tab."""
+one was skipped), `/hooks` (each hook, its event, matcher and file), `$name` to mention a
+skill (completed with Tab), and custom commands — `/name ARGS` sends the command's prompt,
+with its own model and narrowed tools for that turn — listed in /help and completed with
+Tab."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentcli.output.visible import one_line as visible
 
 if TYPE_CHECKING:
     from agentcli.habits.commands import Commands
+    from agentcli.habits.hooks import Hooks
     from agentcli.habits.skills import Skills
     from agentcli.settings import RunSettings
     from agentcli.ui.host import ReplHost
@@ -28,24 +30,67 @@ def skills_lines(skills: Skills | None, width: int) -> list[str]:
     was skipped and why, one line each, then the folders an untrusted workspace keeps."""
     if skills is None:
         return ["  no skills in this session"]
+    empty = (
+        "  no skills: put one in .agents/skills/NAME/SKILL.md (the project's) or in "
+        "the skills folder beside your config.toml"
+    )
+    return _listing(skills.found, skills.skipped, skills.untrusted, empty, width)
+
+
+def agents_lines(task: Any, width: int) -> list[str]:
+    """/agents: the subagents the `task` tool offers, listed as /skills lists skills."""
+    if task is None:
+        return ["  no subagents in this session (agents.max_depth is 0)"]
+    found = task.definitions
+    return _listing(list(found.found.values()), found.skipped, found.untrusted, "", width)
+
+
+def _listing(
+    found: list[Any], skipped: list[Any], untrusted: list[str], empty: str, width: int
+) -> list[str]:
     lines = []
-    names = max((len(s.name) for s in skills.found), default=0)
-    origins = max((len(visible(s.origin)) for s in skills.found), default=0)
-    for skill in skills.found:
-        head = f"  {skill.name:<{names}}  {visible(skill.origin):<{origins}}  "
-        said = " ".join(visible(skill.description).split())
+    names = max((len(s.name) for s in found), default=0)
+    origins = max((len(visible(s.origin)) for s in found), default=0)
+    for item in found:
+        head = f"  {item.name:<{names}}  {visible(item.origin):<{origins}}  "
+        said = " ".join(visible(item.description).split())
         room = max(width - len(head), 10)
         lines.append(head + (said if len(said) <= room else said[: room - 1] + "…"))
-    if not skills.found:
-        lines.append(
-            "  no skills: put one in .agents/skills/NAME/SKILL.md (the project's) or in "
-            "the skills folder beside your config.toml"
-        )
-    lines += [f"  skipped {visible(s.path)}: {visible(s.why)}" for s in skills.skipped]
+    if not found:
+        lines.append(empty)
+    lines += [f"  skipped {visible(s.path)}: {visible(s.why)}" for s in skipped]
     lines += [
         f"  not read: {name} (this workspace is not trusted; `agentcli trust` trusts it)"
-        for name in skills.untrusted
+        for name in untrusted
     ]
+    return lines
+
+
+def hooks_lines(hooks: Hooks | None) -> list[str]:
+    """/hooks: a hook a line (event, matcher, command, where from), then what was skipped
+    and why, then the project's hooks an untrusted workspace did not read."""
+    found = hooks.found if hooks is not None else []
+    lines = []
+    events = max((len(hook.event) for hook in found), default=0)
+    for hook in found:
+        matcher = visible(hook.matcher or "*")
+        line = f"  {hook.event:<{events}}  {matcher}  {visible(hook.command)}"
+        line += f"  ({visible(hook.origin)})"
+        if hook.unknown:
+            line += f"  [no such tool here: {visible(', '.join(hook.unknown))}]"
+        lines.append(line)
+    if not found:
+        lines.append(
+            "  no hooks: add [[hooks.PreToolUse]] with matcher and command to your "
+            "config.toml (docs/habits.md#hooks)"
+        )
+    if hooks is not None:
+        lines += [f"  skipped {visible(line)}" for line in hooks.skipped]
+        lines += [
+            f"  not read: {visible(name)} (this workspace is not trusted; `agentcli trust` "
+            "trusts it)"
+            for name in hooks.untrusted
+        ]
     return lines
 
 

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from agentcli.agent.narrowed_tools import NarrowedTools
     from agentcli.agent.session import Agent
     from agentcli.habits.commands import Commands
+    from agentcli.habits.hooks import Hooks
     from agentcli.habits.skills import Skills
     from agentcli.sessions.session import Session
     from agentcli.settings import RunSettings
@@ -21,6 +22,7 @@ class ReplHost(Protocol):
     out: TextIO
     renderer: Any  # agentcli.ui.render.ReplRenderer: for views that draw above the prompt
     skills: Skills | None  # found when the REPL started
+    hooks: Hooks | None  # found when the REPL started
     commands: Commands  # the custom commands (found again when a name is not among them)
     commands_reserved: frozenset[str]  # the built-in commands' names
     narrowing: NarrowedTools  # a custom command's allowed-tools, for its turn

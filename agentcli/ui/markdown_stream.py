@@ -13,6 +13,9 @@ there a row stays a row. The region's rows carry no trailing padding (padding wo
 narrower terminal re-wrap them into more rows) and are kept to a third of the screen, so
 even re-wrapped three times over they stay on it (the cursor cannot go up past the top).
 
+A link shows its URL after its text, `text (URL)`, unless the terminal is known to draw
+OSC 8 hyperlinks (agentcli.output.terminal.shows_hyperlinks).
+
 Printed blocks are separated by exactly one blank line. Where styles are off (NO_COLOR,
 TERM=dumb) headings and quotes keep their `#` and `>`; a dumb terminal gets no live region
 at all, only finished blocks."""
@@ -65,7 +68,8 @@ def _markdown_classes() -> tuple[type, type]:
 
 def markdown(text: str, code_theme: str) -> Any:
     plain, marked = _markdown_classes()
-    return (marked if terminal.plain_markdown() else plain)(text, code_theme=code_theme)
+    kind = marked if terminal.plain_markdown() else plain
+    return kind(text, code_theme=code_theme, hyperlinks=terminal.shows_hyperlinks())
 
 
 def redraw_seconds() -> float:
@@ -93,6 +97,13 @@ def _rstrip(line: list[Any]) -> list[Any]:
         last = line[-1]
         line[-1] = Segment(last.text.rstrip(), last.style)
     return line
+
+
+def _cells_of(styled: str) -> int:
+    """The cells a line with escape sequences takes on the screen."""
+    from rich.text import Text
+
+    return Text.from_ansi(styled).cell_len
 
 
 def _has_text(line: list[Any]) -> bool:
@@ -161,6 +172,9 @@ class MarkdownStream:
         self._drawn_at = -self._frame  # when the region was last drawn
         self._timer: Any = None  # the redraw after a pause, on the running event loop
         self._closed = False
+        # Lines of the REPL's own (a message queued) while the answer streams: drawn under
+        # it in the live region, printed after it once it ends — never between its blocks.
+        self._asides: list[str] = []
 
     def _size(self) -> tuple[int, int]:
         size = self.console.size
@@ -189,14 +203,17 @@ class MarkdownStream:
                 self._redraw_soon()
 
     def interject(self, line: str) -> None:
-        """Writes `line` (someone else's: a queued message, say) above the live region,
-        which is drawn again under it."""
-        out = self.console.file
-        out.write(self.region.erase() + line + "\n")
-        if self._redraw and (self._block or self._partial):
+        """`line` (someone else's: a queued message, say) under the answer: at the foot of
+        the live region while it streams, printed below the answer when it ends."""
+        self._asides.append(line)
+        if self._redraw and not self._closed:
             self._draw_region()
-        else:
-            out.flush()
+
+    def _print_asides(self) -> None:
+        if self._asides:
+            self.console.file.write("".join(line + "\n" for line in self._asides))
+            self.console.file.flush()
+            self._asides = []
 
     def close(self) -> None:
         """The message ended: the open block becomes final."""
@@ -212,6 +229,7 @@ class MarkdownStream:
             if erase:
                 self.console.file.write(erase)
                 self.console.file.flush()
+        self._print_asides()
 
     # --- blocks
 
@@ -296,17 +314,21 @@ class MarkdownStream:
         from rich.segment import Segment
 
         self._stale = False
-        if not (self._block or self._partial):  # nothing open: nothing to draw, no frame spent
+        if not (self._block or self._partial or self._asides):  # nothing to draw, no frame spent
             erase = self.region.erase()
             if erase:
                 self.console.file.write(erase)
                 self.console.file.flush()
             return
         self._drawn_at = self._clock()
-        lines = self._render(self.open_text())
+        lines = self._render(self.open_text()) if self._block or self._partial else []
         keep = max(3, self.console.size.height // 3)  # room to re-wrap three times over
         lines = lines[-keep:]
         cells = [Segment.get_line_length(line) for line in lines]
+        rows = [self._ansi(lines)] if lines else []
+        for aside in self._asides[-3:]:  # the newest few: the region must stay on screen
+            rows.append(aside)
+            cells.append(_cells_of(aside))
         out = self.console.file
-        out.write(self.region.erase() + self.region.draw(self._ansi(lines), cells))
+        out.write(self.region.erase() + self.region.draw("\n".join(rows), cells))
         out.flush()

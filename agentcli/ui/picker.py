@@ -10,7 +10,10 @@ VISIBLE_ROWS = 10  # a longer list scrolls
 
 
 def fit_row(title: str, tail: str, width: int) -> str:
-    """`title · tail` in `width` columns, the title cut first (with …)."""
+    """`title · tail` in `width` columns, the title cut first (with …); the title alone
+    when there is no tail (no dangling ` ·`)."""
+    if not tail:
+        return title if len(title) <= width else title[: max(width - 1, 0)] + "…"
     room = width - len(tail) - 3
     if room < 8:
         return (title + " · " + tail)[: max(width, 1)]

@@ -14,6 +14,7 @@ from agentcli.conversation.fold import StreamFold
 from agentcli.output import terminal
 from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
+from agentcli.output.nested_lines import SubagentCalls
 from agentcli.output.notices import mcp_notice
 from agentcli.output.results import changed_lines, ending_lines, preview, preview_line, result_line
 from agentcli.output.style import Styler, format_arguments, state_line
@@ -32,6 +33,7 @@ class ReplRenderer:
         self._spinner: Any = None
         self.fold = StreamFold()
         self.calls = HeldCallLines()  # a call that asks is shown by its approval block
+        self.subagent_calls = SubagentCalls()
         self._started = time.monotonic()
         self._live_line = False
         self._block_done = False  # a block ended: the next one starts after a blank line
@@ -66,10 +68,17 @@ class ReplRenderer:
 
     # --- lines under the answer
 
+    def _fit(self, text: str) -> str:
+        """On a terminal, a line longer than it broken between words (its own wrap would
+        cut one in two); to a pipe, as it is."""
+        from agentcli.output.wrapping import for_stream
+
+        return for_stream(text, self.stream)
+
     def _line(self, text: str) -> None:
         self._stop_spin()
         self._clear_live_line()
-        self.stream.write(text + "\n")
+        self.stream.write(self._fit(text) + "\n")
         self.stream.flush()
 
     def _between_turns(self, line: str) -> None:
@@ -184,6 +193,14 @@ class ReplRenderer:
         elif isinstance(event, ev.Custom):
             self._custom(event)
 
+    def nested(self, event: ev.Event) -> None:
+        """A subagent's event: a line for each of its calls that has its result."""
+        if self.screen.defer(lambda: self.nested(event)):
+            return
+        line = self.subagent_calls.line(visible_event(event), self.style)
+        if line is not None:
+            self._line(line)
+
     def _custom(self, event: ev.Custom) -> None:
         if isinstance(event, ev.ToolState):
             name = self.fold.name_of(event.tool_call_id)
@@ -228,7 +245,7 @@ class ReplRenderer:
             return  # said on the line above; an invalid call's text is the model's
         diff = changed_lines(event.content) is not None
         for line in preview(event.content, RESULT_PREVIEW_LINES):
-            self.stream.write(preview_line(line, self.style, diff=diff) + "\n")
+            self.stream.write(self._fit(preview_line(line, self.style, diff=diff)) + "\n")
 
     def finish(self, summary: RunSummary) -> None:
         for line in self.calls.flush():
@@ -246,5 +263,5 @@ class ReplRenderer:
             + "\n"
         )
         if summary.error and summary.status not in ("cancelled", "finished"):
-            self.stream.write(self.style.red(f"error: {visible(summary.error)}") + "\n")
+            self.stream.write(self._fit(self.style.red(f"error: {visible(summary.error)}")) + "\n")
         self.stream.flush()

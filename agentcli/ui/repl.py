@@ -18,7 +18,8 @@ from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application.current import create_app_session
-from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.completion import Completer, Completion, PathCompleter
+from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.output.plain_text import PlainTextOutput
@@ -52,16 +53,23 @@ from agentcli.ui.screen import TerminalGate
 from agentcli.ui.slash import COMMANDS, SlashCommands
 
 EXIT_WINDOW_SECONDS = 2.0
+ADD_DIR = "/add-dir "
+_DIRECTORIES = PathCompleter(only_directories=True, expanduser=True)  # for /add-dir
 
 
 class ChatCompleter(Completer):
-    """Slash commands at the start of the line; workspace paths after `@`."""
+    """Slash commands at the start of the line; workspace paths after `@`; directories
+    after `/add-dir`."""
 
     def __init__(self, repl: Repl) -> None:
         self.repl = repl
 
     def get_completions(self, document: Any, complete_event: Any) -> Iterator[Completion]:
         before = document.text_before_cursor
+        if before.startswith(ADD_DIR):  # a directory, as --add-dir takes it
+            argument = Document(before[len(ADD_DIR) :].lstrip())
+            yield from _DIRECTORIES.get_completions(argument, complete_event)
+            return
         if before.startswith("/") and " " not in before:
             for name, help_text in self._commands().items():
                 if name.startswith(before[1:]):
@@ -134,6 +142,7 @@ class Repl:
         self.shared = long_lived_tools(settings)
         self.registry = self.shared.registry
         self.skills = self.shared.skills
+        self.hooks = self.shared.hooks
         self.narrowing = NarrowedTools()  # a custom command's allowed-tools, in its turn
         self.shared.steps.append(self.narrowing)
         self.commands_reserved = frozenset(COMMANDS)
@@ -335,7 +344,7 @@ class Repl:
                     await self.turn(text)
             except AgentCliError as error:
                 self.say(f"error: {error}")
-        await self.agent.aclose()
+        await self.agent.aclose(reason="prompt_input_exit")  # SessionEnd hooks' reason
         await self.shared.aclose()  # MCP servers and their sandbox, kept across /clear and /resume
         self._resume_hint()
         return self.exit_code

@@ -24,11 +24,16 @@ COMMANDS = {
     "resume": "continue a saved session: /resume picks one, /resume ID",
     "compact": "summarise the older turns now",
     "context": "what fills the context window, and when compaction comes",
-    "status": "model, workspace, approvals, sandbox, context, session",
+    "status": "model, workspace, places, approvals, sandbox, context, session",
     "diff": "what this session changed in the workspace",
+    "rewind": "take the files, the conversation or both back to before a turn",
     "init": "write an AGENTS.md skeleton from the workspace (asks first)",
     "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
     "skills": "the skills the model may use, where each came from, what was skipped",
+    "agents": "the subagents the model may hand tasks to, where each came from, skipped ones",
+    "hooks": "the hooks run on this session's events, where each came from",
+    "add-dir": "let every tool reach one more directory: /add-dir DIR[:ro]",
+    "mcp": "the MCP servers; /mcp login NAME logs in to one and starts its tools",
 }
 
 
@@ -46,9 +51,17 @@ class SlashCommands:
             from agentcli.ui.habits import run_custom
 
             if not await run_custom(self.repl, name, argument):
-                self.repl.say(f"unknown command /{one_line(name)}; /help lists them")
+                self.repl.say(f"unknown command /{one_line(name)}{self._close_to(name)}")
             return
-        await getattr(self, f"cmd_{name}")(argument)
+        await getattr(self, f"cmd_{name.replace('-', '_')}")(argument)
+
+    def _close_to(self, name: str) -> str:
+        """`; did you mean /model?` for a slip of a known name, else `; /help lists them`."""
+        from difflib import get_close_matches
+
+        known = [*COMMANDS, *self.repl.commands.found]
+        close = get_close_matches(name, known, n=1, cutoff=0.75)
+        return f"; did you mean /{close[0]}?" if close else "; /help lists them"
 
     async def _mcp_prompt(self, name: str, argument: str) -> None:
         from agentcli.ui import mcp_prompts
@@ -238,6 +251,11 @@ class SlashCommands:
 
         await show_diff(self.repl)
 
+    async def cmd_rewind(self, argument: str) -> None:
+        from agentcli.ui.rewind_view import rewind_command
+
+        await rewind_command(self.repl)
+
     async def cmd_init(self, argument: str) -> None:
         from agentcli.ui.init_command import run_init
 
@@ -256,6 +274,32 @@ class SlashCommands:
         width = shutil.get_terminal_size((80, 24)).columns - 1
         for line in skills_lines(self.repl.skills, width):
             self._say_wrapped(line)
+
+    async def cmd_agents(self, argument: str) -> None:
+        import shutil
+
+        from agentcli.tools.task import NAME
+        from agentcli.ui.habits import agents_lines
+
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        for line in agents_lines(self.repl.agent.registry.get(NAME), width):
+            self._say_wrapped(line)
+
+    async def cmd_hooks(self, argument: str) -> None:
+        from agentcli.ui.habits import hooks_lines
+
+        for line in hooks_lines(self.repl.hooks):
+            self._say_wrapped(line)
+
+    async def cmd_add_dir(self, argument: str) -> None:
+        from agentcli.assembly.places import add_place
+
+        self._say_wrapped(await add_place(self.repl.agent, argument))
+
+    async def cmd_mcp(self, argument: str) -> None:
+        from agentcli.ui.mcp_login import mcp_command
+
+        await mcp_command(self.repl, argument)
 
     async def cmd_compact(self, argument: str) -> None:
         compactor = self.repl.agent.loop.compactor

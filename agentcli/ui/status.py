@@ -1,5 +1,5 @@
-"""`/status`: where this chat stands, one fact a line — model and provider, workspace,
-approval mode, sandbox, context, session."""
+"""`/status`: where this chat stands, one fact a line — model and provider, workspace, the
+places added, approval mode, sandbox, context, session."""
 
 from __future__ import annotations
 
@@ -34,6 +34,15 @@ def sandbox_line(agent: Agent) -> str:
     return f"{backend}; by risk: {profiles}; network {network}"
 
 
+def places_line(agent: Agent) -> str:
+    """The places a person added (--add-dir, sandbox.add_dirs, /add-dir), with their mode."""
+    added = [p for p in agent.sandbox.settings.places if not p.kept]
+    if not added:
+        return "none besides the workspace (/add-dir DIR[:ro] adds one)"
+    modes = {True: "read-write", False: "read-only"}
+    return ", ".join(f"{one_line(p.path)} ({modes[p.writable]})" for p in added)
+
+
 def status_lines(agent: Agent) -> list[str]:
     from agentcli.ui.context_meter import measure
 
@@ -50,6 +59,7 @@ def status_lines(agent: Agent) -> list[str]:
         f"model      {one_line(agent.model)}",
         f"provider   {one_line(f'{provider.name} ({provider.type}){where}')}",
         f"workspace  {one_line(settings.workspace)}",
+        f"places     {places_line(agent)}",
         f"approvals  {approval_mode(agent)}",
         f"sandbox    {sandbox_line(agent)}",
         f"context    {context}",

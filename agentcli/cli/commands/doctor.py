@@ -77,7 +77,7 @@ def _mcp_servers(config: Any) -> list[dict[str, Any]]:
         {
             "name": s.name,
             "transport": s.transport,
-            "sandbox": s.sandbox or ("the narrowest it starts in" if s.command else None),
+            "sandbox": s.sandbox or ("read-only (the default: none chosen)" if s.command else None),
         }
         for s in servers
     ]

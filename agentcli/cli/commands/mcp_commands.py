@@ -4,6 +4,7 @@ files, what each one offers when started, and the OAuth logins of those reached 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from agentcli.config.files import project_config_path, user_config_path
 from agentcli.errors import ConfigError, UsageError
 from agentcli.mcp.config import ignored_servers, parse_server, servers_of
 from agentcli.output.visible import one_line, visible_json
+
+PROBE_START_TIMEOUT = 15.0  # seconds `mcp add` waits for a server to list its tools
 
 
 def _config_file(workspace: Path, project: bool) -> Path:
@@ -64,10 +67,41 @@ def add(
     sys.stdout.write(f"added MCP server {name} to {one_line(path)}\n")
     if not url and sandbox is None:
         sys.stdout.write(
-            "sandbox: the narrowest of read-only, workspace-write and network it starts in "
-            "(`agentcli mcp list` shows which; --sandbox PROFILE chooses one)\n"
+            "sandbox: read-only, as no --sandbox was given (it reads the workspace, writes "
+            "nowhere but its own dirs, has no network); --sandbox PROFILE widens it\n"
         )
+        for line in _suggestions(workspace, parse_server(name, table)):
+            sys.stdout.write(one_line(line) + "\n")  # it may name the server's tools
     return 0
+
+
+def _suggestions(workspace: Path, server: Any) -> list[str]:
+    """What a known kind of server needs, said and not applied: a launcher that fetches
+    its package (npx, uvx) is known by name; otherwise the server is started read-only,
+    asked for its tools and stopped, for those that say openWorldHint."""
+    from agentcli.mcp.reach import add_suggestions, launcher_needs
+
+    if launcher_needs(server.command or "") or importlib.util.find_spec("mcp") is None:
+        return add_suggestions(server)
+    from agentcli.mcp.server import McpServer
+    from agentcli.paths import data_dir
+    from agentcli.records import replace
+    from agentcli.sandbox.confine import Sandbox, sandbox_settings
+
+    config = load_config(workspace)
+    sandbox = Sandbox(workspace, sandbox_settings(config, None, False))
+    brief = replace(server, start_timeout=min(server.start_timeout, PROBE_START_TIMEOUT))
+    probe = McpServer(brief, workspace, asyncio.Lock(), data_dir() / "mcp", sandbox)
+
+    async def offered() -> list[str]:
+        try:
+            await probe.start()
+            return list(probe.open_world)
+        finally:
+            await probe.close()
+            sandbox.close()
+
+    return add_suggestions(server, asyncio.run(offered()))
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -91,17 +125,9 @@ def remove(workspace: Path, name: str, project: bool) -> int:
 
 def _server(workspace: Path, name: str) -> Any:
     """The configured server a login is for: one reached by URL, with OAuth on."""
-    server = next((s for s in servers_of(load_config(workspace)) if s.name == name), None)
-    if server is None:
-        raise UsageError(f"there is no MCP server {name!r}; `agentcli mcp list` shows them")
-    if not server.url:
-        raise UsageError(f"MCP server {name} runs a command: only servers reached by URL log in")
-    if not server.uses_oauth:
-        raise UsageError(
-            f"MCP server {name} is given its Authorization header by mcp.servers.{name}.headers "
-            "(or has oauth = false): it needs no login"
-        )
-    return server
+    from agentcli.mcp.login import login_target
+
+    return login_target(servers_of(load_config(workspace)), name)
 
 
 def login(workspace: Path, name: str, browser: bool) -> int:
@@ -170,8 +196,9 @@ def _text(row: dict[str, Any]) -> str:
         head += f"  {row['transport']}: {one_line(row['target'])}"
     lines = [head + (f"  ({one_line(row['server'])})" if row.get("server") else "")]
     if row.get("sandbox"):
-        how = "chosen" if row.get("sandboxChosen") else "the narrowest it starts in"
+        how = "chosen" if row.get("sandboxChosen") else "the default: none chosen"
         lines.append(f"  sandbox: {row['sandbox']} ({how})")
+    lines += [f"  {one_line(line)}" for line in row.get("suggestions", [])]
     if row.get("error"):
         lines.append(f"  error: {one_line(row['error'])}")
     if row["tools"]:
@@ -214,7 +241,11 @@ async def survey(config: Any, workspace: Path) -> list[dict[str, Any]]:
                 row["transport"] = "sse"
             if source.profile is not None:
                 row["sandbox"] = source.profile
-                row["sandboxChosen"] = not source.profile_found
+                row["sandboxChosen"] = server.sandbox is not None
+            if server.sandbox is None and source.profile is not None:
+                from agentcli.mcp.reach import add_suggestions
+
+                row["suggestions"] = add_suggestions(server, source.open_world)
             row["tools"] = [
                 {"name": t.name, "risk": t.risk_summary, "description": t.description}
                 for t in source.tools()

@@ -201,10 +201,14 @@ def explain_stream(
 
 
 def list_tools(workspace: Path, as_json: bool) -> int:
+    from agentcli.assembly.subagents import task_tool
     from agentcli.providers.configured import providers_of
 
     config = load_config(workspace)
     registry = build_registry(config, None)
+    task = task_tool(config, workspace)  # naming the subagents this workspace has
+    if task is not None:
+        registry.add(task)
     for provider in providers_of(config).values():  # provider-defined tools, where enabled
         for tool in provider_tools(provider):
             if registry.get(tool.name) is None:

@@ -70,3 +70,37 @@ def remove(reference: str) -> int:
     remove_images(path)
     sys.stdout.write(f"removed session {one_line(path.stem)}\n")
     return 0
+
+
+def rewind(reference: str, to: int, *, files: bool, chat: bool, force: bool) -> int:
+    """`sessions rewind ID --to N`: the files and the conversation back to before turn N.
+    Exit 0: done; 1: a conflict (nothing written) or a file that could not be restored;
+    2: a bad turn number or options."""
+    from pathlib import Path
+
+    from agentcli.config.resolve import load_config
+    from agentcli.workspace.checkpoints import checkpoints_for
+    from agentcli.workspace.rewind import outcome_lines, rewind_turn
+
+    if files and chat:
+        raise UsageError("give --files or --chat, not both (neither rewinds both)")
+    path = find_session(reference)
+    session = Session.open(path)
+    try:
+        for warning in session.warnings:
+            sys.stderr.write(f"agentcli: warning: {warning}\n")
+        workspace = Path(session.header.get("workspace") or "")
+        if (files or not chat) and not workspace.is_dir():
+            raise UsageError(
+                f"the workspace of session {session.id} ({workspace}) is not there; "
+                "--chat rewinds the conversation alone"
+            )
+        store = checkpoints_for(load_config(workspace), session.id, workspace)
+        outcome, chat_done = rewind_turn(
+            session, store, to, files=files or not chat, chat=chat or not files, force=force
+        )
+    finally:
+        session.close()
+    for line in outcome_lines(outcome, chat_done, to):
+        sys.stdout.write(line + "\n")
+    return 0 if outcome.clean or (force and not outcome.failed) else 1
