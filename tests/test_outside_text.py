@@ -50,6 +50,7 @@ CASES: dict[str, list[list[str]]] = {
         ["sessions", "export", "{session}", "--format", "markdown"],
     ],
     "sessions rm": [["sessions", "rm", "{hostile_session}"]],
+    "sessions rewind": [["sessions", "rewind", "{session}", "--to", "1"]],
     "policy explain": [
         ["policy", "explain", "run_shell", f"echo {HOSTILE}"],
         ["policy", "explain", "--json", "run_shell", f"echo {HOSTILE}"],
@@ -72,6 +73,7 @@ TRANSCRIPTS = {"run", "sessions show", "sessions export"}
 EXEMPT = {
     "chat": "the REPL: test_the_repl_listings_show_outside_text_escaped drives it on a pty",
     "serve": "answers HTTP clients with JSON and SSE, never a terminal (tests/test_e2e_serve*)",
+    "mcp serve": "speaks MCP's JSON-RPC on stdout to its client, never to a terminal",
     "completions": "prints agentcli's own completion script, nothing from outside",
 }
 
@@ -247,7 +249,8 @@ def test_a_command_shows_outside_text_escaped(world: dict[str, Any], argv: list[
         check=False,
     )
     assert "Traceback" not in done.stderr, done.stderr
-    transcript = " ".join(argv[:2]) in TRANSCRIPTS and "json" not in argv
+    said = " ".join(argv)
+    transcript = any(said.startswith(path) for path in TRANSCRIPTS) and "json" not in argv
     assert_shown_not_obeyed(done.stdout, "stdout", transcript=transcript)
     assert_shown_not_obeyed(done.stderr, "stderr")
     if "--json" in argv and done.stdout.strip():

@@ -88,7 +88,7 @@ def rewind(reference: str, to: int, *, files: bool, chat: bool, force: bool) -> 
     session = Session.open(path)
     try:
         for warning in session.warnings:
-            sys.stderr.write(f"agentcli: warning: {warning}\n")
+            sys.stderr.write(f"agentcli: warning: {one_line(warning)}\n")
         workspace = Path(session.header.get("workspace") or "")
         if (files or not chat) and not workspace.is_dir():
             raise UsageError(
@@ -101,6 +101,6 @@ def rewind(reference: str, to: int, *, files: bool, chat: bool, force: bool) -> 
         )
     finally:
         session.close()
-    for line in outcome_lines(outcome, chat_done, to):
-        sys.stdout.write(line + "\n")
+    for line in outcome_lines(outcome, chat_done, to):  # they name files: one line each
+        sys.stdout.write(one_line(line) + "\n")
     return 0 if outcome.clean or (force and not outcome.failed) else 1
