@@ -68,12 +68,17 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
 
     try:
         data = tomllib.loads(text)
+        flat = flatten(data)
     except tomllib.TOMLDecodeError as exc:
         reason = str(exc).replace(
             "(at end of document)", f"(at the end of the file, line {text.count(chr(10)) or 1})"
         )
         raise ConfigError(f"{path}: invalid TOML: {reason}; fix the file or remove it") from None
-    flat = flatten(data)
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise ConfigError(
+            f"{path}: arrays or tables nested too deeply to read (no setting nests like "
+            "that); fix the file or remove it"
+        ) from None
     warnings = []
     for key, value in flat.items():
         problem = check_type(key, value)

@@ -91,8 +91,8 @@ def visible_event(event: Any) -> Any:
     has nothing to change). Renderers call this first, so no field is forgotten."""
     changes = {}
     for field in records.fields(event):
-        if not field.init:  # made from the others (a typed CUSTOM's value): made again
-            continue
+        if not field.init:
+            continue  # made from the other fields (a typed CUSTOM's value), visible with them
         value = getattr(event, field.name)
         if isinstance(value, (str, list, dict)):
             shown = _deep(value)

@@ -210,7 +210,13 @@ def transcript_markdown(session: Session) -> str:
     ]
     if session.conversation.summary:
         out += ["## Summary of the compacted part", "", session.conversation.summary, ""]
-    for message in session.conversation.messages:
+    forwarded = sorted(session.forwarded_props, key=lambda item: item[0])
+    messages = session.conversation.messages
+    for position, message in enumerate([*messages, None]):
+        while forwarded and forwarded[0][0] <= position:
+            out += _forwarded(forwarded.pop(0)[1])
+        if message is None:
+            break
         if message.role == "user":
             out += ["## User", "", message.content, ""]
         elif message.role == "assistant":
@@ -223,6 +229,19 @@ def transcript_markdown(session: Session) -> str:
             label = "✗ error" if message.error else "result"
             out += [f"*{label}:*", "", _fence(message.content), ""]
     return "\n".join(out)
+
+
+def _forwarded(value: Any) -> list[str]:
+    """A client's forwardedProps, as JSON (any control character in it shown, not obeyed)."""
+    from agentcli.output.visible import visible
+
+    text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return [
+        "*forwardedProps (the client's, given to the model as context):*",
+        "",
+        _fence(visible(text)),
+        "",
+    ]
 
 
 def _exported(message: Message) -> dict[str, Any]:
