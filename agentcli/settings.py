@@ -4,6 +4,7 @@ the flags), and the checks of a server's URL that need nothing but the URL."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -74,12 +75,37 @@ def base_url_problem(url: str) -> str | None:
         return f"holds bytes that are not UTF-8 ({shown(url)!r})"
     scheme, sep, _ = url.partition("://")
     if sep and scheme.lower() in ("http", "https"):
-        return None
+        return _address_problem(url)
     if sep:
         return f"must start with http:// or https://, not {scheme}://"
     host = url.split("/")[0].rsplit(":", 1)[0].strip("[]")
     local = host in ("localhost", "::1", ":") or host.startswith("127.")
     return f"needs a scheme: {'http' if local else 'https'}://{url}"
+
+
+# What no host name or address holds: white space, control characters, and the characters
+# RFC 3986 leaves out of URLs. (A name of other letters is IDNA's: httpx encodes it.)
+_NOT_IN_A_HOST = re.compile(r"[\s\x00-\x1f\x7f<>\"{}|\\^`]")
+
+
+def _address_problem(url: str) -> str | None:
+    """A host that cannot be one, or a port that is not a number from 1 to 65535, found
+    when the settings are read rather than as a failed connection after every retry."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        return f"does not parse as a URL ({error}): check its host and port"
+    host = parts.hostname or ""
+    if not host:
+        return "has no host: give one, such as http://127.0.0.1:8080/v1"
+    if _NOT_IN_A_HOST.search(host):
+        return f"has a host that cannot be one ({host!r}): check for a space or a typo"
+    if port == 0:
+        return "has port 0, which no server listens on: give its real port"
+    return None
 
 
 def argv_secret_problem(url: str, flag: str) -> str | None:

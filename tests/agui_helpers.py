@@ -111,3 +111,37 @@ def post_run(
 
 def types(events: list[dict[str, Any]]) -> list[str]:
     return [e["type"] for e in events]
+
+
+def agent_reply(events: list[Any]) -> Any:
+    """A scripted remote AG-UI agent's answer to one run (for a ScriptedServer, reached
+    with `--agent agent_url(server)`): each item one SSE `data:` record, sent as is, so
+    an item may have any shape an agent could send."""
+    from tests.scripted_server import Reply
+
+    lines: list[str] = []
+    for event in events:
+        lines += [f"data: {json.dumps(event)}", ""]
+    return Reply.raw(lines)
+
+
+def agent_url(server: Any) -> str:
+    """The scripted server's one POST route, as a remote agent's URL."""
+    return server.url + "/v1/chat/completions"
+
+
+def started(thread: str = "t", run: str = "r") -> dict[str, Any]:
+    return {"type": "RUN_STARTED", "threadId": thread, "runId": run}
+
+
+def finished(thread: str = "t", run: str = "r", **extra: Any) -> dict[str, Any]:
+    return {"type": "RUN_FINISHED", "threadId": thread, "runId": run, **extra}
+
+
+def said(text: str, message: str = "m1") -> list[dict[str, Any]]:
+    """A whole text message's three events."""
+    return [
+        {"type": "TEXT_MESSAGE_START", "messageId": message, "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": message, "delta": text},
+        {"type": "TEXT_MESSAGE_END", "messageId": message},
+    ]

@@ -268,11 +268,18 @@ def test_mcp_images_reach_the_model_typed_by_their_bytes(
     sent = wire(server, 1)
     pic = next(m for m in sent if m.get("tool_call_id") == "call_pic")
     svg = next(m for m in sent if m.get("tool_call_id") == "call_svg")
-    assert "the picture at" in pic["content"] and "[image: image/jpeg" in pic["content"]
+    # Described everywhere by what its bytes are, never by the server's label.
+    assert "the picture at" in pic["content"] and "[image: image/png" in pic["content"]
+    assert "image/jpeg" not in pic["content"]
     assert "not a PNG, JPEG, GIF or WebP image" in svg["content"]
     follow = sent[-1]
     assert texts(follow) == ["The image returned by tool call call_pic (mcp__pics__picture):"]
     assert image_urls(follow) == [data_url(picture, "image/png")]
+    assert "image/jpeg" not in result.stdout + result.stderr
+    [session] = (cli_home / "agentcli" / "data" / "sessions").glob("*.jsonl")
+    assert "image/jpeg" not in session.read_text(encoding="utf-8")
+    shown = run_cli(["sessions", "show", session.stem])
+    assert "[image: image/png" in shown.stdout and "image/jpeg" not in shown.stdout
 
 
 # --- sessions ----------------------------------------------------------------------------

@@ -184,6 +184,35 @@ def test_the_hooks_folder_and_includes_the_repositorys_config_names_are_protecte
     assert not (repo / PWNED).exists()
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_repository_a_command_creates_keeps_no_hook_or_setting_that_runs_a_program(
+    backend: str, run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
+) -> None:
+    """No baseline knew `new/.git`: what a command plants in the repository it made is
+    undone as it ends, while a plain new repository (its own settings) is left alone."""
+    use_backend(cli_home, backend)
+    make_repo(workspace)
+    plant = (
+        f"git init -q new && printf '#!/bin/sh\\ntouch {PWNED}\\n' > new/.git/hooks/post-checkout"
+        f" && chmod +x new/.git/hooks/post-checkout && git -C new config core.fsmonitor"
+        f" 'touch {PWNED}'; git init -q plain && git -C plain config user.name Someone"
+    )
+    server.enqueue(
+        Reply.tool_calls([{"id": "c", "name": "run_shell", "arguments": {"command": plant}}]),
+        Reply.text(["done"]),
+    )
+    result = run_cli(["run", "--yes", "make repositories"], server=server, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "sandbox: workspace-write" in results(server)["c"]
+    new = workspace / "new"
+    assert not (new / ".git" / "hooks" / "post-checkout").exists()
+    assert (new / ".git" / "config.refused").exists()  # set aside, said, not silently lost
+    git(new, "status", "--short")  # runs core.fsmonitor, were it kept
+    git(new, "checkout", "-q", "-b", "after")  # runs post-checkout, were it kept
+    assert not (new / PWNED).exists()
+    assert git(workspace / "plain", "config", "user.name").stdout.strip() == "Someone"
+
+
 def over_budget(workspace: Path) -> None:
     """A `.agentcli/` larger than agentcli keeps a copy of."""
     make_repo(workspace)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.agui_helpers import post_run, run_input, types
+from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_serve import USER, Serve, serve  # noqa: F401  (the fixture)
 
@@ -119,16 +120,24 @@ def test_forwarded_props_reach_the_model_and_the_session(
     serve: Serve,  # noqa: F811
     server: ScriptedServer,
     cli_home: Path,
+    run_cli: RunCli,
 ):
     url = serve()
     server.enqueue(Reply.text(["ok"]))
-    props = {"page": "/orders/7", "locale": "fr"}
+    props = {"page": "/orders/7", "locale": "fr", "note": "\x1b[2Jred"}
     post_run(url, run_input("fp1", "r1", [USER], forwardedProps=props))
     assert "/orders/7" in system_of(server.requests[0])
     [session] = [p for p in cli_home.rglob("thread-fp1.jsonl")]
     records = [json.loads(line) for line in session.read_text().splitlines()]
     recorded = [r["e"] for r in records if r.get("t") == "event" and r["e"]["type"] == "CUSTOM"]
     assert {"name": "forwarded_props", "value": props}.items() <= recorded[0].items()
+    # `sessions show` shows them (docs/agui.md), after the message they came with, escaped.
+    shown = run_cli(["sessions", "show", "thread-fp1"])
+    assert shown.returncode == 0, shown.stderr
+    assert "forwardedProps" in shown.stdout and '"page": "/orders/7"' in shown.stdout
+    assert shown.stdout.index("## User") < shown.stdout.index("forwardedProps")
+    assert shown.stdout.index("forwardedProps") < shown.stdout.index("## Assistant")
+    assert "\x1b" not in shown.stdout
 
 
 def test_a_session_file_gives_back_the_state_its_events_left(tmp_path: Path):

@@ -8,6 +8,7 @@ tokens a session then uses, refreshes, and never shows."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -360,3 +361,31 @@ def test_a_token_file_for_another_url_is_not_used(tmp_path: Path) -> None:
     assert re.fullmatch(
         r"\d+(\.\d+)?", str(json.loads((tmp_path / "s.json").read_text())["expires_at"])
     )
+
+
+@pytest.mark.parametrize("shape", ["a FIFO", "a directory", "tokens of the wrong shape"])
+def test_a_token_file_that_is_not_one_is_no_login_never_a_hang_or_a_dump(
+    run_cli: RunCli,
+    server: ScriptedServer,
+    cli_home: Path,
+    secured: Callable[..., str],
+    shape: str,
+) -> None:
+    """Someone else can write the data directory: what is there is read only when it is a
+    regular file of the right shape; anything else is as if no login was made."""
+    secured()
+    path = token_file(cli_home, "sec")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if shape == "a FIFO":
+        os.mkfifo(path)
+    elif shape == "a directory":
+        path.mkdir()
+    else:
+        url = "http://127.0.0.1:1/mcp"
+        path.write_text(json.dumps({"url": url, "tokens": {"access_token": ["x"]}}))
+    server.enqueue(Reply.text(["Hello."]))
+    result = run_cli(["run", "hi"], server=server, timeout=90)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "could not run" not in result.stderr
+    [line] = [line for line in result.stderr.splitlines() if "sec" in line]
+    assert "agentcli mcp login sec" in line, result.stderr

@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_mcp import sent_tools, toml_str, tool_messages, write_config
-from tests.test_repl import CTRL_D, StartChat, chat  # noqa: F401 (the `chat` fixture)
+from tests.test_repl import CTRL_D, FOOTER, StartChat, chat  # noqa: F401 (the `chat` fixture)
 
 pytest.importorskip("mcp")
 NOTES_SERVER = Path(__file__).parent / "fixtures" / "mcp" / "notes_server.py"
@@ -117,11 +117,14 @@ def test_repl_prompts_before_the_start_and_resources_attached_and_refreshed(
     chat: StartChat,  # noqa: F811 (the fixture imported above)
     server: ScriptedServer,
     cli_home: Path,
+    workspace: Path,
 ) -> None:
     """A prompt typed while its server is still starting waits for it; `@n:note://counter`
     attaches the resource; after `bump` changed it, the next message carries it again."""
+    gate = workspace / "server-may-start"  # where the server's sandbox lets it look
     write_config(
-        cli_home, notes_config("--slow", "3", extra='[mcp.servers.n.tools.bump]\nrisk = "low"')
+        cli_home,
+        notes_config("--start-after", str(gate), extra='[mcp.servers.n.tools.bump]\nrisk = "low"'),
     )
     bump = {"id": "call_bump", "name": "mcp__n__bump", "arguments": {}}
     server.enqueue(
@@ -131,8 +134,12 @@ def test_repl_prompts_before_the_start_and_resources_attached_and_refreshed(
         Reply.text(["Seen."]),
     )
     session = chat()
-    shown = session.turn("/mcp__n__greet name=Ann")
-    assert "waiting for MCP server n" in shown, shown
+    mark = session.submit("/mcp__n__greet name=Ann")
+    session.expect("waiting for MCP server n")  # it has not started: the prompt waits
+    gate.touch()
+    session.expect(FOOTER)
+    session.prompt()
+    shown = session.screen(mark)
     assert "no MCP prompt" not in shown
     shown = session.turn("@n:note://counter bump it")
     assert "attached n:note://counter" in shown, shown

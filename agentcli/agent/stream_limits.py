@@ -92,7 +92,8 @@ class StreamMeter:
 
 def _key(item: Any) -> str:
     """The call or message an event belongs to."""
-    return getattr(item, "tool_call_id", None) or item.message_id
+    call = getattr(item, "tool_call_id", None)
+    return call if call is not None else item.message_id  # "" is an id a remote may give
 
 
 _COUNTED = {  # the pieces counted: what they are, and the field naming their call or message

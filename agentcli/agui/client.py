@@ -3,7 +3,7 @@ AG-UI run: agentcli POSTs a RunAgentInput (the conversation, and its local tools
 tools) and reads the run's events. A call of a local tool ends the step like a model's tool
 call: agentcli's executor runs it under agentcli's own policy and sandbox, and the next run
 carries the result. The remote agent's own tool calls and results are shown, never run here.
-Needs only httpx (no serve extra)."""
+Needs httpx and the `ag-ui-protocol` models (agentcli.agui.inbound), no serve extra."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentcli import records
+from agentcli.agui.inbound import checked_event
 from agentcli.agui.state import StateError
 from agentcli.agui.thread_view import EXTRA_KEY, ThreadView, added, wire_history
 from agentcli.conversation import events as ev
@@ -32,7 +33,6 @@ _PASSED = {
     "TEXT_MESSAGE_END": ev.TextMessageEnd,
     "TOOL_CALL_ARGS": ev.ToolCallArgs,
     "TOOL_CALL_END": ev.ToolCallEnd,
-    "TOOL_CALL_RESULT": ev.ToolCallResult,
     "REASONING_START": ev.ReasoningStart,
     "REASONING_MESSAGE_START": ev.ReasoningMessageStart,
     "REASONING_MESSAGE_CONTENT": ev.ReasoningMessageContent,
@@ -61,6 +61,9 @@ def event_from_wire(
         if remote:
             fields["metadata"] = {**(fields.get("metadata") or {}), "executedBy": "provider"}
         cls: Any = ev.ToolCallStart
+    elif kind == "TOOL_CALL_RESULT":
+        fields["content"] = parts_text(fields.get("content"))
+        cls = ev.ToolCallResult
     elif kind == "CUSTOM":
         base = {k: fields[k] for k in ("timestamp", "metadata") if k in fields}
         return ev.relayed(str(fields.get("name")), fields.get("value"), source, **base)
@@ -148,7 +151,8 @@ class AguiProvider(HttpProvider):
     def run_input(self, request: ModelRequest) -> dict[str, Any]:
         """The next run: the thread as the agent last described it (its own tool calls and
         results, what its snapshots replaced) and what agentcli added since; the state
-        it last had; the workspace and its instructions as context."""
+        it last had (null until it has sent one); the workspace and its instructions as
+        context."""
         messages, state = wire_history(request.messages)
         return {
             "threadId": self.thread_id,
@@ -178,8 +182,9 @@ class AguiProvider(HttpProvider):
                     raise ProviderError(
                         f"the agent sent an event that is not JSON: {message.data[:200]!r}"
                     ) from None
-                if not isinstance(raw, dict):
-                    continue
+                raw = checked_event(raw)  # a wrong shape ends the run here, unrecorded
+                if raw is None:
+                    continue  # an event type AG-UI's SDK does not know
                 for item in chunks.feed(raw):
                     finished = self._finished(item, usage) or finished
                     for event in run.feed(item):
@@ -205,8 +210,8 @@ class AguiProvider(HttpProvider):
             raise ProviderError(f"the agent failed: {raw.get('message', 'no message')}")
         if kind != "RUN_FINISHED":
             return False
-        for item in raw.get("usage") or []:
-            usage.add(ev.Usage(item.get("inputTokens", 0), item.get("outputTokens", 0)))
+        for item in raw.get("usage") or []:  # checked: a list of AG-UI's TokenUsage
+            usage.add(ev.Usage(item.get("inputTokens") or 0, item.get("outputTokens") or 0))
         return True
 
 
@@ -276,12 +281,11 @@ class RemoteRun:
             return []  # the stream showed it
         if message.get("toolCallId") in self._answered:
             return []
-        content = message.get("content")
         return [
             ev.ToolCallResult(
                 message_id=str(message.get("id") or new_id("msg")),
                 tool_call_id=str(message.get("toolCallId")),
-                content=content if isinstance(content, str) else "",
+                content=parts_text(message.get("content")),
             )
         ]
 
@@ -312,6 +316,15 @@ def _function(call: dict[str, Any]) -> tuple[str, str]:
     function = call.get("function") or {}
     arguments = function.get("arguments")
     return str(function.get("name") or ""), arguments if isinstance(arguments, str) else ""
+
+
+def parts_text(content: Any) -> str:
+    """A result's content as text: AG-UI allows a string or a list of parts (the text
+    parts are kept; an image or a file is not text agentcli can show or send on)."""
+    if isinstance(content, str):
+        return content
+    texts = [p.get("text") for p in content or [] if isinstance(p, dict)]
+    return "\n".join(t for t in texts if isinstance(t, str))
 
 
 def _text(message: dict[str, Any]) -> list[ev.Event]:

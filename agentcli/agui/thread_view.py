@@ -99,8 +99,9 @@ class ThreadView:
         self.state_changed = True
 
     def _state_delta(self, raw: dict[str, Any]) -> None:
+        base = {} if self.state is None else self.state  # AG-UI's state before any
         try:
-            self.state = apply_patch(self.state, list(raw.get("delta") or []))
+            self.state = apply_patch(base, list(raw.get("delta") or []))
         except StateError as error:
             raise StateError(f"the agent's STATE_DELTA does not apply: {error}") from None
         self.state_changed = True
@@ -160,7 +161,8 @@ def wire_history(messages: list[Message]) -> tuple[list[dict[str, Any]], Any]:
     assistant message a run produced brings what that run added; the rest (user messages,
     results of local tools, history from other models) is sent as agentcli has it."""
     wire: list[dict[str, Any]] = []
-    state: Any = {}
+    state: Any = None  # none until the agent has sent one: `{}` would be a state, and an
+    # agent with an initial state of its own (LlamaIndex's AG-UI workflow) takes it as real
     for message in messages:
         if message.role == "system":
             continue

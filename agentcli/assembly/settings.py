@@ -18,12 +18,21 @@ from agentcli.settings import (
     ProviderConfig,
     RunSettings,
     argv_secret_problem,
+    base_url_problem,
     check_base_url,
 )
 
 
 def _default_model(config: Config, env: Mapping[str, str], base_url: str | None) -> str:
-    return model_choice(config, env, base_url)[0]
+    chosen, source = model_choice(config, env, base_url)
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in chosen):
+        # No model's name holds one; in a request, a session header and every status line
+        # it would only be an escape sequence from AGENTCLI_MODEL or a file.
+        raise ConfigError(
+            f"the model {chosen!r} ({source}) holds a control character, which no model's "
+            "name does; check how it was set"
+        )
+    return chosen
 
 
 def model_choice(
@@ -168,6 +177,9 @@ def _remote_agent(
         raise UsageError(f"--agent and {flag} contradict each other: the agent is the model")
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--agent {url!r} is not an http(s) URL of an AG-UI endpoint")
+    address = base_url_problem(url)
+    if address is not None:
+        raise UsageError(f"--agent {address}")
     problem = argv_secret_problem(url, "--agent")
     if problem is not None:
         raise UsageError(problem)

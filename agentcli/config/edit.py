@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.config.schema import check_type, did_you_mean, is_known
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError, UsageError
 
 
 def parse_value(text: str) -> Any:
@@ -20,6 +20,18 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def _parsed(path: Path, text: str) -> Any:
+    """The file as a tomlkit document, or one line saying why it cannot be changed."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        return tomlkit.parse(text)
+    except (ParseError, RecursionError) as error:
+        why = str(error) if isinstance(error, ParseError) else "nested too deeply to read"
+        raise ConfigError(f"{path}: invalid TOML ({why}); fix the file or remove it") from None
+
+
 def _open_table(path: Path, key: str, *, super_tables: bool = False) -> tuple[Any, Any, str]:
     """The file as a tomlkit document (comments and layout kept), the table that holds
     `key` (created if missing; `super_tables`: without headers of their own, so a new
@@ -27,7 +39,7 @@ def _open_table(path: Path, key: str, *, super_tables: bool = False) -> tuple[An
     import tomlkit
 
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    document = tomlkit.parse(text)
+    document = _parsed(path, text)
     *tables, leaf = key.split(".")
     node: Any = document
     for part in tables:
@@ -92,7 +104,7 @@ def remove_key(path: Path, key: str) -> bool:
 
     if not path.exists():
         return False
-    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    document = _parsed(path, path.read_text(encoding="utf-8"))
     *tables, leaf = key.split(".")
     node: Any = document
     for part in tables:

@@ -148,6 +148,11 @@ class StateSnapshot(Event):
     type: ClassVar[str] = "STATE_SNAPSHOT"
     snapshot: Any
 
+    def to_wire(self) -> dict[str, Any]:
+        wire = Event.to_wire(self)
+        wire.setdefault("snapshot", None)  # a null state is a state: the field is required
+        return wire
+
 
 @dataclass(kw_only=True, slots=True)
 class StateDelta(Event):

@@ -34,6 +34,20 @@ class ImagePart:
         return hashlib.sha256(base64.b64decode(self.data)).hexdigest()
 
     @classmethod
+    def sniffed(cls, data: str, claimed: str) -> ImagePart:
+        """An image from outside (an MCP server's), typed by its bytes when they are a
+        PNG, JPEG, GIF or WebP: a server that labels a PNG `image/jpeg` is not repeated
+        anywhere (descriptions, the session, the model). Else the type it was given."""
+        import base64
+        import binascii
+
+        try:
+            head = base64.b64decode(data[:16], validate=True)[:SNIFF_BYTES]  # 16 chars: 12 bytes
+        except (binascii.Error, ValueError):
+            return cls(data, claimed)  # not base64: admit() says so, by its claimed type
+        return cls(data, image_type(head) or claimed)
+
+    @classmethod
     def of_bytes(cls, data: bytes, mime_type: str) -> ImagePart:
         import base64
 

@@ -86,7 +86,12 @@ class TurnCollector:
             self._calls.setdefault(event.tool_call_id, (event.tool_call_name, []))
             self.message_id = self.message_id or event.parent_message_id
         elif isinstance(event, ev.ToolCallArgs) and event.tool_call_id in self._calls:
-            self._calls[event.tool_call_id][1].append(event.delta)
+            delta = event.delta
+            if not isinstance(delta, str):  # a provider (a plugin's) that gave the object
+                import json
+
+                delta = json.dumps(delta, ensure_ascii=False, default=str)
+            self._calls[event.tool_call_id][1].append(delta)
 
     @property
     def text(self) -> str:
@@ -175,6 +180,30 @@ class Conversation:
                 messages[position:end], key=lambda m: rank.get(m.tool_call_id or "", last)
             )
             position = end
+
+    def drop_strays(self) -> int:
+        """Leaves out each tool result that does not follow the assistant message of its
+        call (its call was lost from the file, or it is a second result of one call): no
+        provider takes such a history. Returns how many were left out."""
+        kept: list[Message] = []
+        open_calls: set[str] = set()
+        start = self.start
+        for position, message in enumerate(self.messages):
+            if message.role == "tool":
+                if message.tool_call_id not in open_calls:
+                    start -= position < self.start  # the compaction's start moves with it
+                    continue
+                open_calls.discard(message.tool_call_id or "")
+            elif message.role == "assistant":
+                open_calls = {call.id for call in message.tool_calls}
+            else:
+                open_calls = set()
+            kept.append(message)
+        dropped = len(self.messages) - len(kept)
+        if dropped:
+            self.messages[:] = kept
+            self.start = start
+        return dropped
 
     def repair(self) -> int:
         """Gives every tool call that has no result a synthetic "interrupted" result, so

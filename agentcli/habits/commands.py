@@ -180,6 +180,8 @@ def _from_toml(name: str, text: str, folder: Folder) -> CustomCommand:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise FrontMatterError(f"it is not valid TOML ({error})") from None
+    except RecursionError:  # tomllib reads nested arrays by recursion
+        raise FrontMatterError("its TOML nests arrays or tables too deeply to read") from None
     prompt = data.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise FrontMatterError('it has no prompt (prompt = "...")')

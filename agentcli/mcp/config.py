@@ -120,7 +120,9 @@ class ServerConfig:
 
 
 def _fail(name: str, key: str, problem: str) -> ConfigError:
-    return ConfigError(f"mcp.servers.{name}.{key}: {problem}")
+    error = ConfigError(f"mcp.servers.{name}.{key}: {problem}")
+    error.key = f"mcp.servers.{name}.{key}"  # type: ignore[attr-defined]  # for its line
+    return error
 
 
 def _strings(name: str, key: str, value: Any) -> tuple[str, ...]:
@@ -244,8 +246,36 @@ def servers_of(config: Any) -> list[ServerConfig]:
     out when the configuration was read), in name order."""
     servers = config.table("mcp").get("servers") or {}
     if not isinstance(servers, dict):
-        raise ConfigError("mcp.servers must be a table of servers: [mcp.servers.NAME]")
-    return [parse_server(name, servers[name]) for name in sorted(servers)]
+        raise ConfigError(
+            f"{_where(config, 'mcp.servers')}mcp.servers must be a table of servers: "
+            "[mcp.servers.NAME]"
+        )
+    parsed = []
+    for name in sorted(servers):
+        try:
+            parsed.append(parse_server(name, servers[name]))
+        except ConfigError as error:  # named with its file and line, as every other key is
+            key = getattr(error, "key", f"mcp.servers.{name}")
+            raise ConfigError(f"{_where(config, key)}{error}") from None
+    return parsed
+
+
+def _where(config: Any, key: str) -> str:
+    """`FILE, line N: ` of the layer that sets `key` (or the first key under it), as the
+    configuration's own errors name it; "" when no file does."""
+    from agentcli.config.files import line_of
+
+    for layer in reversed(getattr(config, "layers", [])):
+        found = [k for k in layer.values if k == key or k.startswith(key + ".")]
+        if not found or layer.path is None:
+            continue
+        try:
+            text = layer.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return f"{layer.path}: "
+        number = line_of(text, found[0])
+        return f"{layer.path}, line {number}: " if number else f"{layer.path}: "
+    return ""
 
 
 def ignored_servers(config: Any) -> list[str]:

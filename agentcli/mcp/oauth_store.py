@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,7 @@ class TokenFile:
     async def get_tokens(self) -> Any:
         from mcp.shared.auth import OAuthToken
 
-        saved = self._read().get("tokens")
-        return OAuthToken.model_validate(saved) if saved else None
+        return _validated(OAuthToken, self._read().get("tokens"))
 
     async def set_tokens(self, tokens: Any) -> None:
         record = self._read()
@@ -50,8 +50,7 @@ class TokenFile:
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
-        saved = self._read().get("client")
-        return OAuthClientInformationFull.model_validate(saved) if saved else None
+        return _validated(OAuthClientInformationFull, self._read().get("client"))
 
     async def set_client_info(self, client_info: Any) -> None:
         record = self._read()
@@ -78,10 +77,13 @@ class TokenFile:
 
     def _read(self) -> dict[str, Any]:
         """The record for this URL; anything unreadable, foreign or for another URL is none."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:  # non-blocking: a FIFO put there cannot hang the start
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             return {}
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return {}  # a directory, a FIFO, a device: not a token file
         with os.fdopen(fd, "rb") as file:
             data = file.read(MAX_FILE + 1)
         try:
@@ -111,3 +113,16 @@ class TokenFile:
             with contextlib.suppress(OSError):
                 temporary.unlink()
             raise
+
+
+def _validated(model: Any, saved: Any) -> Any:
+    """The saved record as the SDK's model; a wrong shape is as if none were saved (the
+    server asks for a login again), never a validation dump."""
+    if not saved:
+        return None
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(saved)
+    except ValidationError:
+        return None

@@ -136,7 +136,7 @@ def contents_parts(contents: list[Any]) -> list[Part]:
         if text is not None:
             parts.append(TextPart(text))
         elif mime.startswith("image/"):
-            parts.append(ImagePart(item.blob, mime))
+            parts.append(ImagePart.sniffed(item.blob, mime))
         else:
             size = ImagePart(getattr(item, "blob", "") or "", "").size
             kind = f" {mime}" if mime else ""

@@ -566,6 +566,15 @@ class McpServer(ToolSource):
             return f"cannot reach {self.config.url}: {error}"
         if isinstance(error, FileNotFoundError):
             return f"program not found: {self.config.command}"
+        if isinstance(error, OSError) and self.config.url:  # no program: a file of agentcli's
+            from agentcli.output.visible import visible
+
+            path = error.filename2 or error.filename
+            where = f"{visible(str(path))}: " if path else ""
+            return (
+                f"cannot use {where}{error.strerror or error} (remove it; `agentcli mcp "
+                f"login {self.config.name}` writes a new one)"
+            )
         if isinstance(error, OSError):
             return f"could not run {self.config.command}: {error.strerror or error}"
         text = f"{type(error).__name__}: {error}" if not str(error) else str(error)

@@ -116,7 +116,7 @@ def content_parts(items: list[Any]) -> list[Part]:
         if kind == "text":
             parts.append(TextPart(item.text))
         elif kind == "image":
-            parts.append(ImagePart(item.data, item.mime_type))
+            parts.append(ImagePart.sniffed(item.data, item.mime_type))
         elif kind == "audio":
             parts.append(TextPart(f"[audio: {item.mime_type}, {ImagePart(item.data, '').size} B]"))
         elif kind == "resource_link":

@@ -277,6 +277,8 @@ async def open_sse(
             await response.aclose()
     except LineTooLong as error:
         raise ProviderError(f"{label} sent {error}; agentcli stopped reading the stream") from None
+    except httpx.DecodingError as exc:
+        raise undecodable(label, exc) from None
     except TimeoutError:
         waited = time.monotonic() - started
         raise RetryableError(
@@ -295,6 +297,15 @@ async def open_sse(
             f"the {label} stream {what} in the middle of the answer "
             f"({type(exc).__name__}); the text received so far is kept"
         ) from None
+
+
+def undecodable(label: str, error: Exception) -> ProviderError:
+    """A body its Content-Encoding does not describe (a "gzip" that is not gzip): the
+    server's or a proxy's fault, so said as such, and not retried."""
+    return ProviderError(
+        f"{label} sent a body that its Content-Encoding does not describe ({error}); "
+        "the server, or a proxy on the way, is at fault"
+    )
 
 
 def not_events(
@@ -353,6 +364,8 @@ async def request_json(
         raise RetryableError(
             f"the connection to {label} {what} before the answer arrived"
         ) from None
+    except httpx.DecodingError as exc:
+        raise undecodable(label, exc) from None
     await _check_status(response, describe_status)
     try:
         return loads(response.content)

@@ -39,6 +39,7 @@ from agentcli.sandbox.protected import (
     is_dir,
     names,
     open_dir,
+    read_small,
     split,
     survey,
 )
@@ -167,7 +168,8 @@ class Guard:
             self._checked = None
             if self._baseline is None:
                 return []
-            return self._restore(self._baseline)
+            changed = self._restore(self._baseline)
+            return changed + self._disarm_new_repositories(self._baseline)
 
     def gap(self) -> Gap | None:
         """Why the baseline a command starting now would get is not complete (None: it
@@ -306,6 +308,34 @@ class Guard:
                 changed += self._remove_extras(ws_fd, rel, baseline)
         return sorted(set(changed))
 
+    def _disarm_new_repositories(self, baseline: Baseline) -> list[str]:
+        """A repository the command created (`git init sub`) had no baseline to be put back
+        to, yet what it plants there runs at the user's next `git` in it: its hooks other
+        than git's own samples are removed, and a configuration that makes git run a
+        program is set aside as `config.refused` (git works without it)."""
+        ws_fd = self._workspace_fd()
+        now = survey(ws_fd, self.workspace, self._seen)
+        changed: list[str] = []
+        for repo in now.repos:
+            if repo in baseline.survey.repos:
+                continue
+            hooks = open_dir(ws_fd, f"{repo}/hooks")
+            if hooks is not None:
+                try:
+                    for name in os.listdir(hooks):
+                        if not name.endswith(".sample"):
+                            _remove(hooks, name)
+                            changed.append(f"{repo}/hooks/{name}")
+                except OSError:
+                    pass
+                finally:
+                    os.close(hooks)
+            for name in ("config", "config.worktree"):
+                if _runs_programs(ws_fd, f"{repo}/{name}"):
+                    changed.append(f"{repo}/{name}")
+                    _set_aside(ws_fd, f"{repo}/{name}")
+        return changed
+
     def _remove_extras(self, ws_fd: int, rel: str, baseline: Baseline) -> list[str]:
         """Entries of a kept tree that the baseline does not have (a new hook)."""
         fd = open_dir(ws_fd, rel)
@@ -365,3 +395,53 @@ class Guard:
 def _is_whole(baseline: Baseline, key: str) -> bool:
     entry = baseline.entries.get(key)
     return entry is None or entry.whole or not stat.S_ISDIR(entry.mode)
+
+
+# What in a repository's configuration makes an ordinary `git` (status, commit, checkout,
+# fetch, diff) run a program or read one more file: a new repository may not carry it.
+_RUNS = (
+    "core.fsmonitor",
+    "core.hookspath",
+    "core.sshcommand",
+    "core.pager",
+    "core.editor",
+    "core.askpass",
+    "core.gitproxy",
+    "diff.external",
+    "gpg.program",
+    "sequence.editor",
+    "credential.helper",
+    "include.path",
+)
+_RUNS_IN = ("filter.", "diff.", "merge.", "pager.", "includeif.", "gpg.", "credential.")
+_RUN_SUFFIXES = (".clean", ".smudge", ".process", ".command", ".textconv", ".driver", ".path")
+
+
+def _runs_programs(ws_fd: int, rel: str) -> bool:
+    from agentcli.policy.git_config import parse_config
+
+    text = read_small(ws_fd, rel)
+    if text is None:
+        return False
+    for entry in parse_config(text):
+        key = entry.key
+        if key in _RUNS or key.startswith("pager.") or key.startswith("gpg."):
+            return True
+        if key.startswith(_RUNS_IN) and key.endswith(_RUN_SUFFIXES):
+            return True
+        if key.startswith("remote.") and key.endswith((".uploadpack", ".receivepack")):
+            return True
+    return False
+
+
+def _set_aside(ws_fd: int, rel: str) -> None:
+    parent, name = split(rel)
+    fd = open_dir(ws_fd, parent)
+    if fd is None:
+        return
+    try:
+        os.rename(name, f"{name}.refused", src_dir_fd=fd, dst_dir_fd=fd)
+    except OSError:
+        _remove(fd, name)  # never left as the command wrote it
+    finally:
+        os.close(fd)

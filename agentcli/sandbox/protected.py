@@ -240,7 +240,7 @@ def _add_configured(ws_fd: int, workspace: str, top: str, git_dir: str, found: S
     pending = [(f"{git_dir}/config", 0), (f"{git_dir}/config.worktree", 0)]
     while pending:
         rel, depth = pending.pop(0)
-        text = _read_small(ws_fd, rel)
+        text = read_small(ws_fd, rel)
         if text is None:
             continue
         for entry in parse_config(text):
@@ -261,7 +261,7 @@ def _add_configured(ws_fd: int, workspace: str, top: str, git_dir: str, found: S
                 found.git.append(place)
 
 
-def _read_small(ws_fd: int, rel: str) -> str | None:
+def read_small(ws_fd: int, rel: str) -> str | None:
     """A regular file's text, reached without following a link; None when it is missing,
     not a regular file, or larger than CONFIG_BYTES."""
     parent, name = split(rel)

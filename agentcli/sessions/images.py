@@ -104,10 +104,11 @@ def load_images(session_path: Path, refs: list[dict[str, Any]]) -> tuple[list[Im
         if data is None:
             lost += 1
             continue
-        if hashlib.sha256(data).hexdigest() != ref["sha256"] or image_type(data[:16]) is None:
+        kind = image_type(data[:16])
+        if hashlib.sha256(data).hexdigest() != ref["sha256"] or kind is None:
             lost += 1
             continue
-        images.append(ImagePart.of_bytes(data, ref["mimeType"]))
+        images.append(ImagePart.of_bytes(data, kind))  # its bytes' type, whatever was recorded
     return images, lost
 
 

@@ -63,6 +63,9 @@ class Session:
     # AG-UI state as the recorded STATE_SNAPSHOT / STATE_DELTA events left it (a served
     # thread's state, kept across its runs); None when none was recorded.
     state: Any = None
+    # A served thread's forwardedProps, as its runs recorded them (a `forwarded_props`
+    # CUSTOM event): (how many messages came before it, the value), for `sessions show`.
+    forwarded_props: list[tuple[int, Any]] = field(default_factory=list)
 
     # --- creating and loading
 
@@ -134,6 +137,8 @@ class Session:
                 conversation.start = entry.value.start
             elif entry.kind == "rewound":
                 cut_conversation(conversation, entry.value.messages)
+                kept = len(conversation.messages)
+                self.forwarded_props = [f for f in self.forwarded_props if f[0] <= kept]
                 partial = io.StringIO()
             elif entry.kind == "event":
                 event = entry.value
@@ -145,8 +150,16 @@ class Session:
                     partial = io.StringIO()
                 elif event["type"] in ("STATE_SNAPSHOT", "STATE_DELTA"):
                     self._restore_state(event)
+                elif is_forwarded_props(event):
+                    self.forwarded_props.append((len(conversation.messages), event.get("value")))
         conversation.start = min(conversation.start, len(conversation.messages))
         conversation.order_results()
+        strays = conversation.drop_strays()
+        if strays:
+            self.warnings.append(
+                f"{self.path}: {strays} tool result(s) whose call is not in the session "
+                "(or that answer a call twice) are left out"
+            )
         if partial.tell():  # the process died while the model was answering: keep what it said
             text = partial.getvalue() + "\n[the answer was interrupted here]"
             conversation.messages.append(Message(role="assistant", content=text))
@@ -303,6 +316,14 @@ class Session:
 
     def finish(self, summary: RunSummary) -> None:
         self._flush_pieces()
+
+
+def is_forwarded_props(event: dict[str, Any]) -> bool:
+    """agentcli serve's record of a client's forwardedProps (not a remote agent's CUSTOM
+    event of that name, which is relayed: metadata.relayedFrom)."""
+    metadata = event.get("metadata")
+    relayed = isinstance(metadata, dict) and ev.RELAYED_FROM in metadata
+    return event["type"] == "CUSTOM" and event.get("name") == "forwarded_props" and not relayed
 
 
 def cut_conversation(conversation: Conversation, messages: int) -> None:

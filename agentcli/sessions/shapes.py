@@ -5,7 +5,7 @@ rest of the session reads as if it were not there."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from agentcli.conversation.messages import Message, message_from_dict
 from agentcli.output.nested import is_nested
 from agentcli.records import dataclass
 from agentcli.sessions.images import check_refs, images_dir, load_images
+from agentcli.sessions.repairs import repaired
 from agentcli.sessions.store import iter_lines
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -69,27 +70,25 @@ def header_of(record: dict[str, Any]) -> dict[str, Any]:
     return header
 
 
-def message_of(data: Any) -> Message:
+def message_of(data: Any, note: Callable[[str], None] = lambda why: None) -> Message:
+    """The message a line records. What cannot be read is a BadRecord (the line is
+    skipped); tool calls and provider parts that could not be sent on are repaired or left
+    out (agentcli.sessions.repairs), each said to `note`."""
     if not isinstance(data, dict):
         raise BadRecord("a message that is not an object")
     if data.get("role") not in ROLES:
         raise BadRecord(f"a message whose role is {data.get('role')!r}")
     for key in ("content", "id", "toolCallId", "error", "errorKind"):
         _text(data, key, "a message")
-    calls = data.get("toolCalls", [])
-    if not isinstance(calls, list):
-        raise BadRecord("a message whose toolCalls is not a list")
-    for call in calls:
-        if not isinstance(call, dict):
-            raise BadRecord("a tool call that is not an object")
-        for key in ("id", "name"):
-            _text(call, key, "a tool call", optional=False)
-        _text(call, "arguments", "a tool call")
     if data.get("extra") is not None and not isinstance(data["extra"], dict):
         raise BadRecord("a message whose extra is not an object")
     if data["role"] == "tool" and not data.get("toolCallId"):
         raise BadRecord("a tool result without the id of its call")
-    return message_from_dict(data)
+    fixed = repaired(data, note)
+    lost = data.get("toolCalls") and not fixed["toolCalls"]
+    if data["role"] == "assistant" and lost and not data.get("content"):
+        raise BadRecord("an assistant message whose tool calls cannot be sent on")
+    return message_from_dict(fixed)
 
 
 def compaction_of(record: dict[str, Any]) -> Compaction:
@@ -139,10 +138,15 @@ class Skipped:
         if self.count <= SHOWN_WARNINGS:
             self.warnings.append(f"{self.path}: skipped line {number} ({why})")
 
+    def repaired(self, number: int, why: str) -> None:
+        self.count += 1
+        if self.count <= SHOWN_WARNINGS:
+            self.warnings.append(f"{self.path}: line {number}: {why}")
+
     def done(self) -> None:
         if self.count > SHOWN_WARNINGS:
             more = self.count - SHOWN_WARNINGS
-            self.warnings.append(f"{self.path}: {more} more damaged lines skipped")
+            self.warnings.append(f"{self.path}: {more} more damaged lines skipped or repaired")
 
 
 def session_entries(path: Path, warnings: list[str], *, images: bool = False) -> Iterator[Entry]:
@@ -161,7 +165,10 @@ def session_entries(path: Path, warnings: list[str], *, images: bool = False) ->
                 yield Entry("header", header_of(record))
             elif kind == "message":
                 data = record.get("m")
-                message = message_of(data)
+                notes: list[str] = []
+                message = message_of(data, notes.append)
+                if notes:  # one warning for the line, only when it is kept
+                    skipped.repaired(number, "; ".join(dict.fromkeys(notes)))
                 if isinstance(data, dict) and data.get(CONTENT_IN_EVENT):
                     message.content = _stored_result(results, message)
                 if images and isinstance(data, dict) and data.get("images"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.output.visible import visible
+from agentcli.output.visible import one_line
 
 if TYPE_CHECKING:
     from agentcli.agent.session import Agent
@@ -40,7 +40,7 @@ def places_line(agent: Agent) -> str:
     if not added:
         return "none besides the workspace (/add-dir DIR[:ro] adds one)"
     modes = {True: "read-write", False: "read-only"}
-    return ", ".join(f"{visible(p.path)} ({modes[p.writable]})" for p in added)
+    return ", ".join(f"{one_line(p.path)} ({modes[p.writable]})" for p in added)
 
 
 def status_lines(agent: Agent) -> list[str]:
@@ -61,10 +61,10 @@ def status_lines(agent: Agent) -> list[str]:
 
         small = about_lines()
     return [
-        f"model      {agent.model}",
+        f"model      {one_line(agent.model)}",
         *small,
-        f"provider   {provider.name} ({provider.type}){where}",
-        f"workspace  {visible(str(settings.workspace))}",
+        f"provider   {one_line(f'{provider.name} ({provider.type}){where}')}",
+        f"workspace  {one_line(settings.workspace)}",
         f"places     {places_line(agent)}",
         f"approvals  {approval_mode(agent)}",
         f"sandbox    {sandbox_line(agent)}",

@@ -350,6 +350,7 @@ class LocalProvider:
                 copy_from=copy_from,
                 workspace=self.workspace,
                 spelled=options.spelled_arguments,
+                request=request,
             )
             head = f'{prefix}{name}","arguments":'
             own = own_examples(tool, request, offered) if options.few_shot else []
@@ -367,7 +368,7 @@ class LocalProvider:
                 )
                 prompt = engine.format_chat(turns) + head
         else:
-            schema = decision_grammar(offered, arguments=options.arguments)
+            schema = decision_grammar(offered, arguments=options.arguments, request=request)
             prompt, head, closing = text, "", ""
         grammar = engine.grammar(schema, schema=True)
         result: Generation | None = None
