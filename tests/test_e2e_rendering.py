@@ -364,6 +364,9 @@ def test_a_resize_inside_an_open_block_leaves_no_old_rendering(
 
     markers = re.findall(r"\b[qlt]\db?\b", "".join([*pieces, TAILS[kind]]))
     shown_once(history, ["Intro.", *markers, "END"])
+    lines = history.splitlines()
+    intro = max(i for i, line in enumerate(lines) if line.startswith("Intro"))
+    assert lines[intro + 1] == "", history  # one blank line: no cell of the region is left
     assert all(len(line) <= 60 for line in history.splitlines()[1:]), history  # all redrawn
 
 
