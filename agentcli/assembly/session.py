@@ -350,8 +350,13 @@ def _overwrite_asks(current: Callable[[], RunSettings]) -> CallStep:
     """The step that has a person asked before a whole-file overwrite the embedded small
     model chose (`--yes` does not answer it), while the model in use is the local one."""
     from agentcli.agent.overwrite_step import OverwriteAsksStep
+    from agentcli.providers.table import provider_spec
 
-    return OverwriteAsksStep(lambda: current().provider.type == "local")
+    def asks() -> bool:
+        spec = provider_spec(current().provider.type)
+        return spec is not None and spec.overwrites_need_a_person
+
+    return OverwriteAsksStep(asks)
 
 
 def _checkpoints(settings: RunSettings, session: Session, root: Any) -> list[CallStep]:

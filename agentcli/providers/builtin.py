@@ -53,6 +53,15 @@ ANTHROPIC = ProviderSpec(
 )
 
 
+def _local_about(name: str) -> Any:
+    def call() -> Any:
+        from agentcli.providers.local import about
+
+        return getattr(about, name)()
+
+    return call
+
+
 def _local_window(settings: Any) -> int | None:
     from agentcli.providers.local.provider import LocalOptions
 
@@ -68,6 +77,9 @@ LOCAL = ProviderSpec(  # in-process: no key, no server; the best installed model
     installed=_local("runtime_installed"),
     list_models=_local("listed_models"),
     context_window=_local_window,
+    banner=_local_about("banner_line"),
+    about=_local_about("about_lines"),
+    overwrites_need_a_person=True,
 )
 AGUI = ProviderSpec("agui", _made_by("agentcli.agui.client"), configurable=False)  # --agent URL
 

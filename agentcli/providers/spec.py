@@ -30,6 +30,12 @@ class ProviderSpec:
     # The model's context window from the provider's own settings (the local model's
     # n_ctx), when the provider decides it; None: look it up elsewhere.
     context_window: Callable[[RunSettings], int | None] | None = None
+    # A small model's own words for the REPL: its banner line and `/status`'s lines of
+    # what it can and cannot do (the embedded demo model says it is one).
+    banner: Callable[[], str] | None = None
+    about: Callable[[], list[str]] | None = None
+    # Whole-file overwrites its model chooses are asked of a person, even under --yes.
+    overwrites_need_a_person: bool = False
     origin: str = "builtin"  # or the plug-in's package and version
 
     def model(self) -> str:

@@ -55,11 +55,10 @@ def status_lines(agent: Agent) -> list[str]:
     else:
         context = f"{use.used:,} tokens; window not known (set context.window)"
     saved = f" (not saved: {session.unsaved})" if session.unsaved else ""
-    small = []
-    if provider.type == "local":  # what the tiny embedded model can and cannot do
-        from agentcli.providers.local.about import about_lines
+    from agentcli.providers.table import provider_spec
 
-        small = about_lines()
+    spec = provider_spec(provider.type)
+    small = spec.about() if spec is not None and spec.about is not None else []
     return [
         f"model      {one_line(agent.model)}",
         *small,
