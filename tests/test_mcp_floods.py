@@ -137,7 +137,7 @@ def test_the_sdk_reader_is_given_whole_lines() -> None:
         for _ in range(500):
             send.send_nowait(b"x" * 1000)
         send.send_nowait(b'y"\n{"z"')
-        send.send_nowait(b': 1}\npartial')
+        send.send_nowait(b": 1}\npartial")
         send.close()
         stream = WholeLines(receive, encoding="utf-8", errors="replace")  # type: ignore[arg-type]
         got = []
@@ -148,3 +148,45 @@ def test_the_sdk_reader_is_given_whole_lines() -> None:
 
     got = asyncio.run(pieces())
     assert got == ["x" * 500_000 + 'y"\n', '{"z": 1}\n', "partial"]
+
+
+# --- the limits themselves, on a clock of the test's own
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_latest_value_sends_at_most_one_per_interval_and_the_latest_at_the_end() -> None:
+    from agentcli.mcp.floods import LatestValue
+
+    clock, sent = Clock(), []
+    latest = LatestValue(sent.append, interval=0.25, clock=clock)
+    for n in range(1, 1001):  # 1,000 notifications over one second
+        clock.now = n / 1000
+        latest.offer(n)
+    latest.flush()  # the call ended
+    assert sent[0] == 1 and sent[-1] == 1000
+    assert len(sent) <= 1 / 0.25 + 2
+    assert sent == sorted(sent)  # never an older value after a newer one
+
+
+def test_log_limit_allows_a_burst_then_a_rate_and_counts_the_rest() -> None:
+    from agentcli.mcp.floods import LogLimit
+
+    clock, said = Clock(), []
+    limit = LogLimit(said.append, lambda n: f"{n} dropped", burst=5, rate=2.0, clock=clock)
+    for n in range(100):  # 100 at once
+        limit.offer(n)
+    assert said == [0, 1, 2, 3, 4]
+    clock.now = 1.0  # a second later: two more may pass
+    for n in range(100, 110):
+        limit.offer(n)
+    limit.flush()
+    assert said == [0, 1, 2, 3, 4, 100, 101, "103 dropped"]
+    limit.flush()
+    assert said[-1] == "103 dropped"  # said once

@@ -276,7 +276,9 @@ class ServerFeatures:
         if len(text) > MAX_LOG:
             text = text[:MAX_LOG] + "…"
         logger = str(params.logger) if params.logger else None
-        self._logs.offer(ev.McpLog(server=self.config.name, level=level, message=text, logger=logger))
+        self._logs.offer(
+            ev.McpLog(server=self.config.name, level=level, message=text, logger=logger)
+        )
 
     def _dropped_logs(self, count: int) -> ev.McpLog:
         name = self.config.name
