@@ -62,10 +62,10 @@ class StreamCutError(ProviderError):
 def print_error(message: str) -> None:
     import sys
 
-    from agentcli.output.visible import visible
+    from agentcli.output.visible import one_line
     from agentcli.output.wrapping import for_stream
 
-    line = f"agentcli: error: {visible(message)}"  # it may quote a server
+    line = f"agentcli: error: {one_line(message)}"  # it may quote a server
     sys.stderr.write(for_stream(line, sys.stderr) + "\n")
     sys.stderr.flush()
 

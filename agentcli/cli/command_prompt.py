@@ -51,9 +51,9 @@ def one_shot_prompt(
     expansion = command_turn(found, name, arguments)
     if expansion is None:
         if not os.path.lexists("/" + name.split(":")[0]):  # not a path either: a typo?
-            from agentcli.output.visible import visible
+            from agentcli.output.visible import one_line
 
-            sys.stderr.write(f"agentcli: no custom command /{visible(name)}; sent as written\n")
+            sys.stderr.write(f"agentcli: no custom command /{one_line(name)}; sent as written\n")
         return plain
     note = unknown_tools_note(name, expansion)
     if note is not None:

@@ -36,13 +36,15 @@ def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) 
 
 def startup_notices(settings: RunSettings, session: Session) -> None:
     """Warnings about the configuration and the session file, once, on stderr."""
+    from agentcli.output.visible import one_line
+
     config = settings.config
-    for warning in [*config.warnings, *session.warnings]:
-        sys.stderr.write(f"agentcli: warning: {warning}\n")
+    for warning in [*config.warnings, *session.warnings]:  # they quote files and keys
+        sys.stderr.write(f"agentcli: warning: {one_line(warning)}\n")
     if config.ignored and trust.first_notice(settings.workspace, config.ignored):
         sys.stderr.write(
             "agentcli: this workspace is not trusted, so its .agentcli/config.toml may not set "
-            f"{', '.join(config.ignored)}; run `agentcli trust` to trust it\n"
+            f"{one_line(', '.join(config.ignored))}; run `agentcli trust` to trust it\n"
         )
 
 

@@ -58,11 +58,15 @@ def line_of(text: str, key: str) -> int | None:
 def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     """The file's settings as flat keys, and warnings for keys agentcli does not know.
     Raises ConfigError for a syntax error or a value of the wrong type."""
+    from agentcli.regular_files import read_text
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)  # a FIFO put in its place cannot hang the start
     except FileNotFoundError:
         return {}, []
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     import tomllib  # only when a file exists: most runs have none
 

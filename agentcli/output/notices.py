@@ -8,7 +8,7 @@ from typing import TextIO
 from agentcli.agent.waiting import waiting_line
 from agentcli.conversation import events as ev
 from agentcli.output.base import RunSummary
-from agentcli.output.visible import visible_event
+from agentcli.output.visible import one_line, visible_event
 from agentcli.policy.engine import NO_TERMINAL_HINT
 
 
@@ -57,6 +57,10 @@ class Notices:
 def mcp_notice(event: ev.McpLog | ev.McpRequest) -> str:
     """A server's log message, or what became of a request of its that no person saw
     (declined, sent its defaults, or run on the model by a rule): one line, or none."""
+    return one_line(_notice(event))  # a log message's newline would start a line of its own
+
+
+def _notice(event: ev.McpLog | ev.McpRequest) -> str:
     if isinstance(event, ev.McpLog):
         logger = f" {event.logger}" if event.logger else ""
         return f"MCP server {event.server} [{event.level}{logger}]: {event.message}"

@@ -7,7 +7,14 @@ written: C0 controls by their Unicode control pictures (ESC → ␛, CR → ␍,
 controls (U+0080-U+009F, e.g. U+009B, a one-character CSI) and the invisible characters
 that reorder or hide text (bidi overrides and isolates, zero-width joiners aside) as
 `<U+XXXX>`. Newlines and tabs stay; CR LF becomes LF. agentcli's own styling is added
-after this, so it is not affected."""
+after this, so it is not affected.
+
+`one_line` is the one function for text from outside that a listing or a message shows on
+one line (a server's name, version, tool, prompt or resource names, its errors and log
+lines, plug-in and model names, session titles, file names, configuration values): the
+same stand-ins, and a newline shown as `\\n`, a tab as `\\t`, so a crafted name cannot pass
+for another entry. `visible_json` is the same promise for `--json` output: the same data,
+with the characters a terminal would obey written as JSON escapes."""
 
 from __future__ import annotations
 
@@ -40,6 +47,47 @@ def visible(text: str) -> str:
     if not _UNSAFE.search(text):
         return text
     return text.replace("\r\n", "\n").translate(_TABLE)
+
+
+_ONE_LINE = {**_TABLE, 0x0A: "\\n", 0x09: "\\t"}
+_BREAKS = re.compile("[\n\t]")
+
+
+def one_line(text: object) -> str:
+    """`text` (str() of it) as one line of a terminal: every control character shown
+    instead of obeyed, a newline as `\\n` and a tab as `\\t`."""
+    text = text if isinstance(text, str) else str(text)
+    if not _UNSAFE.search(text) and not _BREAKS.search(text):
+        return text
+    return text.translate(_ONE_LINE)
+
+
+# What ends a line of a listing the model reads (and a terminal, which escapes the rest
+# itself when it shows the listing): a name holding one would pass for another entry.
+_LINE_ENDS = {0x0A: "\\n", 0x0D: "\\r", 0x0B: "\\v", 0x0C: "\\f", 0x85: "\\x85"}
+_LINE_ENDS.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
+_ENDS = re.compile("[\n\r\v\f\x85\u2028\u2029]")
+
+
+def name_on_one_line(name: str) -> str:
+    """A file name as one entry of a listing the model reads: what would end the line is
+    written as its escape (`\\n`), everything else kept, so the model can name the file
+    back exactly (a terminal shows the listing through `visible`, which escapes the rest)."""
+    return name.translate(_LINE_ENDS) if _ENDS.search(name) else name
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def visible_json(document: Any, *, indent: int | None = None) -> str:
+    """`document` as JSON whose text a terminal shows as written: non-ASCII kept, but
+    C1 controls and the invisible reordering characters (which JSON allows raw) written
+    as `\\uXXXX`, so a reader of the JSON gets the same strings back."""
+    import json
+
+    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    return _UNSAFE.sub(_json_escape, text)  # C0 controls are escaped by json already
 
 
 def _deep(value: Any) -> Any:

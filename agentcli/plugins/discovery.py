@@ -90,14 +90,33 @@ def _read(path: Any, key: list[Any]) -> dict[str, list[list[str]]] | None:
     return groups
 
 
-def _discover() -> dict[str, list[list[str]]]:
-    from importlib.metadata import entry_points as installed
+def _installed() -> list[Any]:
+    """Every installed distribution's entry points, the first of a name on sys.path winning
+    (as importlib.metadata.entry_points does), a distribution whose entry_points.txt does
+    not parse left out instead of failing every command."""
+    import re
+    from importlib.metadata import distributions
 
-    found = installed()
+    found, seen = [], set()
+    for dist in distributions():
+        try:
+            name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+            if name in seen:
+                continue
+            seen.add(name)
+            found.extend(dist.entry_points)
+        except Exception:
+            continue
+    return found
+
+
+def _discover() -> dict[str, list[list[str]]]:
+    found = _installed()
     groups = {}
     for group in GROUPS:
         rows = []
-        for entry in sorted(found.select(group=group), key=lambda ep: ep.name):
+        in_group = (entry for entry in found if entry.group == group)
+        for entry in sorted(in_group, key=lambda ep: ep.name):
             dist = getattr(entry, "dist", None)
             rows.append(
                 [entry.name, entry.value, dist.name if dist else "", dist.version if dist else ""]

@@ -114,7 +114,9 @@ def all_summaries(warnings: list[str] | None = None) -> list[SessionSummary]:
 
 def _read_cache(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        from agentcli.regular_files import read_text
+
+        data = json.loads(read_text(path))
     except (OSError, ValueError):
         return {}  # none yet, or damaged: rebuilt from the files
     if not isinstance(data, dict) or data.get("version") != _CACHE_VERSION:
@@ -164,25 +166,27 @@ def _write_cache(path: Path, entries: dict[str, Any]) -> None:
 
 
 def summaries_json(summaries: list[SessionSummary]) -> str:
-    return json.dumps([asdict(s) for s in summaries], indent=2, ensure_ascii=False)
+    from agentcli.output.visible import visible_json
+
+    return visible_json([asdict(s) for s in summaries], indent=2)
 
 
 def summaries_table(summaries: list[SessionSummary]) -> str:
     if not summaries:
         return "no sessions yet\n"
-    from agentcli.output.visible import visible
+    from agentcli.output.visible import one_line
 
-    width = max(len("model"), *(len(visible(s.model)) for s in summaries))
+    width = max(len("model"), *(len(one_line(s.model)) for s in summaries))
     lines = [
         f"{'id':<23} {'started':<19} {'turns':>5} {'tokens':>8}  {'model':<{width}}  "
         "workspace · first prompt"
     ]
     for s in summaries:
-        first = visible(s.first_prompt)  # a prompt may have come from a piped file
+        first = one_line(s.first_prompt)  # a prompt may have come from a piped file
         prompt = first if len(first) <= 60 else first[:59] + "…"
         lines.append(
-            f"{s.id:<23} {s.started[:19]:<19} {s.turns:>5} {s.tokens:>8}  "
-            f"{visible(s.model):<{width}}  {s.workspace} · {prompt}"
+            f"{one_line(s.id):<23} {one_line(s.started[:19]):<19} {s.turns:>5} {s.tokens:>8}  "
+            f"{one_line(s.model):<{width}}  {one_line(s.workspace)} · {prompt}"
         )
     return "\n".join(lines) + "\n"
 
@@ -195,13 +199,15 @@ def _fence(text: str) -> str:
 
 
 def transcript_markdown(session: Session) -> str:
+    from agentcli.output.visible import one_line
+
     header = session.header
     out = [
-        f"# Session {session.id}",
+        f"# Session {one_line(session.id)}",
         "",
-        f"- started: {header.get('created', '?')}",
-        f"- workspace: {header.get('workspace', '?')}",
-        f"- model: {header.get('model', '?')}",
+        f"- started: {one_line(header.get('created', '?'))}",
+        f"- workspace: {one_line(header.get('workspace', '?'))}",
+        f"- model: {one_line(header.get('model', '?'))}",
         "",
     ]
     if session.conversation.summary:
@@ -220,7 +226,7 @@ def transcript_markdown(session: Session) -> str:
             if message.content:
                 out += [message.content, ""]
             for call in message.tool_calls:
-                out += [f"**→ {call.name}** `{call.arguments}`", ""]
+                out += [f"**→ {one_line(call.name)}** `{one_line(call.arguments)}`", ""]
         elif message.role == "tool":
             label = "✗ error" if message.error else "result"
             out += [f"*{label}:*", "", _fence(message.content), ""]
@@ -255,7 +261,9 @@ def export_json(session: Session) -> str:
         "messages": [_exported(m) for m in session.conversation.messages],
         "events": [e.value for e in session_entries(session.path, []) if e.kind == "event"],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    from agentcli.output.visible import visible_json
+
+    return visible_json(document, indent=2)
 
 
 @dataclass(slots=True)

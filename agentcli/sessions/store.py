@@ -12,9 +12,11 @@ it is open; a second writer waits a little, then gives up with SessionBusyError.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -55,8 +57,17 @@ class SessionWriter:
         self.path = path
         # A raw descriptor, not a buffered file: a failed write leaves no buffered bytes
         # behind to fail again at close, and each line goes to the kernel in one write.
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # Non-blocking: a FIFO in the session's place fails at once (no reader) instead of
+        # waiting for one; anything but a regular file is refused.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK
+        self._fd = os.open(path, flags, 0o600)
         try:
+            mode = os.fstat(self._fd).st_mode
+            if not stat.S_ISREG(mode):
+                from agentcli.regular_files import NotRegular, kind_of
+
+                raise NotRegular(errno.EINVAL, f"it is {kind_of(mode)}, not a regular file")
+            os.set_blocking(self._fd, True)
             _lock(self._fd, path, lock_wait)
             if not _ends_with_newline(path):  # a kill cut the last line: end it, so it
                 self._write_bytes(b"\n")  # stays a lone bad line
@@ -129,8 +140,10 @@ def _lock(fd: int, path: Path, wait: float) -> None:
 
 
 def _ends_with_newline(path: Path) -> bool:
+    from agentcli.regular_files import open_regular
+
     try:
-        with open(path, "rb") as stream:
+        with open_regular(path) as stream:
             stream.seek(-1, os.SEEK_END)
             return stream.read(1) == b"\n"
     except (FileNotFoundError, OSError):  # missing or empty
@@ -154,10 +167,11 @@ def iter_lines(
     (memory stays bounded however long the file is). Bytes are decoded as text from
     outside is (agentcli.text.decoding), so an invalid byte costs at most its line. A line
     that is cut off, damaged or not an object goes to `skip(number, why)`."""
+    from agentcli.regular_files import open_regular
     from agentcli.text.decoding import contents, loads
 
-    try:
-        stream = open(path, "rb")  # noqa: SIM115 - closed below, errors said in one line
+    try:  # non-blocking: a FIFO in a session's place cannot hang `sessions list` or a resume
+        stream = open_regular(path)
     except OSError as error:
         raise unreadable(path, error) from None
     with stream:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.output.visible import visible
+from agentcli.output.visible import one_line, visible
 
 if TYPE_CHECKING:
     from agentcli.ui.host import ReplHost
@@ -40,7 +40,7 @@ async def show_diff(repl: ReplHost) -> None:
         repl.say("also changed, as git diff sees it (commands, or you):")
         _show(repl, seen.diff)
         for path in seen.untracked:
-            repl.say(f"  new, untracked: {visible(path)}")
+            repl.say(f"  new, untracked: {one_line(path)}")
     else:
         repl.say("git diff: nothing else changed")
 

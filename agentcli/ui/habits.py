@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from agentcli.output.visible import visible as shown_text
+from agentcli.output.visible import one_line as visible
 
 if TYPE_CHECKING:
     from agentcli.habits.commands import Commands
@@ -17,12 +17,6 @@ if TYPE_CHECKING:
     from agentcli.habits.skills import Skills
     from agentcli.settings import RunSettings
     from agentcli.ui.host import ReplHost
-
-
-def visible(text: str) -> str:
-    """Outside text as one line of a listing: controls shown, a newline as `\\n` (a folder
-    or file name may hold one)."""
-    return shown_text(text).replace("\n", "\\n")
 
 
 def load_commands(settings: RunSettings, reserved: frozenset[str]) -> Commands:

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from agentcli.errors import ConfigError
-from agentcli.output.visible import visible
+from agentcli.output.visible import one_line
 
 
 async def choose_model(settings: Any, say: Any) -> str | None:
@@ -26,7 +26,7 @@ async def choose_model(settings: Any, say: Any) -> str | None:
     offers = await gather_offers([current, *providers], config, os.environ)
     for offer in offers:
         if offer.error is not None:
-            say(f"  could not list {visible(offer.error)}")
+            say(f"  could not list {one_line(offer.error)}")
     model = str(settings.model)
     rows = [(f"{o.provider.name}:{m.id}", m.detail) for o in offers for m in o.models]
     if not rows:
@@ -34,10 +34,10 @@ async def choose_model(settings: Any, say: Any) -> str | None:
         return None
     names = [name for name, _ in rows]
     shown = [
-        (visible(name), "in use" if name == model else visible(detail)) for name, detail in rows
+        (one_line(name), "in use" if name == model else one_line(detail)) for name, detail in rows
     ]
     start = names.index(model) if model in names else 0
-    index = await pick(f"Model (now {visible(model)})", shown, start=start, action="switches")
+    index = await pick(f"Model (now {one_line(model)})", shown, start=start, action="switches")
     if index is None:
         say("(cancelled)")
         return None

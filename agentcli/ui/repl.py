@@ -30,7 +30,7 @@ from agentcli.agent.session import Agent
 from agentcli.assembly.session import long_lived_tools, open_agent
 from agentcli.errors import AgentCliError, ExitCode
 from agentcli.output import terminal
-from agentcli.output.visible import visible
+from agentcli.output.visible import one_line, visible
 from agentcli.paths import data_dir
 from agentcli.sessions.session import Session
 from agentcli.settings import RunSettings
@@ -93,7 +93,7 @@ class ChatCompleter(Completer):
         have started."""
         commands = dict(COMMANDS)
         for name, command in self.repl.commands.found.items():
-            commands[name] = visible(command.describe())
+            commands[name] = one_line(command.describe())
         if any(source.kind == "mcp" for source in self.repl.agent.registry.sources):
             from agentcli.ui.mcp_prompts import describe, prompt_commands
 
@@ -242,11 +242,11 @@ class Repl:
         from agentcli.ui.banner import banner_lines, fit_segments, short_path
 
         width = shutil.get_terminal_size((80, 24)).columns - 1
-        where = visible(str(self.settings.workspace))  # a directory name may hold escapes
-        for line in banner_lines(__version__, visible(str(self.agent.model)), where, width):
+        where = one_line(self.settings.workspace)  # a directory name may hold escapes
+        for line in banner_lines(__version__, one_line(self.agent.model), where, width):
             self.say(line)
         for item in self.agent.instructions:
-            shown = short_path(visible(str(item.path)), width - len("  instructions: "))
+            shown = short_path(one_line(item.path), width - len("  instructions: "))
             self.say(f"  instructions: {shown}")
         turns = self.turns()
         if turns:
@@ -256,6 +256,13 @@ class Repl:
             ]
             whole = " ".join(said)
             for line in [whole] if len(whole) <= width - 2 else said:  # not cut inside the id
+                self.say(f"  {line}")
+        if self.agent.settings.provider.type == "local":  # say it is a tiny demo model
+            import textwrap
+
+            from agentcli.providers.local.about import banner_line
+
+            for line in textwrap.wrap(banner_line(), max(width - 2, 20)):
                 self.say(f"  {line}")
         hints = ["/help for commands", "Ctrl-C cancels", "Ctrl-D exits"]
         for line in fit_segments(hints, width - 2):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentcli.output.style import format_arguments
-from agentcli.output.visible import visible
+from agentcli.output.visible import one_line, visible
 from agentcli.text.words import plural
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def replay_lines(messages: list[Message], width: int, style: Styler) -> list[str
                 more = plural(len(lines) - ANSWER_LINES, "more line")
                 out.append(style.dim(f"  … {more}"))
             for call in message.tool_calls:
-                shown_call = f"  ● {visible(call.name)} {format_arguments(call.arguments)}"
+                shown_call = f"  ● {one_line(call.name)} {format_arguments(call.arguments)}"
                 out.append(style.dim(_cut(shown_call, width)))
         elif message.role == "tool" and message.error:
             first, _ = _first_line(message.error)

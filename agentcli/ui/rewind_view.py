@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from agentcli.output.visible import visible
+from agentcli.output.visible import one_line, visible
 from agentcli.text.words import plural
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ async def rewind_command(repl: ReplHost) -> None:
     outcome, chat_done = rewind_turn(session, store, row.number, files=files, chat=chat)
     if outcome.conflicts:
         for line in outcome_lines(outcome, False, row.number)[:-1]:
-            repl.say(f"  {line}")
+            repl.say(f"  {one_line(line)}")
         overwrite = await pick(
             f"{plural(len(outcome.conflicts), 'file')} changed since agentcli's last change",
             [
@@ -82,5 +82,5 @@ async def rewind_command(repl: ReplHost) -> None:
         outcome, chat_done = rewind_turn(
             session, store, row.number, files=files, chat=chat, force=True
         )
-    for line in outcome_lines(outcome, chat_done, row.number):
-        repl.say(f"  {line}")
+    for line in outcome_lines(outcome, chat_done, row.number):  # they name files
+        repl.say(f"  {one_line(line)}")

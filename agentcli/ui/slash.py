@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentcli.errors import UsageError
-from agentcli.output.visible import visible
+from agentcli.output.visible import one_line
 from agentcli.sessions.session import Session, find_session
 from agentcli.text.words import plural
 
@@ -51,7 +51,7 @@ class SlashCommands:
             from agentcli.ui.habits import run_custom
 
             if not await run_custom(self.repl, name, argument):
-                self.repl.say(f"unknown command /{visible(name)}{self._close_to(name)}")
+                self.repl.say(f"unknown command /{one_line(name)}{self._close_to(name)}")
             return
         await getattr(self, f"cmd_{name.replace('-', '_')}")(argument)
 
@@ -73,7 +73,7 @@ class SlashCommands:
             await registry.started()
             found = mcp_prompts.prompt_commands(registry).get(name)
         if found is None:
-            self.repl.say(f"no MCP prompt /{name}; /help lists them")
+            self.repl.say(f"no MCP prompt /{one_line(name)}; /help lists them")
             return
         source, prompt = found
         try:
@@ -90,7 +90,7 @@ class SlashCommands:
         from agentcli.ui.mcp_prompts import describe, prompt_commands
 
         for name, (_, prompt) in prompt_commands(self.repl.agent.registry).items():
-            self.repl.say(f"  /{name}  {describe(prompt)}")
+            self.repl.say(f"  /{one_line(name)}  {one_line(describe(prompt))}")  # the server's
         from agentcli.ui.habits import help_lines
 
         for line in help_lines(self.repl.commands):
@@ -127,7 +127,8 @@ class SlashCommands:
 
     async def cmd_tools(self, argument: str) -> None:
         for tool in sorted(self.repl.agent.registry, key=lambda t: t.name):
-            self.repl.say(f"  {tool.name:<17} {tool.source:<8} {tool.risk_summary}")
+            name, source = one_line(tool.name), one_line(tool.source)
+            self.repl.say(f"  {name:<17} {source:<8} {tool.risk_summary}")
 
     async def cmd_policy(self, argument: str) -> None:
         policy = self.repl.agent.policy
@@ -140,7 +141,7 @@ class SlashCommands:
             for rules in (policy.session_allow, policy.session_deny):
                 if rule in rules:
                     rules.remove(rule)
-            self.repl.say(f"revoked {rule.text}")
+            self.repl.say(f"revoked {one_line(rule.text)}")
             return
         for label, rules in (
             ("allow", policy.rules.allow),
@@ -148,14 +149,14 @@ class SlashCommands:
             ("deny", policy.rules.deny),
         ):
             for rule in rules:
-                self.repl.say(f"  {label:<5} {rule.text}  ({rule.source})")
+                self.repl.say(f"  {label:<5} {one_line(rule.text)}  ({one_line(rule.source)})")
         remembered = [("allow", r) for r in policy.session_allow] + [
             ("deny", r) for r in policy.session_deny
         ]
         if not remembered and not any((policy.rules.allow, policy.rules.ask, policy.rules.deny)):
             self.repl.say("  no rules; nothing remembered in this session yet")
         for number, (label, rule) in enumerate(remembered, start=1):
-            self.repl.say(f"  [{number}] this session: {label} {rule.text}")
+            self.repl.say(f"  [{number}] this session: {label} {one_line(rule.text)}")
         flags = [f for f, on in (("--yes", policy.yes), ("--deny", policy.deny)) if on]
         if flags:
             self.repl.say(f"  flags: {' '.join(flags)}")
@@ -184,7 +185,7 @@ class SlashCommands:
         wait = self.repl.settings.config.get("sessions.lock_wait")
         session = Session.open(path, lock_wait=wait)
         for warning in session.warnings:
-            self.repl.say(f"warning: {warning}")
+            self.repl.say(f"warning: {one_line(warning)}")
         await self.repl.switch_session(session)
         self.repl.say(f"resumed session {session.id} ({plural(self.repl.turns(), 'turn')})")
         self.repl.show_conversation()
@@ -224,7 +225,6 @@ class SlashCommands:
         """`/resume` alone: the saved sessions, latest first, to choose from."""
         import time
 
-        from agentcli.output.visible import visible
         from agentcli.sessions.listing import age, recent_sessions
         from agentcli.ui.picker import pick
 
@@ -235,8 +235,8 @@ class SlashCommands:
         now = time.time()
         rows = [
             (
-                visible(r.summary.first_prompt) or "(no prompt)",
-                f"{r.summary.model} · {age(now - r.modified)}",
+                one_line(r.summary.first_prompt) or "(no prompt)",
+                f"{one_line(r.summary.model)} · {age(now - r.modified)}",
             )
             for r in recent
         ]

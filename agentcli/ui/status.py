@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.output.visible import visible
+from agentcli.output.visible import one_line
 
 if TYPE_CHECKING:
     from agentcli.agent.session import Agent
@@ -40,7 +40,7 @@ def places_line(agent: Agent) -> str:
     if not added:
         return "none besides the workspace (/add-dir DIR[:ro] adds one)"
     modes = {True: "read-write", False: "read-only"}
-    return ", ".join(f"{visible(p.path)} ({modes[p.writable]})" for p in added)
+    return ", ".join(f"{one_line(p.path)} ({modes[p.writable]})" for p in added)
 
 
 def status_lines(agent: Agent) -> list[str]:
@@ -55,10 +55,16 @@ def status_lines(agent: Agent) -> list[str]:
     else:
         context = f"{use.used:,} tokens; window not known (set context.window)"
     saved = f" (not saved: {session.unsaved})" if session.unsaved else ""
+    small = []
+    if provider.type == "local":  # what the tiny embedded model can and cannot do
+        from agentcli.providers.local.about import about_lines
+
+        small = about_lines()
     return [
-        f"model      {agent.model}",
-        f"provider   {provider.name} ({provider.type}){where}",
-        f"workspace  {visible(str(settings.workspace))}",
+        f"model      {one_line(agent.model)}",
+        *small,
+        f"provider   {one_line(f'{provider.name} ({provider.type}){where}')}",
+        f"workspace  {one_line(settings.workspace)}",
         f"places     {places_line(agent)}",
         f"approvals  {approval_mode(agent)}",
         f"sandbox    {sandbox_line(agent)}",

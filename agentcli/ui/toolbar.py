@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import shutil
 
+from agentcli.output.visible import one_line
+
 SEPARATOR = " · "
 
 
@@ -14,7 +16,9 @@ def fit(segments: list[tuple[str, int]], width: int | None = None) -> str:
     line is wider than `width` (the terminal's, by default). Ties: the later one goes."""
     if width is None:
         width = shutil.get_terminal_size((80, 24)).columns
-    shown = [(index, text, keep) for index, (text, keep) in enumerate(segments) if text]
+    shown = [  # a segment may name the workspace, the model: text from outside
+        (index, one_line(text), keep) for index, (text, keep) in enumerate(segments) if text
+    ]
     while len(shown) > 1 and len(_line(shown)) > width - 1:
         drop = min(shown, key=lambda item: (item[2], -item[0]))
         shown.remove(drop)

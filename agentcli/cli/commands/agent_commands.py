@@ -33,11 +33,11 @@ def one_shot(
 
 def continued(session: Any) -> str:
     """Which session a run continues: its id, title (its first prompt) and turns so far."""
-    from agentcli.output.visible import visible
+    from agentcli.output.visible import one_line
 
     prompts = [m.content for m in session.conversation.messages if m.role == "user"]
     title = " ".join(prompts[0].split()) if prompts else ""
-    title = visible(title if len(title) <= 60 else title[:59] + "…")
+    title = one_line(title if len(title) <= 60 else title[:59] + "…")
     said = f" “{title}”" if title else ""
     turns = f"{len(prompts)} earlier turn{'s' if len(prompts) != 1 else ''}"
     return f"continuing session {session.id}{said} ({turns})"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -11,12 +10,14 @@ from typing import Any
 from agentcli.config import load_config, trust
 from agentcli.config.edit import set_value
 from agentcli.config.files import project_config_path, user_config_path
+from agentcli.output.visible import one_line, visible_json
 
 
 def _shown(value: Any) -> str:
+    """A value as one line: a project's config file is text from outside."""
     if value is None:
         return "(none)"
-    return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    return one_line(visible_json(value) if not isinstance(value, str) else value)
 
 
 def effective_model(config: Any) -> tuple[str | None, str]:
@@ -47,17 +48,18 @@ def show(workspace: Path, as_json: bool) -> int:
             "ignored": config.ignored,
             "warnings": config.warnings,
         }
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(visible_json(document, indent=2) + "\n")
         return 0
+    rows = [(one_line(key), _shown(value), one_line(source)) for key, value, source in rows]
     width = max(len(k) for k, _, _ in rows)
     for key, value, source in rows:
-        sys.stdout.write(f"{key:<{width}}  {_shown(value):<28}  # {source}\n")
+        sys.stdout.write(f"{key:<{width}}  {value:<28}  # {source}\n")
     for line in config.warnings:
-        sys.stderr.write(f"agentcli: warning: {line}\n")
+        sys.stderr.write(f"agentcli: warning: {one_line(line)}\n")
     if config.ignored:
         sys.stderr.write(
             f"agentcli: this workspace is not trusted; ignored from "
-            f"{project_config_path(workspace)}: {', '.join(config.ignored)}\n"
+            f"{one_line(project_config_path(workspace))}: {one_line(', '.join(config.ignored))}\n"
         )
     return 0
 
@@ -65,14 +67,14 @@ def show(workspace: Path, as_json: bool) -> int:
 def paths(workspace: Path) -> int:
     for label, path in (("user", user_config_path()), ("project", project_config_path(workspace))):
         state = "exists" if path.exists() else "not created yet"
-        sys.stdout.write(f"{label:<8} {path}  ({state})\n")
+        sys.stdout.write(f"{label:<8} {one_line(path)}  ({state})\n")
     return 0
 
 
 def set_key(workspace: Path, key: str, value: str, project: bool) -> int:
     path = project_config_path(workspace) if project else user_config_path()
     stored = set_value(path, key, value)
-    sys.stdout.write(f"{key} = {_shown(stored)}  # written to {path}\n")
+    sys.stdout.write(f"{one_line(key)} = {_shown(stored)}  # written to {one_line(path)}\n")
     return 0
 
 
@@ -82,11 +84,11 @@ def trust_workspace(workspace: Path, revoke: bool, listing: bool) -> int:
         if not trusted:
             sys.stdout.write("no workspace is trusted yet; `agentcli trust PATH` trusts one\n")
         for path in trusted:
-            sys.stdout.write(path + "\n")
+            sys.stdout.write(one_line(path) + "\n")
         return 0
     trust.set_trusted(workspace, not revoke)
     verb = (
         "no longer trusted" if revoke else "trusted: its .agentcli/config.toml now applies in full"
     )
-    sys.stdout.write(f"{workspace}: {verb}\n")
+    sys.stdout.write(f"{one_line(workspace)}: {verb}\n")
     return 0

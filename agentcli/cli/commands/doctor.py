@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.config import load_config
+from agentcli.output.visible import one_line
 from agentcli.sandbox.confine import Sandbox, sandbox_settings
 from agentcli.sandbox.mechanisms import weaker_here
 from agentcli.sandbox.profiles import Profile
@@ -133,8 +134,8 @@ def run(workspace: Path, *, as_json: bool, add_dirs: list[str] | None = None) ->
     else:
         out("sandbox: NOT in force\n")
     seccomp = "sockets off outside the network profile" if box["seccomp"] else "not available"
-    out(f"  {'Landlock':<21} {box['landlock']['note']}\n")
-    out(f"  {'bubblewrap':<21} {box['bubblewrap']['note']}\n")
+    out(f"  {'Landlock':<21} {one_line(box['landlock']['note'])}\n")
+    out(f"  {'bubblewrap':<21} {one_line(box['bubblewrap']['note'])}\n")
     out(f"  {'seccomp':<21} {seccomp}\n")
     for name, value in box["isolation"].items():
         out(f"  {name:<21} {value}\n")
@@ -146,14 +147,14 @@ def run(workspace: Path, *, as_json: bool, add_dirs: list[str] | None = None) ->
     for name, profile in data["profiles"].items():
         out(f"  {name:<16} {profile['allows']}\n  {'':<16} ({profile['used']})\n")
     out("every tool reaches:\n")
-    for line in data["reach"]:
-        out(f"  {line}\n")
+    for line in data["reach"]:  # places by name: a directory's name may hold anything
+        out(f"  {one_line(line)}\n")
     out("  the system directories commands see (to read); never agentcli's own files\n")
     if data["mcp_servers"]:
         out("MCP servers:\n")
         for row in data["mcp_servers"]:
             profile = row["sandbox"] or "none (HTTP: not a process here)"
-            out(f"  {row['name']:<16} sandbox: {profile}\n")
+            out(f"  {one_line(row['name']):<16} sandbox: {one_line(profile)}\n")
     if data["advice"]:
-        out(f"agentcli: {data['advice']}\n")
+        out(f"agentcli: {one_line(data['advice'])}\n")
     return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from agentcli.config.edit import remove_key, set_table
 from agentcli.config.files import project_config_path, user_config_path
 from agentcli.errors import ConfigError, UsageError
 from agentcli.mcp.config import ignored_servers, parse_server, servers_of
+from agentcli.output.visible import one_line, visible_json
 
 PROBE_START_TIMEOUT = 15.0  # seconds `mcp add` waits for a server to list its tools
 
@@ -64,14 +64,14 @@ def add(
         raise UsageError(text.replace(f"mcp.servers.{name}.transport", "--transport")) from None
     path = _config_file(workspace, project)
     set_table(path, f"mcp.servers.{name}", table)
-    sys.stdout.write(f"added MCP server {name} to {path}\n")
+    sys.stdout.write(f"added MCP server {name} to {one_line(path)}\n")
     if not url and sandbox is None:
         sys.stdout.write(
             "sandbox: read-only, as no --sandbox was given (it reads the workspace, writes "
             "nowhere but its own dirs, has no network); --sandbox PROFILE widens it\n"
         )
         for line in _suggestions(workspace, parse_server(name, table)):
-            sys.stdout.write(line + "\n")
+            sys.stdout.write(one_line(line) + "\n")  # it may name the server's tools
     return 0
 
 
@@ -119,7 +119,7 @@ def remove(workspace: Path, name: str, project: bool) -> int:
         raise UsageError(
             f"there is no MCP server {name!r} in {path}; `agentcli mcp list` shows them"
         )
-    sys.stdout.write(f"removed MCP server {name} from {path}\n")
+    sys.stdout.write(f"removed MCP server {name} from {one_line(path)}\n")
     return 0
 
 
@@ -180,7 +180,7 @@ def list_servers(workspace: Path, as_json: bool) -> int:
         for name in ignored_servers(config)
     ]
     if as_json:
-        sys.stdout.write(json.dumps({"servers": rows}, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(visible_json({"servers": rows}, indent=2) + "\n")
         return 0
     if not rows:
         sys.stdout.write("no MCP servers configured; add one: agentcli mcp add NAME -- COMMAND\n")
@@ -190,23 +190,25 @@ def list_servers(workspace: Path, as_json: bool) -> int:
 
 
 def _text(row: dict[str, Any]) -> str:
-    head = f"{row['name']}  {row['state']}"
+    """A server's row: every field may come from the server or a config file (one_line)."""
+    head = f"{one_line(row['name'])}  {row['state']}"
     if row.get("target"):
-        head += f"  {row['transport']}: {row['target']}"
-    lines = [head + (f"  ({row['server']})" if row.get("server") else "")]
+        head += f"  {row['transport']}: {one_line(row['target'])}"
+    lines = [head + (f"  ({one_line(row['server'])})" if row.get("server") else "")]
     if row.get("sandbox"):
         how = "chosen" if row.get("sandboxChosen") else "the default: none chosen"
         lines.append(f"  sandbox: {row['sandbox']} ({how})")
-    lines += [f"  {line}" for line in row.get("suggestions", [])]
+    lines += [f"  {one_line(line)}" for line in row.get("suggestions", [])]
     if row.get("error"):
-        lines.append(f"  error: {row['error']}")
+        lines.append(f"  error: {one_line(row['error'])}")
     if row["tools"]:
-        tools = ", ".join(f"{t['name']} ({t['risk']})" for t in row["tools"])
+        tools = ", ".join(f"{one_line(t['name'])} ({t['risk']})" for t in row["tools"])
         lines.append(f"  tools: {tools}")
     if row["resources"]:
-        lines.append(f"  resources: {', '.join(r['uri'] for r in row['resources'])}")
+        uris = ", ".join(one_line(r["uri"]) for r in row["resources"])
+        lines.append(f"  resources: {uris}")
     if row["prompts"]:
-        lines.append(f"  prompts: {', '.join(row['prompts'])}")
+        lines.append(f"  prompts: {', '.join(one_line(p) for p in row['prompts'])}")
     return "\n".join(lines) + "\n"
 
 
@@ -279,7 +281,8 @@ def tool_rows(config: Any, workspace: Path) -> tuple[list[dict[str, Any]], list[
                 }
             )
         if server["state"] != "running":
-            absent.append(f"{source}: {server['state']}: {server.get('error') or 'no tools'}")
+            why = one_line(server.get("error") or "no tools")
+            absent.append(f"{source}: {server['state']}: {why}")
     absent += [
         f"mcp:{name}: waiting for trust (`agentcli trust`)" for name in ignored_servers(config)
     ]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from agentcli.config import load_config
 from agentcli.errors import ExitCode
+from agentcli.output.visible import one_line, visible_json
 from agentcli.providers.catalog import gather_offers, providers_to_ask
 
 
@@ -22,17 +22,21 @@ def list_models(
     offers = asyncio.run(gather_offers(providers_to_ask(config, env, base_url), config, env))
     if as_json:
         document = {"providers": [offer.to_wire() for offer in offers]}
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(visible_json(document, indent=2) + "\n")
     else:
-        rows = [(f"{o.provider.name}:{m.id}", m.detail) for o in offers for m in o.models]
+        rows = [
+            (one_line(f"{o.provider.name}:{m.id}"), one_line(m.detail))  # the server's names
+            for o in offers
+            for m in o.models
+        ]
         width = max((len(spec) for spec, _ in rows), default=0)
         for spec, detail in rows:
             sys.stdout.write(f"{spec:<{width}}  {detail}".rstrip() + "\n")
     for offer in offers:
         url = offer.provider.base_url
         if offer.error is not None:
-            sys.stderr.write(f"agentcli: error: {offer.error}\n")
+            sys.stderr.write(f"agentcli: error: {one_line(offer.error)}\n")
         elif not offer.models:
             where = f" ({url})" if url else ""
-            sys.stderr.write(f"agentcli: {offer.provider.name}{where} lists no models\n")
+            sys.stderr.write(f"agentcli: {one_line(offer.provider.name + where)} lists no models\n")
     return ExitCode.FAILURE if any(o.error is not None for o in offers) else ExitCode.OK

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
+from agentcli.output.visible import one_line, visible_json
 from agentcli.providers.table import provider_plugins
 from agentcli.tools.plugin_source import plugin_sources
 
@@ -38,18 +38,18 @@ def list_plugins(as_json: bool) -> int:
         )
     if as_json:
         document = {"plugins": rows, "problems": problems}
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(visible_json(document, indent=2) + "\n")
         return 0
     if not rows and not problems:
         sys.stdout.write("no plug-ins installed (how to write one: docs/extending.md)\n")
     for row in rows:
         kind = "provider" if row["group"] == "agentcli.providers" else row["state"]
-        sys.stdout.write(f"{row['name']}  {kind}  {row['package']}\n")
+        sys.stdout.write(f"{one_line(row['name'])}  {kind}  {one_line(row['package'])}\n")
         if row["error"]:
-            sys.stdout.write(f"  error: {row['error']}\n")
+            sys.stdout.write(f"  error: {one_line(row['error'])}\n")
         if row["tools"]:
-            tools = ", ".join(f"{t['name']} ({t['risk']})" for t in row["tools"])
+            tools = ", ".join(f"{one_line(t['name'])} ({t['risk']})" for t in row["tools"])
             sys.stdout.write(f"  tools: {tools}\n")
     for problem in problems:
-        sys.stdout.write(f"error: {problem}\n")
+        sys.stdout.write(f"error: {one_line(problem)}\n")
     return 0

@@ -15,6 +15,7 @@ from agentcli.assembly import build_registry, provider_tools
 from agentcli.config import load_config
 from agentcli.conversation.messages import ToolCall
 from agentcli.errors import ExitCode, UsageError
+from agentcli.output.visible import one_line, visible_json
 from agentcli.policy.engine import Policy
 from agentcli.policy.setup import build_policy
 from agentcli.risk import ApprovalRequest
@@ -110,16 +111,16 @@ def explain(
     )
     result = explainer.explain(tool_name, _arguments(tool_name, args_text))
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        sys.stdout.write(visible_json(result) + "\n")
         return 0
-    rule = f" (rule {result['rule']})" if result["rule"] else ""
+    rule = f" (rule {one_line(result['rule'])})" if result["rule"] else ""
     where = f", sandbox {result['sandbox']}" if result["sandbox"] else ""
     sys.stdout.write(
         f"{result['decision']} — {result['tool']}, {result['risk']} risk{where}, decided by "
         f"{result['by']}{rule}\n"
     )
     for reason in result["reasons"]:
-        sys.stdout.write(f"  · {reason}\n")
+        sys.stdout.write(f"  · {one_line(reason)}\n")
     return 0
 
 
@@ -194,7 +195,7 @@ def explain_stream(
         except Exception as error:  # an input no check foresaw: this line fails, not the rest
             message = f"cannot explain this call: {type(error).__name__}: {error}"
             result, failed = {"line": number, "error": message}, True
-        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.write(visible_json(result) + "\n")
         out.flush()  # a reader can act on each decision as it comes
     return ExitCode.USAGE if failed else ExitCode.OK
 
@@ -227,12 +228,11 @@ def list_tools(workspace: Path, as_json: bool) -> int:
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return 0
-    width = max(len(r["name"]) for r in rows)
-    source_width = max(len(r["source"]) for r in rows)
-    for row in rows:
-        sys.stdout.write(
-            f"{row['name']:<{width}}  {row['source']:<{source_width}}  {row['risk']}\n"
-        )
+    shown = [(one_line(r["name"]), one_line(r["source"]), r["risk"]) for r in rows]
+    width = max(len(name) for name, _, _ in shown)
+    source_width = max(len(source) for _, source, _ in shown)
+    for name, source, risk in shown:
+        sys.stdout.write(f"{name:<{width}}  {source:<{source_width}}  {risk}\n")
     for line in absent:  # a server that failed: its tools are absent, and why
         sys.stdout.write(f"{line}; its tools are absent\n")
     return 0

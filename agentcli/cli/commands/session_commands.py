@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from agentcli.errors import UsageError
+from agentcli.output.visible import one_line, visible
 from agentcli.sessions.images import remove_images
 from agentcli.sessions.listing import (
     all_summaries,
@@ -19,7 +20,7 @@ from agentcli.sessions.session import Session, find_session
 def _load(reference: str) -> Session:
     session = Session.load(find_session(reference))
     for warning in session.warnings:
-        sys.stderr.write(f"agentcli: warning: {warning}\n")
+        sys.stderr.write(f"agentcli: warning: {one_line(warning)}\n")
     return session
 
 
@@ -33,7 +34,7 @@ def list_sessions(
     warnings: list[str] = []
     summaries = [s for s in all_summaries(warnings) if show_all or s.turns > 0]
     for warning in warnings:  # damaged lines, unreadable files: the rest is listed
-        sys.stderr.write(f"agentcli: warning: {warning}\n")
+        sys.stderr.write(f"agentcli: warning: {one_line(warning)}\n")
     if query:
         summaries = [s for s in summaries if query.casefold() in s.first_prompt.casefold()]
     summaries = summaries[:limit] if limit is not None else summaries
@@ -42,14 +43,15 @@ def list_sessions(
     elif summaries:
         sys.stdout.write(summaries_table(summaries))
     else:
-        which = f" matching {query!r}" if query else ""
+        which = f" matching {one_line(repr(query))}" if query else ""
         hint = "" if show_all else " (--all shows the empty ones too)"
         sys.stdout.write(f"no sessions{which}{hint}\n")
     return 0
 
 
 def show(reference: str) -> int:
-    sys.stdout.write(transcript_markdown(_load(reference)) + "\n")
+    # the model's and the tools' words, as they were recorded: shown, not obeyed
+    sys.stdout.write(visible(transcript_markdown(_load(reference))) + "\n")
     return 0
 
 
@@ -57,7 +59,7 @@ def export(reference: str, fmt: str) -> int:
     if fmt not in ("json", "markdown"):
         raise UsageError(f"--format must be json or markdown, not {fmt!r}")
     session = _load(reference)
-    text = export_json(session) if fmt == "json" else transcript_markdown(session)
+    text = export_json(session) if fmt == "json" else visible(transcript_markdown(session))
     sys.stdout.write(text + "\n")
     return 0
 
@@ -66,7 +68,7 @@ def remove(reference: str) -> int:
     path = find_session(reference)
     path.unlink()
     remove_images(path)
-    sys.stdout.write(f"removed session {path.stem}\n")
+    sys.stdout.write(f"removed session {one_line(path.stem)}\n")
     return 0
 
 
@@ -86,7 +88,7 @@ def rewind(reference: str, to: int, *, files: bool, chat: bool, force: bool) -> 
     session = Session.open(path)
     try:
         for warning in session.warnings:
-            sys.stderr.write(f"agentcli: warning: {warning}\n")
+            sys.stderr.write(f"agentcli: warning: {one_line(warning)}\n")
         workspace = Path(session.header.get("workspace") or "")
         if (files or not chat) and not workspace.is_dir():
             raise UsageError(
@@ -99,6 +101,6 @@ def rewind(reference: str, to: int, *, files: bool, chat: bool, force: bool) -> 
         )
     finally:
         session.close()
-    for line in outcome_lines(outcome, chat_done, to):
-        sys.stdout.write(line + "\n")
+    for line in outcome_lines(outcome, chat_done, to):  # they name files: one line each
+        sys.stdout.write(one_line(line) + "\n")
     return 0 if outcome.clean or (force and not outcome.failed) else 1

@@ -5,9 +5,13 @@ compiles on install) and exposes llama.cpp's server in-process: completions and 
 completions called as functions (`Server.handle_completions`), with grammars, log-
 probabilities and the server's prompt cache. Only that public interface is used — the
 calls, their JSON requests and answers — never the runtime's private state, so that any
-build of it works. The server also listens on a loopback port (it cannot be told not to);
-it is given a random API key that never leaves this process, so nothing else can use it,
-and agentcli uses that port only for what the in-process calls lack: tokenizing, the chat
+build of it works. The server also listens (it cannot be told not to): on a Unix socket in
+a directory of this process's own (mode 0700, removed at exit), so no TCP port is open at
+all and no browser page can reach it, with a random API key that never leaves this process
+(not in any argv or environment: a child that reaches the socket is answered 401), and
+CORS allowing no origin (llama.cpp's default is every one). Where a Unix socket cannot be
+made (Windows, a TMPDIR too long for a socket's name), it listens on 127.0.0.1 with the same
+key. agentcli uses it only for what the in-process calls lack: tokenizing, the chat
 template, and saving or restoring the evaluated prompt (`/tokenize`, `/apply-template`,
 `/slots`, all documented endpoints of llama.cpp's server).
 
@@ -54,6 +58,27 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+SOCKET_NAME_MAX = 100  # sun_path holds 104 bytes on macOS, 108 on Linux
+
+
+def private_socket() -> str | None:
+    """A path for the server's Unix socket in a new directory only this user can enter
+    (removed when the process ends), or None where there can be none."""
+    if os.name == "nt":
+        return None
+    import atexit
+    import shutil
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="agentcli-model-")  # mode 0700
+    path = os.path.join(directory, "llama.sock")  # llama.cpp binds a name ending in .sock
+    if len(os.fsencode(path)) > SOCKET_NAME_MAX:
+        os.rmdir(directory)
+        return None
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return path
+
+
 def token_grammar(tokens: Sequence[int]) -> str:
     """A grammar that allows exactly these tokens, in order: a continuation written the
     way the tokenizer writes it (a text grammar lets the sampler spell a word in odd
@@ -91,7 +116,11 @@ class Engine:
         params.endpoint_metrics = False
         self._key = secrets.token_urlsafe(24)
         params.api_keys = [self._key]
-        params.hostnames = ["127.0.0.1"]
+        self._socket = private_socket()
+        params.hostnames = [self._socket or "127.0.0.1"]
+        params.cors_origins = ""  # no page of any origin may read its answers
+        params.cors_origins_explicit = True
+        params.cors_credentials = False
         if cache_dir is not None:
             params.slot_save_path = str(cache_dir) + os.sep  # the server joins names on
         try:
@@ -111,8 +140,10 @@ class Engine:
         if self._http is None:
             import httpx
 
+            where = {"transport": httpx.HTTPTransport(uds=self._socket)} if self._socket else {}
             self._http = httpx.Client(
-                base_url=self.server.listening_address,
+                base_url="http://localhost" if self._socket else self.server.listening_address,
+                **where,
                 headers={"Authorization": f"Bearer {self._key}"},
                 timeout=60,
                 trust_env=False,  # never a proxy: it is this process's own server

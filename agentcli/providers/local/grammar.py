@@ -46,28 +46,72 @@ def _grammar_schema(schema: Any, field: str | None = None) -> Any:
     return out
 
 
-def arguments_schema(tool: dict[str, Any], arguments: str = "all") -> dict[str, Any]:
+# Optional arguments that widen what a call may reach: a sandbox profile (the network, or
+# none at all), the justification that asks for one, a job that outlives its call. A model
+# writing under a grammar fills whatever the grammar offers, so the grammar offers these
+# only where the user's request asks for them in words, and then only what it names.
+WIDENING = ("sandbox", "justification", "background")
+
+
+def _asked(name: str, sub: Any, words: set[str]) -> Any:
+    """The schema of the widening property `name` as far as the request's `words` ask for
+    it, or None when they do not."""
+    if name == "background":
+        return sub if "background" in words else None
+    if name == "sandbox" and isinstance(sub, dict) and isinstance(sub.get("enum"), list):
+        named = [value for value in sub["enum"] if value in words]  # "sandbox network"
+        return {**sub, "enum": named} if "sandbox" in words and named else None
+    return None
+
+
+def without_unasked(params: dict[str, Any], request: str | None) -> dict[str, Any]:
+    """`params` without the optional widening properties the request does not ask for."""
+    properties = params.get("properties")
+    if not isinstance(properties, dict):
+        return params
+    required = set(params.get("required") or ())
+    words = set(re.findall(r"[a-z][a-z-]*", (request or "").lower()))
+    kept = dict(properties)
+    for name in ("sandbox", "background"):
+        if name in kept and name not in required:
+            asked = _asked(name, kept[name], words)
+            if asked is None:
+                del kept[name]
+            else:
+                kept[name] = asked
+    if "justification" in kept and "justification" not in required and "sandbox" not in kept:
+        del kept["justification"]  # it only ever asks for a sandbox
+    return {**params, "properties": kept}
+
+
+def arguments_schema(
+    tool: dict[str, Any], arguments: str = "all", request: str | None = None
+) -> dict[str, Any]:
     """`arguments="required"` keeps only the required properties (and, for a tool with
-    none, its first property as optional): fewer ways for a small model to go wrong."""
+    none, its first property as optional): fewer ways for a small model to go wrong.
+    Optional properties that widen a call's reach only where `request` asks for them."""
     params = _grammar_schema(tool.get("parameters") or {"type": "object", "properties": {}})
     if arguments == "required" and isinstance(params.get("properties"), dict):
         required = list(params.get("required") or ())
         keep = required or list(params["properties"])[:1]
         params["properties"] = {k: v for k, v in params["properties"].items() if k in keep}
+    params = without_unasked(params, request)
     params.setdefault("type", "object")
     params.setdefault("properties", {})
     params["additionalProperties"] = False
     return params
 
 
-def decision_schema(tools: Sequence[dict[str, Any]], *, arguments: str = "all") -> dict:
+def decision_schema(
+    tools: Sequence[dict[str, Any]], *, arguments: str = "all", request: str | None = None
+) -> dict:
     """One JSON Schema for the decision: any offered tool with its arguments, or answer."""
     alternatives: list[dict[str, Any]] = [
         {
             "type": "object",
             "properties": {
                 "name": {"const": tool["name"]},
-                "arguments": arguments_schema(tool, arguments),
+                "arguments": arguments_schema(tool, arguments, request),
             },
             "required": ["name", "arguments"],
             "additionalProperties": False,
@@ -85,15 +129,27 @@ def decision_schema(tools: Sequence[dict[str, Any]], *, arguments: str = "all") 
     return {"oneOf": alternatives}
 
 
-def decision_grammar(tools: Sequence[dict[str, Any]], *, arguments: str = "all") -> str:
+def decision_grammar(
+    tools: Sequence[dict[str, Any]], *, arguments: str = "all", request: str | None = None
+) -> str:
     """The JSON Schema (as text) a whole decision is written under (`choice = "greedy"`);
     the engine turns it into a grammar with llama.cpp's own converter."""
-    return json.dumps(decision_schema(tools, arguments=arguments))
+    return json.dumps(decision_schema(tools, arguments=arguments, request=request))
 
 
 # Arguments a user's request spells out, which a small model should copy rather than
 # invent: with `copy_from`, the grammar lets these be only spans of the request.
-COPY_FIELDS = {"path", "url", "command", "expression", "content", "query", "pattern"}
+COPY_FIELDS = {
+    "path",
+    "url",
+    "command",
+    "expression",
+    "content",
+    "query",
+    "pattern",
+    "old_text",
+    "new_text",
+}
 NOT_COPIED = {("search_files", "pattern")}  # a glob is made, not copied
 MAX_SPAN_WORDS = 6
 
@@ -215,6 +271,8 @@ def spelled_values(
         "expression": spelled.expressions,
         "command": spelled.commands,
         "query": spelled.web_queries,
+        "old_text": spelled.old_texts,
+        "new_text": spelled.new_texts,
     }
     return readers[name](request) if name in readers else []
 
@@ -303,11 +361,13 @@ def arguments_grammar(
     copy_from: str | None = None,
     workspace: Path | None = None,
     spelled: bool = True,
+    request: str | None = None,
 ) -> str:
     """The JSON Schema (as text) of a call's arguments object, for when the tool was
     already chosen (`{"name":"TOOL","arguments":` ends the prompt; the `}` that closes
-    the decision is added after). Every value it allows, the tool's own schema accepts."""
-    schema = arguments_schema(tool, arguments)
+    the decision is added after). Every value it allows, the tool's own schema accepts;
+    `request` (else `copy_from`): what the user asked, for the widening properties."""
+    schema = arguments_schema(tool, arguments, request or copy_from)
     if copy_from:
         schema = copy_constrained(tool, schema, copy_from, workspace=workspace, spelled=spelled)
     return json.dumps(schema)
