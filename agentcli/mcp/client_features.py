@@ -13,8 +13,10 @@ logging — plus progress on calls, the server's instructions, and agentcli's ow
   allow, ask or deny lists; with no rule and no person (`--yes` approves tool calls only),
   or under `--deny`, it is declined.
 - **logging**: `logging/setLevel` at the server's `log_level`; messages at or above it are
-  `mcp_log` events (notices on stderr, lines in the REPL, records in the session).
-- **progress**: a progress token on every call; notifications are `progress` events.
+  `mcp_log` events (notices on stderr, lines in the REPL, records in the session), a few
+  a second at most, with one line counting those dropped (agentcli.mcp.floods).
+- **progress**: a progress token on every call; notifications are `progress` events, the
+  latest of each call a few times a second at most; each one moves the call's deadline.
 
 Every request declined or answered is an `mcp_request` event, and a declined one is said
 in the result of the call it came during."""
@@ -30,6 +32,7 @@ from typing import Any
 
 from agentcli.conversation import events as ev
 from agentcli.mcp.config import LOG_LEVELS, ServerConfig
+from agentcli.mcp.floods import LOG_BURST, LOG_RATE, LatestValue, LogLimit
 from agentcli.records import dataclass, field
 
 SAMPLING_RULE = "mcp_sampling"  # the rule subject: mcp_sampling(SERVER)
@@ -183,6 +186,7 @@ class ServerFeatures:
         # running call is told). Weak: a call that ended, however, drops out.
         self._calls: weakref.WeakSet[CallNotes] = weakref.WeakSet()
         self._session: Any = None
+        self._logs = LogLimit(self.host.say, self._dropped_logs)
 
     # --- the session
 
@@ -215,6 +219,11 @@ class ServerFeatures:
 
     def closed(self) -> None:
         self._session = None
+        self._logs.flush()  # what was dropped is said before the server is gone
+
+    def call_ended(self) -> None:
+        """A call ended: the log messages dropped during it are counted now."""
+        self._logs.flush()
 
     def roots_changed(self) -> Any:
         """Tells the server its roots changed; the task that does, or None (not running)."""
@@ -267,17 +276,31 @@ class ServerFeatures:
         if len(text) > MAX_LOG:
             text = text[:MAX_LOG] + "…"
         logger = str(params.logger) if params.logger else None
-        self.host.say(ev.McpLog(server=self.config.name, level=level, message=text, logger=logger))
+        self._logs.offer(
+            ev.McpLog(server=self.config.name, level=level, message=text, logger=logger)
+        )
+
+    def _dropped_logs(self, count: int) -> ev.McpLog:
+        name = self.config.name
+        said = f"{LOG_BURST} at once, then {LOG_RATE:g} a second"
+        message = f"… {count:,} more log messages from {name} dropped (at most {said})"
+        return ev.McpLog(server=name, level="warning", message=message)
 
     # --- progress
 
-    def progress_for(self, report: Callable[[dict[str, Any]], None]) -> Any:
-        """The SDK's progress callback for one call: a `progress` event on its line."""
+    def progress_for(
+        self, report: Callable[[dict[str, Any]], None], heard: Callable[[], None]
+    ) -> tuple[Any, LatestValue]:
+        """The SDK's progress callback for one call, and what keeps its latest value:
+        `heard` at every notification (the call's deadline moves), a `progress` event on
+        its line a few times a second at most (flush the LatestValue when the call ends)."""
+        latest = LatestValue(report)
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
-            report(progress_value(done, total, message))
+            heard()
+            latest.offer(progress_value(done, total, message))
 
-        return progress
+        return progress, latest
 
     # --- elicitation
 

@@ -192,18 +192,25 @@ class McpServer(ToolSource):
         assert isinstance(tool, McpTool)
         limit, setting = self.config.timeout_of(tool.remote_name)
         notes = self.features.call_notes()  # requests of the server declined meanwhile
+        loop = asyncio.get_running_loop()
+        deadline = asyncio.timeout(limit)
+
+        def heard() -> None:  # a server visibly working is given the limit again
+            deadline.reschedule(loop.time() + limit)
+
+        progress, latest = self.features.progress_for(ctx.progress, heard)
         try:
-            # The SDK sends notifications/cancelled when the limit passes, so the server
-            # can stop too.
-            with self.cancelled.watch():
-                result = await session.call_tool(
-                    tool.remote_name,
-                    args,
-                    read_timeout_seconds=limit,
-                    progress_callback=self.features.progress_for(ctx.progress),
-                )
+            # The limit is ours, not the SDK's, so progress can move it (the protocol
+            # allows that); when it passes, the call's task is cancelled, and the SDK sends
+            # notifications/cancelled so the server can stop too.
+            async with deadline:
+                with self.cancelled.watch():
+                    result = await session.call_tool(
+                        tool.remote_name, args, progress_callback=progress
+                    )
         except Exception as error:  # a closed connection shows as MCPError or a stream error
-            if isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT:
+            timed_out = isinstance(error, TimeoutError) and deadline.expired()
+            if timed_out or (isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT):
                 raise ToolFailure(
                     f"{tool.name}: no answer within {limit:g} s, so the call was cancelled "
                     f"(raise {setting} if it needs longer)",
@@ -228,6 +235,9 @@ class McpServer(ToolSource):
             await self._lost(session)
             what = f"stopped during the call ({error or type(error).__name__})"
             raise ToolFailure(self._lost_message(what)) from None
+        finally:
+            latest.flush()  # its latest progress, before its result
+            self.features.call_ended()
         parts = capped(result_parts(result), ctx)  # a 10 MB result does not fill the context
         parts += map(TextPart, notes.unsaid(render_text(parts)))
         if result.is_error and (hint := self._sandbox_hint(render_text(parts), args)):
@@ -359,6 +369,10 @@ class McpServer(ToolSource):
             return await self._open_http(stack)
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
+
+        from agentcli.mcp import lines
+
+        lines.install()  # a long line is read in linear time (agentcli.mcp.lines)
 
         try:
             self._log_path.parent.mkdir(parents=True, exist_ok=True)
