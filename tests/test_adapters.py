@@ -171,3 +171,16 @@ def test_the_adapted_grammar_parses_as_the_packages_own(text: str) -> None:
         text.encode()
     )
     assert str(ours.root_node) == str(theirs.root_node)
+
+
+def test_the_mcp_sdk_still_decodes_stdio_through_a_name_in_its_module() -> None:
+    """agentcli.adapters.mcp_stdio_lines replaces `TextReceiveStream` in mcp.client.stdio:
+    the SDK's stdio reader must still look it up there."""
+    import mcp.client.stdio as stdio
+
+    from agentcli.adapters.mcp_stdio_lines import WholeLines, install
+
+    source = Path(stdio.__file__).read_text(encoding="utf-8")
+    assert "TextReceiveStream(" in source, "mcp.client.stdio no longer decodes that way"
+    install()
+    assert stdio.TextReceiveStream is WholeLines

@@ -127,7 +127,7 @@ def test_the_sdk_reader_is_given_whole_lines() -> None:
     import anyio
     import mcp.client.stdio as stdio
 
-    from agentcli.mcp.lines import WholeLines, install
+    from agentcli.adapters.mcp_stdio_lines import WholeLines, install
 
     install()
     assert stdio.TextReceiveStream is WholeLines

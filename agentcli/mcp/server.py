@@ -370,9 +370,9 @@ class McpServer(ToolSource):
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        from agentcli.mcp import lines
+        from agentcli.adapters import mcp_stdio_lines as lines
 
-        lines.install()  # a long line is read in linear time (agentcli.mcp.lines)
+        lines.install()  # a long line is read in linear time (agentcli.adapters.mcp_stdio_lines)
 
         try:
             self._log_path.parent.mkdir(parents=True, exist_ok=True)
