@@ -21,7 +21,7 @@ from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 STATE_TOOL = "update_state"
 _SHOWN_CHARS = 4000  # of the new state, in the tool's result
 DEFAULT_LIMIT = 4 * 1024 * 1024  # limits.state's default (agentcli.config.schema)
-_RECOUNTS = 2  # exact measures of the state within one patch, when the estimate is near
+_RECOUNTS = 4  # exact measures of the state within one patch, when the estimate is near
 
 
 class StateError(ValueError):
@@ -63,8 +63,9 @@ def apply_bounded(
     document = copy.deepcopy(state)
     for number, operation in enumerate(delta, 1):
         growth = _growth(document, operation)
-        if estimate + growth > limit and recounts < _RECOUNTS:
+        if estimate + growth > limit and recounts < _RECOUNTS:  # near: measure exactly
             estimate, recounts = json_size(document), recounts + 1
+            growth -= _replaced(document, operation)
         if estimate + growth > limit:
             raise StateTooLarge(_too_large(limit, f"its operation {number}"))
         try:
@@ -105,6 +106,18 @@ def _growth(document: Any, operation: Any) -> int:
     if kind == "move":
         return key
     return 0
+
+
+def _replaced(document: Any, operation: Any) -> int:
+    """Bytes of what a `replace` op takes out (0 for any other op)."""
+    if not isinstance(operation, dict) or operation.get("op") != "replace":
+        return 0
+    import jsonpointer
+
+    try:
+        return json_size(jsonpointer.resolve_pointer(document, str(operation.get("path", ""))))
+    except (jsonpointer.JsonPointerException, TypeError):
+        return 0
 
 
 def has_state(state: Any) -> bool:
