@@ -80,6 +80,9 @@ class ApprovalRequest:
     # Why a step before the decision (a hook) wants a person asked: asked as an `ask`
     # rule is, and never remembered, since the step would ask again.
     ask_reasons: tuple[str, ...] = ()
+    # Only a person at a terminal answers those reasons: --yes does not (a whole-file
+    # overwrite the small local model chose, agentcli.agent.overwrite_step).
+    person_only: bool = False
     asker: str | None = None  # a subagent's name, when one of its calls asks
 
 

@@ -2,7 +2,7 @@
 how much of that the model decides and how much the examples decide.
 
     python bench/local_model.py [--set all|original|heldout|two-args|frozen|heldout30|
-                                       heldout30b|dev]
+                                       heldout30b|heldout41|dev]
                                 [--models smollm2-135m] [--formats fewshot-core,...]
                                 [--json FILE] [-v] [--calibrate]
 
@@ -26,7 +26,9 @@ for issue 18, never tuned on, but its misses were read and written down, so for 
 it is a development set too; `heldout30` was written and committed alone before any
 change for issue 30, and run once, but its results were read, so it is a development set
 now; `heldout30b` was written and committed alone before any change of issue 30's second
-round and is never tuned on: its row is the honest measure. Formats:
+round, run once and read, so it is a development set for issue 41; `heldout41` was written
+and committed alone before any change of issue 41 and is never tuned on: its row is the
+honest measure. Formats:
 
 - `fewshot-core`    (the default): chat template, scored choice, few-shot examples, the
                     core tools (and any tool that brings examples) offered;
@@ -51,8 +53,8 @@ round and is never tuned on: its row is the honest measure. Formats:
 Each set's choice is also printed with one part of it taken out (the examples, the fit,
 the calibration, the answer bias), from the same scores: what each part contributes.
 
-Target: >= 80% right (tool and arguments) on the held-out set's (`heldout30b`) simple
-single-tool requests. Always exits 0.
+Target: >= 90% right (tool and arguments) on the held-out set (`heldout41`), its simple
+requests and its two-argument ones. Always exits 0.
 """
 
 from __future__ import annotations
@@ -74,8 +76,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-TARGET = 0.80
-HELD_OUT = "heldout30b"  # the set the target is measured on: never tuned on
+TARGET = 0.90
+HELD_OUT = "heldout41"  # the set the target is measured on: never tuned on
 Check = Callable[[dict[str, Any]], bool]
 
 
@@ -682,6 +684,196 @@ HELDOUT_30B_TWO_ARGS: list[Case] = [
     )
 ]
 
+
+def _edit(path: str, old: str, new: str) -> Check:
+    """An edit of `path`: `old_text` holds `old` and `new_text` holds `new` (never a
+    whole-file write: that is another tool, so the case is wrong)."""
+
+    def check(args: dict[str, Any]) -> bool:
+        return (
+            _bare_path(args.get("path", "")) == path
+            and old.lower() in str(args.get("old_text", "")).lower()
+            and new.lower() in str(args.get("new_text", "")).lower()
+        )
+
+    return check
+
+
+# The sixth set, for issue 41: written and committed alone before any change of issue 41,
+# in other words than every earlier set (typos, terse shell words, long polite sentences,
+# edits of existing files, folders to create, percentages). Never tuned on.
+HELDOUT_41: list[Case] = [
+    Case("shwo me the file ROADMAP.md", "read_file", _path_is("ROADMAP.md")),
+    Case("cat conf/app.yaml", "read_file", _path_is("conf/app.yaml")),
+    Case(
+        "Could you please be so kind as to open the file called CREDITS.txt and show me "
+        "what it says?",
+        "read_file",
+        _path_is("CREDITS.txt"),
+    ),
+    Case("raed src/lib.rs", "read_file", _path_is("src/lib.rs")),
+    Case("ls assets", "list_directory", _path_is("assets", "assets/")),
+    Case("wht files are in the build folder", "list_directory", _path_is("build", "build/")),
+    Case(
+        "I'd really appreciate it if you could list everything that is inside the fixtures "
+        "directory, thank you",
+        "list_directory",
+        _path_is("fixtures", "fixtures/"),
+    ),
+    Case("make a folder called logs", "create_directory", _path_is("logs", "logs/")),
+    Case("create a new directory named cache", "create_directory", _path_is("cache", "cache/")),
+    Case(
+        "please create a directory tmp/work for me",
+        "create_directory",
+        _path_is("tmp/work", "tmp/work/"),
+    ),
+    Case("serach for the word deprecated", "search_content", _contains("pattern", "deprecated")),
+    Case("find where the word timeout appears", "search_content", _contains("pattern", "timeout")),
+    Case(
+        "Would you mind looking through the project for every place that mentions SECRET_TOKEN?",
+        "search_content",
+        _contains("pattern", "SECRET_TOKEN"),
+    ),
+    Case("grep TODO", "search_content", _contains("pattern", "TODO")),
+    Case("find all the rust files", "search_files", _contains("pattern", "rs")),
+    Case("any .toml files around?", "search_files", _contains("pattern", "toml")),
+    Case("whats 15% of 80", "calculator", _computes(12)),
+    Case("calcualte 250 * 4", "calculator", _computes(1000)),
+    Case(
+        "I was wondering if you could work out how much 1200 divided by 8 is",
+        "calculator",
+        _computes(150),
+    ),
+    Case("what is 20 percent of 450?", "calculator", _computes(90)),
+    Case("git status", "run_shell", _equals("command", "git status")),
+    Case("git log --oneline", "run_shell", _equals("command", "git log --oneline")),
+    Case("pwd", "run_shell", _equals("command", "pwd")),
+    Case("uname -a", "run_shell", _equals("command", "uname -a")),
+    Case("could you run the date command for me please", "run_shell", _equals("command", "date")),
+    Case("whats the disk space on this machine", "system_info"),
+    Case("how much RAM is free on this box?", "system_info"),
+    Case(
+        "fetch the page https://example.net/docs",
+        "fetch_url",
+        _equals("url", "https://example.net/docs"),
+    ),
+    Case(
+        "look up rust borrow checker on the web",
+        "web_search",
+        _contains("query", "borrow checker"),
+    ),
+    Case("what does CPU stand for?", None),
+    Case("thx, that helped a lot", None),
+    Case("could you explain in simple words what recursion is?", None),
+    Case("write a limerick about a cat", None),
+    Case("hi", None),
+]
+
+# The sixth set's requests with two or three arguments (each must be right); the edits
+# name files that exist and hold the old text.
+HELDOUT_41_TWO_ARGS: list[Case] = [
+    Case(prompt, tool, check, simple=False, two_args=True)
+    for prompt, tool, check in (
+        (
+            "in shopping.txt change eggs to apples",
+            "edit_file",
+            _edit("shopping.txt", "eggs", "apples"),
+        ),
+        (
+            "replace the word draft with final in status.md",
+            "edit_file",
+            _edit("status.md", "draft", "final"),
+        ),
+        (
+            "chnage port 8080 to 9090 in conf/app.yaml",
+            "edit_file",
+            _edit("conf/app.yaml", "8080", "9090"),
+        ),
+        (
+            "Please could you edit ROADMAP.md so that it says beta instead of alpha",
+            "edit_file",
+            _edit("ROADMAP.md", "alpha", "beta"),
+        ),
+        ("swap red for blue in colors.txt", "edit_file", _edit("colors.txt", "red", "blue")),
+        (
+            "create notes/plan.md with the text ship it",
+            "write_file",
+            _two("path", "notes/plan.md", "content", "ship it"),
+        ),
+        (
+            "write done into progress.txt",
+            "write_file",
+            _two("path", "progress.txt", "content", "done"),
+        ),
+        (
+            "overwrite shopping.txt with the text nothing",
+            "write_file",
+            _two("path", "shopping.txt", "content", "nothing"),
+        ),
+        (
+            "serach src/lib.rs for unwrap",
+            "search_content",
+            _two("path", "src/lib.rs", "pattern", "unwrap"),
+        ),
+        (
+            "look for timeout in the conf folder",
+            "search_content",
+            _two("path", "conf", "pattern", "timeout"),
+        ),
+        ("find the yaml files in conf", "search_files", _two("path", "conf", "pattern", "yaml")),
+    )
+]
+
+# Issue 41's development set: the issue's own examples and others like the held-out
+# set's kinds, in other words (the changes of issue 41 were tuned on these only).
+DEV_41: list[Case] = [
+    Case("opne the file notes.txt", "read_file", _path_is("notes.txt")),
+    Case("lsit the docs folder", "list_directory", _path_is("docs", "docs/")),
+    Case("create a folder called drafts", "create_directory", _path_is("drafts", "drafts/")),
+    Case("make a new directory out/reports", "create_directory", _path_is("out/reports")),
+    Case("find the word database", "search_content", _contains("pattern", "database")),
+    Case("what is 12% of 50?", "calculator", _computes(6)),
+    Case("git diff --stat", "run_shell", _equals("command", "git diff --stat")),
+    Case("whoami", "run_shell", _equals("command", "whoami")),
+    Case(
+        "would you be so kind as to run the uptime command for me please",
+        "run_shell",
+        _equals("command", "uptime"),
+    ),
+    Case("serch the code for TODO", "search_content", _contains("pattern", "TODO")),
+    Case("thanks a lot, bye", None),
+]
+DEV_41_TWO_ARGS: list[Case] = [
+    Case(prompt, tool, check, simple=False, two_args=True)
+    for prompt, tool, check in (
+        (
+            "in notes.txt, replace milk with bread",
+            "edit_file",
+            _edit("notes.txt", "milk", "bread"),
+        ),
+        (
+            "change example to sample in README.md",
+            "edit_file",
+            _edit("README.md", "example", "sample"),
+        ),
+        (
+            "edit config.toml so it says prod instead of example",
+            "edit_file",
+            _edit("config.toml", "example", "prod"),
+        ),
+        (
+            "rewrite notes.txt with the text fresh start",
+            "write_file",
+            _two("path", "notes.txt", "content", "fresh start"),
+        ),
+        (
+            "write hello into brand_new.txt",
+            "write_file",
+            _two("path", "brand_new.txt", "content", "hello"),
+        ),
+    )
+]
+
 # Two-argument requests for development (the improvements for them were tuned here).
 DEV_TWO_ARGS: list[Case] = [
     Case(prompt, tool, check, simple=False, two_args=True)
@@ -737,15 +929,27 @@ SETS = {
     "frozen": FROZEN + _as_two_args(FROZEN_TWO_ARGS),
     "heldout30": HELDOUT_30 + HELDOUT_30_TWO_ARGS,
     "heldout30b": HELDOUT_30B + HELDOUT_30B_TWO_ARGS,
+    "heldout41": HELDOUT_41 + HELDOUT_41_TWO_ARGS,
+    "dev41": DEV_41 + DEV_41_TWO_ARGS,
 }
-SETS["dev"] = CASES + HELDOUT + DEV_TWO_ARGS + SETS["frozen"] + SETS["heldout30"]
+SETS["dev"] = (
+    CASES
+    + HELDOUT
+    + DEV_TWO_ARGS
+    + SETS["frozen"]
+    + SETS["heldout30"]
+    + SETS["heldout30b"]
+    + SETS["dev41"]
+)
 SET_LABELS = {
     "original": "development: first set",
     "heldout": "development: second set (written held out, tuned on since)",
     "two-args": "development: two-argument requests",
     "frozen": "frozen before issue 18's changes, looked at since (development for issue 30)",
     "heldout30": "frozen for issue 30 before its changes, looked at since (development now)",
-    "heldout30b": "held out: frozen for issue 30's second round before its changes",
+    "heldout30b": "frozen for issue 30's second round before its changes (development now)",
+    "heldout41": "held out: frozen for issue 41 before its changes",
+    "dev41": "development: issue 41's requests (edits, folders, typos, bare commands)",
     "dev": "development: all",
 }
 
@@ -884,15 +1088,32 @@ HELDOUT_30B_WORKSPACE = (
 )
 
 
+# The files the sixth set names, with what they hold (its edits change words in them).
+HELDOUT_41_WORKSPACE = {
+    "ROADMAP.md": "# Roadmap\n\nThe alpha ships in May.\n",
+    "conf/app.yaml": "port: 8080\ntimeout: 30\n",
+    "CREDITS.txt": "Thanks to everyone.\n",
+    "src/lib.rs": "pub fn load() { read().unwrap() }\n",
+    "assets/icon.svg": "<svg/>\n",
+    "build/out.txt": "built\n",
+    "fixtures/one.json": "{}\n",
+    "shopping.txt": "eggs\nflour\n",
+    "status.md": "status: draft\n",
+    "colors.txt": "red\ngreen\n",
+}
+
+
 def make_workspace() -> Path:
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="agentcli-bench-"))
-    for entry in (
-        WORKSPACE_ENTRIES + FROZEN_WORKSPACE + HELDOUT_30_WORKSPACE + HELDOUT_30B_WORKSPACE
-    ):
+    entries = dict.fromkeys(
+        WORKSPACE_ENTRIES + FROZEN_WORKSPACE + HELDOUT_30_WORKSPACE + HELDOUT_30B_WORKSPACE,
+        "example\n",
+    )
+    for entry, text in {**entries, **HELDOUT_41_WORKSPACE}.items():
         (root / entry).parent.mkdir(parents=True, exist_ok=True)
-        (root / entry).write_text("example\n", encoding="utf-8")
+        (root / entry).write_text(text, encoding="utf-8")
     return root
 
 

@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 __all__ = [
+    "Gate",
     "Pause",
     "Raw",
     "RawReplies",
@@ -77,6 +78,18 @@ class Pause:
     """Wait (interruptibly: server shutdown ends the wait and aborts the reply)."""
 
     seconds: float
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Wait until the test opens the gate (`gate.set()`): a stream held at a point the test
+    chose, bounded by `timeout` (then the reply is aborted, never left hanging)."""
+
+    event: threading.Event = field(default_factory=threading.Event, compare=False)
+    timeout: float = 60.0
+
+    def set(self) -> None:
+        self.event.set()
 
 
 class ReplyLike(Protocol):
@@ -333,6 +346,12 @@ class SSEHandler(BaseHTTPRequestHandler):
             if isinstance(step, Pause):
                 if stopping.wait(step.seconds):
                     raise _Aborted
+                continue
+            if isinstance(step, Gate):
+                deadline = time.monotonic() + step.timeout
+                while not step.event.wait(0.05):
+                    if stopping.is_set() or time.monotonic() > deadline:
+                        raise _Aborted
                 continue
             if stopping.is_set():
                 raise _Aborted

@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import AGENTCLI, RunCli, build_env
 from tests.scripted_server import Reply, ScriptedServer
+from tests.sse_server import Gate
 from tests.test_repl import FOOTER, StartChat, chat, lines_of, plain  # noqa: F401 - the fixture
 
 SCHEMA_HINT = "Expected parameters (JSON Schema)"
@@ -196,7 +197,7 @@ def test_blocks_are_separated_by_one_blank_line_in_run(
     lines = written_lines(raw)
 
     assert between(lines, "Let me edit.", "edit_file") == [""], lines
-    assert between(lines, "old_text=", "✓ edit_file") == [""], lines
+    assert between(lines, "new_text=", "✓ edit_file") == [""], lines  # the call may wrap
     assert between(lines, "+added", "Done.") == [""], lines
 
 
@@ -233,7 +234,7 @@ def test_chat_on_plain_terminals(
         lines = written_lines(session.raw())  # not an escape, not even the prompt's
         # blocks: the answer, the call, its result, the next answer
         assert between(lines, "Let me edit.", "● edit_file") == [""], lines
-        assert between(lines, "● edit_file", "✓ edit_file") == [""], lines
+        assert between(lines, "new_text=", "✓ edit_file") == [""], lines  # (it may wrap)
         assert between(lines, "+added", "# Heading") == [""], lines
 
     shown = session.command("/model nope:x", "error:")
@@ -291,6 +292,104 @@ def test_a_resize_during_a_stream_leaves_no_stray_lines(
     assert "w000 w001" in visible
     alpha = [line.strip() for line in history.splitlines() if line.startswith("Alpha")]
     assert " ".join(alpha) == " ".join(["Alpha"] * 10), alpha  # printed before: once
+
+
+# Blocks still open when the pane narrows: every row long enough to re-wrap at 60 columns.
+OPEN_BLOCKS = {
+    "quote": [
+        "> q1 the quoted first line, long enough to wrap at sixty columns for sure\n",
+        "> q2 the second quoted line\n",
+        "> q3 the third quoted line\n",
+    ],
+    "list": [
+        "- l1 the first item of the list, long enough to wrap at sixty columns too\n",
+        "- l2 the second item\n",
+        "- l3 the third item\n",
+    ],
+    "table": [
+        "| c1 | c2 |\n",
+        "|---|---|\n",
+        "| t1 alpha beta gamma delta epsilon | t1b zeta eta theta iota kappa lambda |\n",
+        "| t2 x | t2b y |\n",
+    ],
+}
+TAILS = {"quote": "> q4 tail\n", "list": "- l4 tail\n", "table": "| t4 tail | t4b |\n"}
+# Above the block, as many rows as the block gains by re-wrapping (a table's rule and its
+# first row: two): the re-wrap pushes the block's top exactly to the pane's first row.
+INTROS = {"quote": "Intro.\n\n", "list": "Intro.\n\n", "table": "Intro.  \nIntro two.\n\n"}
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (re-wraps)")
+
+
+def tmux_run(tmp_path: Path, env: dict[str, str], workspace: Path, columns: int) -> Tmux:
+    """`agentcli run go` as the first thing in a fresh pane: its output starts on row 1."""
+    tmux = Tmux(tmp_path / "tmux.sock", env)
+    command = f"{shlex.join([str(AGENTCLI), 'run', 'go'])}; sleep 60"
+    tmux("new-session", "-d", "-x", str(columns), "-y", "24", "-c", str(workspace), command)
+    return tmux
+
+
+def shown_once(history: str, markers: list[str]) -> None:
+    for marker in markers:
+        found = re.findall(rf"(?<!\w){re.escape(marker)}(?!\w)", history)
+        assert len(found) == 1, f"{marker!r} not once in:\n{history}"
+
+
+@needs_tmux
+@pytest.mark.parametrize("colour", [True, False], ids=["colour", "NO_COLOR"])
+@pytest.mark.parametrize("kind", sorted(OPEN_BLOCKS))
+def test_a_resize_inside_an_open_block_leaves_no_old_rendering(
+    server: ScriptedServer, workspace: Path, cli_home: Path, tmp_path: Path, kind, colour
+) -> None:
+    """80 → 60 columns while a quote, a list or a table streams near the pane's top:
+    tmux re-wraps the region's rows, pushing them up to the first row, where erasing them
+    must not be a whole-screen clear (tmux keeps a copy of that in its history); what the
+    pane holds then, history included, is each line of the answer once."""
+    pieces, gate = OPEN_BLOCKS[kind], Gate()
+    head = Reply.text([INTROS[kind], *pieces], finish_reason=None, usage=None, done=False)
+    rest = Reply.text([TAILS[kind], "\nEND\n"])  # (its role chunk: said again)
+    server.enqueue(Reply(kind="stream", steps=(*head.steps, gate, *rest.steps)))
+    extra = {"TERM": "xterm-256color", **({} if colour else {"NO_COLOR": "1"})}
+    tmux = tmux_run(tmp_path, build_env(cli_home, server, extra), workspace, 80)
+    try:
+        tmux.wait_for(pieces[-1].split()[1])  # the open block drawn, the stream held
+        tmux("resize-window", "-x", "60", "-y", "24")
+        while tmux("display", "-p", "#{pane_width}").strip() != "60":
+            time.sleep(0.05)
+        gate.set()
+        tmux.wait_for("END")
+        history = tmux.screen(history=True)
+    finally:
+        gate.set()
+        tmux("kill-server")
+
+    markers = re.findall(r"\b[qlt]\db?\b", "".join([*pieces, TAILS[kind]]))
+    shown_once(history, ["Intro.", *markers, "END"])
+    lines = history.splitlines()
+    intro = max(i for i, line in enumerate(lines) if line.startswith("Intro"))
+    assert lines[intro + 1] == "", history  # one blank line: no cell of the region is left
+    assert all(len(line) <= 60 for line in history.splitlines()[1:]), history  # all redrawn
+
+
+@needs_tmux
+@pytest.mark.parametrize("colour", [True, False], ids=["colour", "NO_COLOR"])
+def test_a_run_starting_on_the_first_row_draws_its_first_block_once(
+    server: ScriptedServer, workspace: Path, cli_home: Path, tmp_path: Path, colour
+) -> None:
+    """The first block streamed on row 1 of a fresh pane, redrawn at every piece: erasing
+    it is never a clear from the top-left corner (which tmux keeps a copy of)."""
+    words = [f"w{number:02d} " for number in range(8)]
+    server.enqueue(Reply.text([*words, "\n\nEND\n"], delay=0.02))
+    extra = {"TERM": "xterm-256color", "AGENTCLI_REDRAW_SECONDS": "0"}
+    if not colour:
+        extra["NO_COLOR"] = "1"
+    tmux = tmux_run(tmp_path, build_env(cli_home, server, extra), workspace, 80)
+    try:
+        tmux.wait_for("END")
+        history = tmux.screen(history=True)
+    finally:
+        tmux("kill-server")
+    assert history.count("w00") == 1, history
+    assert history.splitlines()[0].split() == [word.strip() for word in words], history
 
 
 def test_chat_previews_a_commands_output_not_its_header(

@@ -519,7 +519,7 @@ def test_the_template_keeps_fences_failures_and_empty_results():
     ]
     report = results.report_results(messages)
     assert report.startswith("Here is `x.md` (lines 2-3 of 9):\n\n````\n```\ncode\n````")
-    assert report.endswith('run_shell(command="false") failed: exit code 1')
+    assert report.endswith("`false` exited with code 1 and printed nothing.")
     empty = results.report_results([*messages[:2], Message.tool_result("a", "")])
     assert empty == 'read_file(path="x.md") returned nothing.'
 
@@ -528,13 +528,13 @@ def test_the_template_keeps_fences_failures_and_empty_results():
 # says what was done (naming what the call named), and the result's own words after it.
 TEMPLATE_CASES = [
     ("read_file", {"path": "README.md"}, "Here is `README.md` (2 lines):", "This project greets"),
-    ("list_directory", {}, "`.` holds 2 entries", "README.md"),
+    ("list_directory", {}, "`.` holds 1 folder: `docs/`; 1 file: `README.md`.", "README.md"),
     ("search_files", {"pattern": "*.md"}, "2 files match `*.md`:", "docs/guide.md"),
     ("search_files", {"pattern": "*.zzz"}, "No files match '*.zzz'", "No files match"),
     ("search_content", {"pattern": "greets"}, "1 match in 1 file for `greets`:", "README.md:2:"),
     ("calculator", {"expression": "17*23"}, "17*23 = 391.", "391"),
     ("write_file", {"path": "out.txt", "content": "hi"}, "Done: created out.txt", "2 bytes"),
-    ("run_shell", {"command": "echo hello"}, "I ran `echo hello`:", "hello"),
+    ("run_shell", {"command": "echo hello"}, "`echo hello` exited with code 0:", "hello"),
     ("system_info", {}, "About this machine:", "python"),
 ]
 

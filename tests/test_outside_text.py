@@ -302,7 +302,9 @@ def test_the_repl_listings_show_outside_text_escaped(world: dict[str, Any]) -> N
 
 def test_a_file_name_with_a_newline_is_one_entry(tmp_path: Path) -> None:
     """list_directory and search name a file on one line: a crafted name cannot pass for
-    another entry (issue 40), and its controls are shown."""
+    another entry (issue 40); its other characters stay as they are, so the model can name
+    the file back (a terminal shows the listing through `visible`, which escapes them)."""
+    from agentcli.output.visible import visible
     from agentcli.tools.list_directory import list_entries
 
     crafted = f"a\nfile             1  2026-01-01 00:00  {SPOOF}"  # a line like an entry's
@@ -312,5 +314,5 @@ def test_a_file_name_with_a_newline_is_one_entry(tmp_path: Path) -> None:
     entries = listed.splitlines()[2:]
     assert len(entries) == 2, listed
     assert entries[0].endswith(crafted.replace("\n", "\\n")), listed
-    assert entries[1].endswith("b\u241b[2Kc"), listed
-    assert not OBEYED.search(listed)
+    assert entries[1].endswith("b\x1b[2Kc"), listed
+    assert not OBEYED.search(visible(listed))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import build_env
 from tests.scripted_server import Reply, ScriptedServer, cut_at
-from tests.sse_server import Pause
+from tests.sse_server import Gate, Pause
 from tests.terminal_screen import Terminal
 
 DOCS_DIR = Path(__file__).parent / "data" / "markdown"
@@ -128,6 +128,48 @@ def test_a_resize_between_pieces_loses_nothing(
         word.strip() for word in words
     ], lines
     assert all(len(line) <= 40 for line in lines[lines.index("END") - 3 :]), lines
+
+
+OPEN_BLOCKS = {  # each long enough that its first rows are cut at 60 columns
+    "quote": ["> q1 the quoted first line, long enough to be cut at sixty columns\n", "> q2\n"],
+    "list": ["- l1 the first item of the list, long enough to be cut at sixty columns\n", "- l2\n"],
+    "table": [
+        "| c1 | c2 |\n|---|---|\n",
+        "| t1 alpha beta gamma delta epsilon | t1b zeta eta theta iota kappa lambda |\n",
+    ],
+}
+
+
+@pytest.mark.parametrize("colour", [True, False], ids=["colour", "NO_COLOR"])
+@pytest.mark.parametrize("kind", sorted(OPEN_BLOCKS))
+def test_a_resize_inside_an_open_block_on_a_cutting_terminal_leaves_it_once(
+    server: ScriptedServer, cli_home: Path, workspace: Path, kind: str, colour: bool
+) -> None:
+    """80 → 60 columns while a quote, a list or a table is open, on a terminal that cuts
+    lines (pyte, xterm): each row stays one row, so the region is erased whole and the
+    block printed once, at the new width."""
+    pieces, gate = OPEN_BLOCKS[kind], Gate()
+    head = Reply.text(["Intro.\n\n", *pieces], finish_reason=None, usage=None, done=False)
+    rest = Reply.text(["\nEND\n"])  # (its role chunk: said again)
+    server.enqueue(Reply(kind="stream", steps=(*head.steps, gate, *rest.steps)))
+    env = {**EVERY_PIECE, "XTERM_VERSION": "pyte", **({} if colour else {"NO_COLOR": "1"})}
+    terminal = Terminal(
+        ["run", "go"], env=terminal_env(cli_home, server, env), cwd=workspace, columns=80
+    )
+    try:
+        terminal.wait_for(re.findall(r"\b[qlt]\d\b", pieces[-1])[0])
+        terminal.resize(60)
+        gate.set()
+        assert terminal.finish() == 0, terminal.text()
+    finally:
+        gate.set()
+        terminal.close()
+    lines = terminal.lines()
+    for marker in ("Intro.", *re.findall(r"\b[qlt]\d\b", "".join(pieces)), "END"):
+        assert sum(len(re.findall(rf"(?<!\w){marker}(?!\w)", line)) for line in lines) == 1, lines
+    assert lines[lines.index("Intro.") + 1] == "", lines  # the region's row: all of it erased
+    block = lines[lines.index("Intro.") + 2 : lines.index("END")]
+    assert block and all(len(line) <= 60 for line in block), lines
 
 
 # --- `agentcli chat`: many answers in one terminal ----------------------------------

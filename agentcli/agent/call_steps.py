@@ -43,6 +43,8 @@ class ToolCallFlight:
     decided: Decision | None = None  # made elsewhere before the run (a deferred approval)
     # Why steps before the decision want a person asked: an ask, as an `ask` rule is.
     ask_reasons: list[str] = field(default_factory=list)
+    # Only a person may answer those reasons: no flag (--yes) and no rule does.
+    person_only: bool = False
     decision: Decision | None = None  # the policy's, once made
     profile: str | None = None  # the sandbox profile of a tool that runs commands
     ran: bool = False  # the tool itself was run (not refused before)

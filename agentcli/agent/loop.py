@@ -196,7 +196,8 @@ class AgentLoop:
         # response) is closed here, not later by the garbage collector.
         answer = hinted(self.provider.stream(request), messages, self.provider.name)
         async with contextlib.aclosing(answer) as stream:
-            with WaitingNotice(self.emit) as waiting:
+            doing = getattr(self.provider, "doing", None)  # what an in-process model does
+            with WaitingNotice(self.emit, doing=doing) as waiting:
                 async for item in stream:
                     waiting.touch()
                     if isinstance(item, ev.StepEnd):

@@ -45,7 +45,9 @@ class PolicyStep:
     async def __call__(self, flight: ToolCallFlight, proceed: Proceed) -> ToolOutput:
         call, request = flight.call, flight.request
         if flight.ask_reasons:
-            request = replace(request, ask_reasons=tuple(flight.ask_reasons))
+            request = replace(
+                request, ask_reasons=tuple(flight.ask_reasons), person_only=flight.person_only
+            )
         asks = self.defer is not None or self.policy.approver is not None
         decided = flight.decided
         verdict = self.policy.explain(request) if decided is None and asks else None

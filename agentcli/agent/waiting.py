@@ -17,8 +17,12 @@ NOTICE_EVERY_SECONDS = 10.0
 
 
 def waiting_line(value: dict[str, Any]) -> str:
-    """How the terminal shows a `waiting` event."""
-    return f"waiting for the server… {value.get('seconds', 0)}s"
+    """How the terminal shows a `waiting` event: what the model is doing, when its
+    provider says (the embedded model: "choosing a tool"), else that the server is
+    silent."""
+    doing = value.get("doing")
+    said = doing if isinstance(doing, str) and doing else "waiting for the server"
+    return f"{said}… {value.get('seconds', 0)}s"
 
 
 def retry_line(event: ev.Retry, previous_reason: str | None) -> str:
@@ -38,8 +42,12 @@ class WaitingNotice:
         *,
         first: float = FIRST_NOTICE_SECONDS,
         every: float = NOTICE_EVERY_SECONDS,
+        doing: Callable[[], str | None] | None = None,
     ) -> None:
         self.emit = emit
+        # What the model is doing meanwhile, when its provider knows (an in-process model
+        # is never "waiting for a server")
+        self.doing = doing
         self.first, self.every = first, every
         self._since = time.monotonic()
         self._timer: asyncio.TimerHandle | None = None
@@ -80,4 +88,8 @@ class WaitingNotice:
             self._schedule(self.first - silent)
             return
         self._schedule(self.every)
-        self.emit(ev.Custom(name="waiting", value={"seconds": round(silent)}))
+        value: dict[str, Any] = {"seconds": round(silent)}
+        doing = self.doing() if self.doing is not None else None
+        if doing:
+            value["doing"] = doing
+        self.emit(ev.Custom(name="waiting", value=value))

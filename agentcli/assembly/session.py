@@ -282,7 +282,12 @@ def _assemble(
         if event_hooks is not None:
             emit.outputs.append(event_hooks)  # Notification: a call waiting for an approval
         # A PostToolUse hook inside the checkpoint: what it changes (a formatter) is the call's.
-        steps = [*steps, *_checkpoints(settings, session, workspace.root), *hook_steps]
+        steps = [
+            *steps,
+            *_checkpoints(settings, session, workspace.root),
+            *hook_steps,
+            _overwrite_asks(lambda: agent.settings),  # `agent`: made below, asked per call
+        ]
     executor = Executor(
         registry,
         policy,
@@ -339,6 +344,14 @@ def _assemble(
         in_turn=lambda: agent.in_turn,
     )
     return agent
+
+
+def _overwrite_asks(current: Callable[[], RunSettings]) -> CallStep:
+    """The step that has a person asked before a whole-file overwrite the embedded small
+    model chose (`--yes` does not answer it), while the model in use is the local one."""
+    from agentcli.agent.overwrite_step import OverwriteAsksStep
+
+    return OverwriteAsksStep(lambda: current().provider.type == "local")
 
 
 def _checkpoints(settings: RunSettings, session: Session, root: Any) -> list[CallStep]:

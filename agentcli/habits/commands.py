@@ -18,7 +18,13 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from agentcli.habits.front_matter import FrontMatterError, split_front_matter, text_field, word_list
+from agentcli.habits.front_matter import (
+    FrontMatterError,
+    read_habit_file,
+    split_front_matter,
+    text_field,
+    word_list,
+)
 from agentcli.habits.places import COMMAND_FOLDERS, Folder, folders
 from agentcli.habits.skills import Skipped
 from agentcli.records import dataclass, field
@@ -130,7 +136,7 @@ def command_name(parts: tuple[str, ...]) -> str:
 
 
 def _load(path: Path, name: str, folder: Folder, gemini: bool) -> CustomCommand:
-    text = _read(path)
+    text = read_habit_file(path, MAX_BYTES)
     if gemini:
         return _from_toml(name, text, folder)
     fields, body = split_front_matter(text, required=False)
@@ -144,22 +150,6 @@ def _load(path: Path, name: str, folder: Folder, gemini: bool) -> CustomCommand:
         model=text_field(fields, "model"),
         allowed_tools=tuple(tools) if tools is not None else None,
     )
-
-
-def _read(path: Path) -> str:
-    from agentcli.workspace.safe_open import read_regular
-
-    real = Path(os.path.realpath(path))
-    try:
-        data = read_regular(real, real.parent, MAX_BYTES + 1)
-    except OSError:
-        raise FrontMatterError("it could not be read as a regular file") from None
-    if len(data) > MAX_BYTES:
-        raise FrontMatterError(f"it is over {MAX_BYTES // 1024} KiB")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FrontMatterError("it is not UTF-8 text") from None
 
 
 def _hint(value: Any) -> str:

@@ -6,6 +6,7 @@ one line that says what is wrong and where."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 FENCE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
@@ -106,3 +107,23 @@ def _kind(value: Any) -> str:
         list: "a list",
         dict: "a mapping",
     }.get(type(value), type(value).__name__)
+
+
+def read_habit_file(path: Path, max_bytes: int) -> str:
+    """A command or subagent file's text: a regular file (reached without following a
+    link past the one it is), within `max_bytes`, UTF-8; else FrontMatterError saying why."""
+    import os
+
+    from agentcli.workspace.safe_open import read_regular
+
+    real = Path(os.path.realpath(path))
+    try:
+        data = read_regular(real, real.parent, max_bytes + 1)
+    except OSError:
+        raise FrontMatterError("it could not be read as a regular file") from None
+    if len(data) > max_bytes:
+        raise FrontMatterError(f"it is over {max_bytes // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FrontMatterError("it is not UTF-8 text") from None

@@ -16,7 +16,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentcli.habits.front_matter import FrontMatterError, split_front_matter, text_field, word_list
+from agentcli.habits.front_matter import (
+    FrontMatterError,
+    read_habit_file,
+    split_front_matter,
+    text_field,
+    word_list,
+)
 from agentcli.habits.places import AGENT_FOLDERS, Folder, folders
 from agentcli.habits.skills import Skipped
 from agentcli.records import dataclass, field
@@ -125,7 +131,7 @@ def _files(root: Path) -> list[Path]:
 def read_definition(path: Path, folder: Folder) -> Definition | None:
     """The definition `path` holds; None for a file that is no subagent (opencode's
     primary agents, Claude Code's `disabled: true`). Raises FrontMatterError."""
-    fields, body = split_front_matter(_read(path), required=True)
+    fields, body = split_front_matter(read_habit_file(path, MAX_BYTES), required=True)
     if fields.get("disabled") is True:
         return None
     mode = text_field(fields, "mode")
@@ -151,22 +157,6 @@ def read_definition(path: Path, folder: Folder) -> Definition | None:
         model=_model(text_field(fields, "model")),
         max_steps=_steps(fields),
     )
-
-
-def _read(path: Path) -> str:
-    from agentcli.workspace.safe_open import read_regular
-
-    real = Path(os.path.realpath(path))
-    try:
-        data = read_regular(real, real.parent, MAX_BYTES + 1)
-    except OSError:
-        raise FrontMatterError("it could not be read as a regular file") from None
-    if len(data) > MAX_BYTES:
-        raise FrontMatterError(f"it is over {MAX_BYTES // 1024} KiB")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FrontMatterError("it is not UTF-8 text") from None
 
 
 def _tools(fields: dict[str, Any]) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:

@@ -62,6 +62,20 @@ def one_line(text: object) -> str:
     return text.translate(_ONE_LINE)
 
 
+# What ends a line of a listing the model reads (and a terminal, which escapes the rest
+# itself when it shows the listing): a name holding one would pass for another entry.
+_LINE_ENDS = {0x0A: "\\n", 0x0D: "\\r", 0x0B: "\\v", 0x0C: "\\f", 0x85: "\\x85"}
+_LINE_ENDS.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
+_ENDS = re.compile("[\n\r\v\f\x85\u2028\u2029]")
+
+
+def name_on_one_line(name: str) -> str:
+    """A file name as one entry of a listing the model reads: what would end the line is
+    written as its escape (`\\n`), everything else kept, so the model can name the file
+    back exactly (a terminal shows the listing through `visible`, which escapes the rest)."""
+    return name.translate(_LINE_ENDS) if _ENDS.search(name) else name
+
+
 def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 

@@ -176,7 +176,8 @@ class Policy:
             # runs it; a person may.
             return Verdict("ask", "auto", [gap, risk_reason], person_only=True)
         if request.ask_reasons:  # a step before the decision asked for a person
-            return Verdict("ask", "rule", [*request.ask_reasons, risk_reason])
+            reasons = [*request.ask_reasons, risk_reason]
+            return Verdict("ask", "rule", reasons, person_only=request.person_only)
         for rule in self.rules.ask:
             if matches_any(rule, tool, subjects, ws):
                 reasons = [f"the rule {rule.text} asks", *unseen, risk_reason]
@@ -235,6 +236,8 @@ class Policy:
         if self.deny:
             return Verdict("deny", "flag", [*verdict.reasons, "--deny refuses it"], verdict.rule)
         if self.yes and verdict.person_only:
+            if request.person_only and self.approver is not None:
+                return verdict  # a person is here to answer; --yes does not answer for them
             return Verdict("deny", "flag", [*verdict.reasons, "--yes does not run it"])
         if self.yes:
             refusal = self._beyond_yes(request)

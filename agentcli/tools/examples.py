@@ -76,6 +76,11 @@ BUILTIN_EXAMPLES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("execute ./build.sh", {"command": "./build.sh"}),
         ("run the tests with pytest", {"command": "pytest"}),
         ("please run cargo build", {"command": "cargo build"}),
+        # a bare command line, as typed in a shell
+        ("git branch -a", {"command": "git branch -a"}),
+        ("df -h", {"command": "df -h"}),
+        ("whoami", {"command": "whoami"}),
+        ("npm install", {"command": "npm install"}),
     ],
     "system_info": [
         ("which CPU does this computer have?", {}),
@@ -109,6 +114,39 @@ BUILTIN_EXAMPLES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ),
         ("put the line DEBUG=1 in .env", {"path": ".env", "content": "DEBUG=1"}),
         ("write the number 7 to count.txt", {"path": "count.txt", "content": "7"}),
+    ],
+    "edit_file": [
+        (
+            "in main.go, replace foo with bar",
+            {"path": "main.go", "old_text": "foo", "new_text": "bar"},
+        ),
+        (
+            "change version 1.0 to 1.1 in setup.cfg",
+            {"path": "setup.cfg", "old_text": "1.0", "new_text": "1.1"},
+        ),
+        (
+            "replace the word cat with dog in pets.txt",
+            {"path": "pets.txt", "old_text": "cat", "new_text": "dog"},
+        ),
+        (
+            "fix the typo teh to the in intro.md",
+            {"path": "intro.md", "old_text": "teh", "new_text": "the"},
+        ),
+        (
+            "edit index.html so it says Welcome instead of Hello",
+            {"path": "index.html", "old_text": "Hello", "new_text": "Welcome"},
+        ),
+        (
+            "rename the variable x to count in calc.py",
+            {"path": "calc.py", "old_text": "x", "new_text": "count"},
+        ),
+    ],
+    "create_directory": [
+        ("create a folder named images", {"path": "images"}),
+        ("make a new directory src/utils", {"path": "src/utils"}),
+        ("add a directory called backups", {"path": "backups"}),
+        ("mkdir -p data/raw", {"path": "data/raw"}),
+        ("new folder docs/drafts please", {"path": "docs/drafts"}),
     ],
     "web_search": [
         ("search the web for rust tutorials", {"query": "rust tutorials"}),

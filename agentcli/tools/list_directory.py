@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentcli.output.visible import one_line
+from agentcli.output.visible import name_on_one_line
 from agentcli.risk import Assessment
 from agentcli.text.words import plural
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
@@ -56,14 +56,14 @@ def _list_open(dir_fd: int, shown: str, include_hidden: bool) -> ToolOutput:
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError:
-            lines.append(f"{kind:<4}  {'?':>12}  {'?':<16}  {one_line(entry.name)}")
+            lines.append(f"{kind:<4}  {'?':>12}  {'?':<16}  {name_on_one_line(entry.name)}")
             continue
         size = "-" if kind == "dir" else f"{info.st_size:,}"
         when = datetime.fromtimestamp(info.st_mtime).strftime("%Y-%m-%d %H:%M")
         # A name is one line of the listing: a newline in it cannot pass for another entry.
-        name = one_line(entry.name) + ("/" if kind == "dir" else "")
+        name = name_on_one_line(entry.name) + ("/" if kind == "dir" else "")
         if kind == "link":
-            name += f" -> {one_line(os.readlink(entry.name, dir_fd=dir_fd))}"
+            name += f" -> {name_on_one_line(os.readlink(entry.name, dir_fd=dir_fd))}"
         lines.append(f"{kind:<4}  {size:>12}  {when:<16}  {name}")
     header = f"{shown}: {len(entries)} entries" + ("" if include_hidden else " (hidden not shown)")
     if len(entries) > MAX_LIST_ENTRIES:

@@ -20,7 +20,7 @@ import re
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from agentcli.output.visible import one_line
+from agentcli.output.visible import name_on_one_line
 from agentcli.risk import Assessment
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.file_access import PathTool, assess_path
@@ -150,7 +150,7 @@ def _files_output(paths: list[str], truncated: bool, pattern: str, target: Targe
                 f"e.g. '{target.rel}/**/{pattern.rsplit('/', 1)[-1]}'."
             )
         return ToolOutput(content=message, summary="no files")
-    lines = [one_line(target.display(p)) for p in paths[:MAX_FILES]]  # a name is one line
+    lines = [name_on_one_line(target.display(p)) for p in paths[:MAX_FILES]]  # a name is one line
     if len(paths) > MAX_FILES:
         lines.append(
             f"[{len(paths) - MAX_FILES} more files not shown; {len(paths)} match in all. "
@@ -181,7 +181,7 @@ def _render(
         budget -= len(shown)
         last = shown[-1]
         cutoff = next((r.number for r in records if r.is_match and r.number > last), None)
-        path = one_line(_printable(target.display(hits.path)))
+        path = name_on_one_line(_printable(target.display(hits.path)))
         if context and out:
             out.append("--")
         previous = None

@@ -12,6 +12,8 @@ row drawn at 120 columns into three at 40; xterm and the Linux console cut lines
 there a row stays a row. The region's rows carry no trailing padding (padding would make a
 narrower terminal re-wrap them into more rows) and are kept to a third of the screen, so
 even re-wrapped three times over they stay on it (the cursor cannot go up past the top).
+Erasing never clears from the screen's top-left corner, which tmux would take for a
+whole-screen clear and keep a copy of in its history.
 
 A link shows its URL after its text, `text (URL)`, unless the terminal is known to draw
 OSC 8 hyperlinks (agentcli.output.terminal.shows_hyperlinks).
@@ -141,7 +143,13 @@ class LiveRegion:
         self.cells = []
         if not taken:
             return ""
-        return "\r" + (f"\x1b[{taken - 1}A" if taken > 1 else "") + "\x1b[J"
+        up = f"\x1b[{taken - 1}A" if taken > 1 else ""
+        # Not `ESC[J` from the first column: where that is the screen's top-left corner
+        # (the region on row 1 of a fresh pane, or pushed there by a re-wrap), tmux takes
+        # it for a whole-screen clear and scrolls the old rows into its history
+        # (scroll-on-clear) — a copy left behind at every redraw. So: the first row
+        # erased whole, the rest of the screen from its second column, then back.
+        return "\r" + up + "\x1b[2K\x1b[2G\x1b[J\r"
 
     def draw(self, text: str, cells: list[int]) -> str:
         """`text` (rendered rows, a newline between them and none after) as the region's

@@ -257,6 +257,13 @@ class Repl:
             whole = " ".join(said)
             for line in [whole] if len(whole) <= width - 2 else said:  # not cut inside the id
                 self.say(f"  {line}")
+        if self.agent.settings.provider.type == "local":  # say it is a tiny demo model
+            import textwrap
+
+            from agentcli.providers.local.about import banner_line
+
+            for line in textwrap.wrap(banner_line(), max(width - 2, 20)):
+                self.say(f"  {line}")
         hints = ["/help for commands", "Ctrl-C cancels", "Ctrl-D exits"]
         for line in fit_segments(hints, width - 2):
             self.say(f"  {line}")

@@ -55,8 +55,14 @@ def status_lines(agent: Agent) -> list[str]:
     else:
         context = f"{use.used:,} tokens; window not known (set context.window)"
     saved = f" (not saved: {session.unsaved})" if session.unsaved else ""
+    small = []
+    if provider.type == "local":  # what the tiny embedded model can and cannot do
+        from agentcli.providers.local.about import about_lines
+
+        small = about_lines()
     return [
         f"model      {one_line(agent.model)}",
+        *small,
         f"provider   {one_line(f'{provider.name} ({provider.type}){where}')}",
         f"workspace  {one_line(settings.workspace)}",
         f"places     {places_line(agent)}",

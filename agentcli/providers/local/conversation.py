@@ -9,9 +9,13 @@ from agentcli.conversation.messages import Message
 
 
 def last_user_request(messages: Sequence[Message]) -> str:
+    """The last request, its action words' typos put right (agentcli.providers.local
+    .typos): what is routed and what the arguments are read from."""
+    from agentcli.providers.local.typos import corrected
+
     for message in reversed(messages):
         if message.role == "user":
-            return message.content
+            return corrected(message.content)
     return ""
 
 

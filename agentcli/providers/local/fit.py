@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentcli.providers.local import spelled
 from agentcli.providers.local.decision import ANSWER
 from agentcli.providers.local.grammar import (
     COPY_FIELDS,
@@ -47,7 +48,9 @@ def argument_fit(
                 continue
             if name == "path":
                 if name in required and not paths:
-                    score -= 1.0
+                    # a path to create need not exist: its name after "folder called"
+                    made = _creates(schema) and spelled.file_names(request)
+                    score += 1.0 if made else -1.0
                 if kinds & path_kinds(tool, name):
                     score += 1.0
                 elif kinds and name in required:
@@ -56,3 +59,9 @@ def argument_fit(
                 score += 1.0 if spelled_values(tool, name, request, paths) else -1.0
         fit[tool["name"]] = score
     return fit
+
+
+def _creates(schema: dict[str, Any]) -> bool:
+    """A path the tool makes ("Directory to create."): the request names one that does
+    not exist yet."""
+    return "create" in str(schema.get("description", "")).lower()

@@ -139,7 +139,17 @@ def decision_grammar(
 
 # Arguments a user's request spells out, which a small model should copy rather than
 # invent: with `copy_from`, the grammar lets these be only spans of the request.
-COPY_FIELDS = {"path", "url", "command", "expression", "content", "query", "pattern"}
+COPY_FIELDS = {
+    "path",
+    "url",
+    "command",
+    "expression",
+    "content",
+    "query",
+    "pattern",
+    "old_text",
+    "new_text",
+}
 NOT_COPIED = {("search_files", "pattern")}  # a glob is made, not copied
 MAX_SPAN_WORDS = 6
 
@@ -261,6 +271,8 @@ def spelled_values(
         "expression": spelled.expressions,
         "command": spelled.commands,
         "query": spelled.web_queries,
+        "old_text": spelled.old_texts,
+        "new_text": spelled.new_texts,
     }
     return readers[name](request) if name in readers else []
 

@@ -38,6 +38,7 @@ from agentcli.providers.local.models import (
     local_available,
     resolve_model_file,
 )
+from agentcli.providers.local.overwrite import spared_choice, spared_decision
 from agentcli.providers.local.prompts import (
     ANSWER_SYSTEM,
     PLAIN_STOP,
@@ -160,6 +161,12 @@ class LocalProvider:
         self.last_choice: ChoiceScores | None = None  # what the last scored choice weighed
         self._channel_free: dict[str, float] = {}  # intent prompt → log P(CONTENT_FREE | it)
         self._prefixes: dict[str, str] = {}  # decision system prompt → its fixed prefix
+        self.activity: str | None = None  # what the step is doing now, for the live line
+
+    def doing(self) -> str | None:
+        """What the model is doing in the step under way ("choosing a tool"): the live
+        line says it while the step is silent (agentcli.agent.waiting)."""
+        return self.activity
 
     # --- the model ---------------------------------------------------------------------
 
@@ -228,6 +235,7 @@ class LocalProvider:
         return self._step(request)
 
     async def _step(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
+        self.activity = "loading the local model" if self._engine is None else None
         engine = self._engine or await asyncio.to_thread(self.load)
         self.last_decision = None
         self.last_generations = []
@@ -239,6 +247,7 @@ class LocalProvider:
         offered = offered_tools(request.tools, self.options.tools)
         decision: Decision | None = None
         if offered and self._may_call(messages):
+            self.activity = "choosing a tool"
             async with contextlib.aclosing(
                 self._decide(engine, offered, messages, usage)
             ) as decisions:
@@ -271,6 +280,7 @@ class LocalProvider:
             return
         finish = "stop"
         text_open = False
+        self.activity = "writing the answer"
         async with contextlib.aclosing(self._answer(engine, request)) as answer:
             async for kind, value in answer:
                 if kind == "text":
@@ -321,6 +331,7 @@ class LocalProvider:
             final = combine_scores(scores, options.weights())
             usage.add(ev.Usage(len(prompt_tokens), 0))
             name = choose(scores, options.weights())
+            name = spared_choice(name, request, names, self.workspace)
             self.last_scores = dict(zip(scores.candidates, final, strict=True))
             self.last_choice = scores
             if name == ANSWER:
@@ -381,6 +392,16 @@ class LocalProvider:
                 value={"message": f"local model: no usable tool call ({detail}); answering"},
             )
             decision = Decision(ANSWER)
+        spared = spared_decision(decision, request, self.workspace)
+        if spared is not decision:
+            yield ev.Custom(
+                name="warning",
+                value={
+                    "message": "local model: it chose to replace a whole file the request "
+                    "did not ask to replace; no call made (say 'overwrite FILE' if you mean it)"
+                },
+            )
+            decision = spared
         if decision.is_call:
             key = (decision.name, canonical_arguments(decision.arguments))
             if key in calls_since_user(messages):

@@ -31,6 +31,8 @@ CORE_TOOLS = (
     "calculator",
     "run_shell",
     "write_file",
+    "edit_file",
+    "create_directory",
     "system_info",
     "fetch_url",
     "web_search",

@@ -96,6 +96,8 @@ _DIVIDE = re.compile(rf"\bdivide\s+({_NUMBER})\s+by\s+({_NUMBER})")
 _MULTIPLY = re.compile(rf"\bmultiply\s+({_NUMBER})\s+(?:by|and|with)\s+({_NUMBER})")
 _ADD = re.compile(rf"\badd\s+({_NUMBER})\s+(?:and|to)\s+({_NUMBER})")
 _SUBTRACT = re.compile(rf"\bsubtract\s+({_NUMBER})\s+from\s+({_NUMBER})")
+# "15% of 80", "20 percent of 450": a share of a number
+_PERCENT_OF = re.compile(rf"({_NUMBER})\s*(?:%|percent\b|per cent\b)\s*of\s+({_NUMBER})")
 _SQUARED = re.compile(rf"({_NUMBER})\s+squared\b")
 _MATH_RUN = re.compile(r"[\w.(][\w.()\s+\-*/%^]*[\w.)]|\d")
 
@@ -117,6 +119,7 @@ def expressions(request: str) -> list[str]:
     turned into operators ("144 divided by 12" → "144 / 12", "divide 144 by 12" →
     "144 / 12", "3 squared" → "3**2")."""
     text = request.lower()
+    text = _PERCENT_OF.sub(r"\1 / 100 * \2", text)
     text = _DIVIDE.sub(r"\1 / \2", text)
     text = _MULTIPLY.sub(r"\1 * \2", text)
     text = _ADD.sub(r"\1 + \2", text)
@@ -156,18 +159,23 @@ _CONTENT_BEFORE = re.compile(
 
 
 _INTO = frozenset({"to", "into", "in", "inside", "as"})
-_FILE_NAMED = re.compile(r"\bfile\s+(?:called\s+|named\s+)?([\w.-]+)", re.IGNORECASE)
+# Words after "folder" or "file" that name no entry ("the directory listing")
+_FOLDER_WORDS = _words("listing list contents content tree structure names called named")
+_FILE_NAMED = re.compile(
+    r"\b(?:file|folder|directory|dir)\s+(?:called\s+|named\s+)?([\w.-]+(?:/[\w.-]+)*)",
+    re.IGNORECASE,
+)
 
 
 def file_names(request: str) -> list[str]:
-    """The names of files a request writes when none reads as a path ("put 1.2 into
-    VERSION", "a file called LICENSE"): after "file (called|named)", or the last word
-    after "to"/"into"/"in" of a request that writes."""
+    """The names of files (or folders) a request writes when none reads as a path ("put
+    1.2 into VERSION", "a file called LICENSE", "a folder named logs"): after "file
+    (called|named)", or the last word after "to"/"into"/"in" of a request that writes."""
     found = [match.group(1) for match in _FILE_NAMED.finditer(request)]
     before = _CONTENT_BEFORE.search(request)
     if before:
         found.append(before.group(2))
-    return [name for name in _unique(found) if name.lower() not in _JOINERS]
+    return [name for name in _unique(found) if name.lower() not in _JOINERS | _FOLDER_WORDS]
 
 
 # A request that writes a file
@@ -184,6 +192,8 @@ def file_contents(request: str, paths: Iterable[str]) -> list[str]:
     request that writes or names a file ("translate 'good night'" is no file's text)."""
     if not (_WRITES.search(request) or re.search(r"\bfile\b", request, re.IGNORECASE)):
         return []
+    if replacements(request) and not asks_whole_file(request):
+        return []  # "replace milk with bread": an edit's words, no file's whole text
     names = {_clean(path) for path in paths}
     found = list(quoted(request))
     before = _CONTENT_BEFORE.search(request)
@@ -296,9 +306,13 @@ _RUN_MARKERS = re.compile(
     re.IGNORECASE,
 )
 _POLITE_TAIL = re.compile(
-    r"\s+(?:for me|please|now|for us|in the terminal|in a shell|in the shell)\s*[.!?]*$",
+    r"\s+(?:for me|please|now|for us|in the terminal|in a shell|in the shell|command|"
+    r"thanks|thank you)\s*[.!?,]*$",
     re.IGNORECASE,
 )
+# Programs a request may name that a tool of its own serves better ("cat README.md" is
+# read_file, "ls src" list_directory): a bare command line never starts with them
+_TOOL_PROGRAMS = _words("cat ls dir grep rg find mkdir head tail less more tree echo touch")
 
 
 def commands(request: str) -> list[str]:
@@ -307,8 +321,12 @@ def commands(request: str) -> list[str]:
     word). Only after such a word: a quoted string alone is no command."""
     tails = _tails(_RUN_MARKERS, request)
     found = list(quoted(request)) if tails else []
+    bare = bare_command(request)
+    if bare:
+        found.append(bare)
     for tail in tails:
-        tail = _POLITE_TAIL.sub("", tail)
+        while _POLITE_TAIL.search(tail):
+            tail = _POLITE_TAIL.sub("", tail)
         words = tail.split()
         start = next(
             (i for i, w in enumerate(words) if _program(w)),
@@ -317,6 +335,21 @@ def commands(request: str) -> list[str]:
         if start is not None:
             found.append(" ".join(words[start:]))
     return _unique(found)
+
+
+def bare_command(request: str) -> str | None:
+    """A request that is itself a command line ("git status", "uname -a", "pwd"): it
+    starts with a program installed here that no tool serves better, and is no question
+    or sentence (no "?", a few words)."""
+    words = request.strip().split()
+    if not words or "?" in request or len(words) > 8:
+        return None
+    first = words[0]
+    if first != first.lower() or first in _TOOL_PROGRAMS or not _program(first):
+        return None
+    if any(word.lower() in _JOINERS for word in words[1:]):
+        return None  # "make a folder called logs" is a sentence, not a command line
+    return " ".join(words)
 
 
 def _program(word: str) -> bool:
@@ -446,3 +479,95 @@ def file_globs(request: str) -> list[str]:
             if re.fullmatch(r"(?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,7}", word):
                 found.append(f"**/{word}")
     return list(dict.fromkeys(found))
+
+
+# "replace X with Y", "change X to Y", "swap X for Y", "turn X into Y", "X -> Y", "says Y
+# instead of X", "substitute Y for X": what an edit changes, old text first
+_EDIT_FORWARD = re.compile(
+    r"\b(?:replace|replacing|change|changing|swap|switch|rename|renaming|turn|update|"
+    r"correct|fix)\s+(?P<old>.+?)\s+(?:with|by|to|into|for|->|→)\s+(?P<new>.+)$",
+    re.IGNORECASE,
+)
+_EDIT_ARROW = re.compile(r"(?P<old>\S.*?)\s*(?:->|→|=>)\s*(?P<new>\S.*)$")
+_EDIT_INSTEAD = re.compile(
+    r"\b(?:says?|reads?|has|have|to|use|uses)?\s*(?P<new>\S.*?)\s+instead\s+of\s+(?P<old>.+)$",
+    re.IGNORECASE,
+)
+_EDIT_SUBSTITUTE = re.compile(r"\bsubstitute\s+(?P<new>.+?)\s+for\s+(?P<old>.+)$", re.IGNORECASE)
+_EDIT_SED = re.compile(r"\bs/(?P<old>[^/]+)/(?P<new>[^/]*)/g?")
+# Where the file is named around an edit: "in notes.md,", "of ROADMAP.md", "so that it says"
+_EDIT_PLACE = re.compile(
+    r"(?:^|\s)(?:in|inside|within|of|from|on|at|throughout)\s+(?:the\s+)?(?:file\s+)?"
+    r"(?P<path>[\w./-]*\w\.[A-Za-z0-9]{1,8}|[\w.-]+/[\w./-]+)\s*[,:]?",
+    re.IGNORECASE,
+)
+_EDIT_LEAD = re.compile(
+    r"^(?:.*?\b(?:edit|modify|update|change)\s+\S+\s+so\s+(?:that\s+)?(?:it\s+)?)",
+    re.IGNORECASE,
+)
+_EDIT_NOUNS = _words("word words text string line value name number phrase entry")
+
+
+def _edit_value(text: str) -> str:
+    words = text.split()
+    while words and (words[0].lower() in {"the", "a", "an", "all", "every", "each"}):
+        words.pop(0)
+    if len(words) > 1 and words[0].lower() in _EDIT_NOUNS:
+        words.pop(0)  # "the word draft": draft
+    value = " ".join(words)
+    value = re.sub(r"\s+(?:please|for me|thanks?|thank you)\s*[.!?]*$", "", value, flags=re.I)
+    return _clean(value)
+
+
+def replacements(request: str) -> list[tuple[str, str]]:
+    """What an edit replaces and with what, as the request spells it: (old, new) pairs.
+    Only the file's name is taken out ("in notes.md, replace milk with bread" → ("milk",
+    "bread")); "in every file" and the like stay part of neither value."""
+    found: list[tuple[str, str]] = []
+    sed = _EDIT_SED.search(request)
+    if sed:
+        found.append((sed.group("old"), sed.group("new")))
+    text = _EDIT_PLACE.sub(" ", request.replace("’", "'")).strip()
+    text = re.sub(r"\s+", " ", text).strip(" ,.;:!?")
+    for pattern in (_EDIT_SUBSTITUTE, _EDIT_FORWARD):
+        match = pattern.search(text)
+        if match:
+            found.append((match.group("old"), match.group("new")))
+            break
+    else:
+        lead = _EDIT_LEAD.sub("", text)
+        match = _EDIT_INSTEAD.search(lead) if " instead of " in lead.lower() else None
+        match = match or _EDIT_ARROW.search(lead)
+        if match:
+            found.append((match.group("old"), match.group("new")))
+    pairs = []
+    for old, new in found:
+        quoted_old, quoted_new = quoted(old), quoted(new)
+        old = quoted_old[0] if quoted_old else _edit_value(old)
+        new = quoted_new[0] if quoted_new else _edit_value(new)
+        if old and new and old != new and len(old.split()) <= 8 and len(new.split()) <= 8:
+            pairs.append((old, new))
+    return list(dict.fromkeys(pairs))
+
+
+def old_texts(request: str) -> list[str]:
+    return _unique(old for old, _ in replacements(request))
+
+
+def new_texts(request: str) -> list[str]:
+    return _unique(new for _, new in replacements(request))
+
+
+# Words that ask to replace a whole file, not to change a part of it
+_WHOLE_FILE = re.compile(
+    r"\b(?:overwrite|overwriting|rewrite|rewriting|replace (?:all of|the whole|the entire|"
+    r"everything in|the contents? of)|whole file|entire file|all of its (?:text|content)|"
+    r"from scratch|start over|recreate|re-create|clobber|truncate|empty)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_whole_file(request: str) -> bool:
+    """Whether the request asks to replace a whole file ("overwrite notes.md with X",
+    "rewrite config.ini from scratch"), not to change a part of it."""
+    return bool(_WHOLE_FILE.search(request))
