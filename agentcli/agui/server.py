@@ -1,8 +1,9 @@
 """`agentcli serve`: an AG-UI HTTP endpoint. `POST /` takes a RunAgentInput and answers with
 the run's events as `text/event-stream`; `GET /health` answers ok (for load balancers).
 
-Each run loads its thread's session from disk, runs one turn under the same policy as the
-CLI, and closes it; many runs go on at once in one process (one at a time per thread)."""
+Each run opens its thread's session (kept in memory between runs: only what its file gained
+since is read, off the event loop), runs one turn under the same policy as the CLI, and
+closes it; many runs go on at once in one process (one at a time per thread)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 from agentcli.agent.session import Agent
 from agentcli.agui import wire
 from agentcli.agui.state import STATE_TOOL, ThreadState, UpdateStateTool, has_state
-from agentcli.agui.threads import Plan, open_thread, plan_run, same_history, thread_messages
+from agentcli.agui.threads import KeptThreads, Plan, plan_run, same_history, thread_messages
 from agentcli.assembly.session import SharedParts, new_provider, open_agent
 from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold
@@ -69,9 +70,12 @@ class Relay:
         # the run has a thread.
         self.snapshot: Callable[[], ev.Event] | None = None
         self.confirms: list[tuple[str | None, dict[str, Any]]] = []  # (parent, call) asked
+        self.finished = False  # the run ended with RUN_FINISHED, a success
 
     def handle(self, event: ev.Event) -> None:
         if isinstance(event, (ev.RunFinished, ev.RunError)):
+            outcome = getattr(event, "outcome", None) or {}
+            self.finished = isinstance(event, ev.RunFinished) and outcome.get("type") == "success"
             for end in self.fold.unclosed():
                 self._put(end)
             if self.snapshot is not None:
@@ -92,6 +96,7 @@ class AgentServer:
         self.busy: set[str] = set()  # threads with a run in progress
         self.closing: set[asyncio.Future[None]] = set()  # agents closing after their run
         self.runs = 0
+        self.threads = KeptThreads()
         # What every run shares: one provider (its HTTP client's pool), made by the first
         # run, and the process trees, stopped when the server stops.
         self.shared = SharedParts(processes=LiveTrees())
@@ -186,8 +191,11 @@ class AgentServer:
         settings = self.options.settings
         self.busy.add(thread_id)
         relay = Relay()
-        try:
-            session = open_thread(thread_id, settings.workspace, str(settings.model))
+        kept = self.threads.take(thread_id)
+        try:  # in a worker thread: a thread's file, however large, never holds up the loop
+            session = await asyncio.to_thread(
+                self.threads.open, thread_id, kept, settings.workspace, str(settings.model)
+            )
         except AgentCliError as error:
             self.busy.discard(thread_id)
             raise Rejected(409, f"thread {thread_id!r}: {error}") from None
@@ -242,7 +250,8 @@ class AgentServer:
         sent = run_input.state
         if has_state(sent) and sent != session.state:
             session.handle(ev.StateSnapshot(snapshot=sent))  # the thread's from now on
-        state = ThreadState(sent if has_state(sent) else session.state, agent.emit)
+        limit = self.options.settings.config.get("limits.state")
+        state = ThreadState(sent if has_state(sent) else session.state, agent.emit, limit)
         if has_state(state.value) and STATE_TOOL not in agent.registry.names():
             agent.registry.add(UpdateStateTool(state))
         return state
@@ -287,15 +296,30 @@ class AgentServer:
                 None, run_id=run_input.run_id, prelude=lambda: apply(agent, plan, relay, run_input)
             )
         finally:
-            self.busy.discard(run_input.thread_id)
             # Shielded: a client that leaves as the run ends cancels this task, and a close
             # cut short would keep the thread's session file locked.
             closing = asyncio.ensure_future(agent.aclose(stop_all=False))
             self.closing.add(closing)  # a reference, so it finishes even if we are cancelled
-            closing.add_done_callback(self.closing.discard)
+            closing.add_done_callback(
+                lambda done: self._closed(done, run_input.thread_id, agent, relay)
+            )
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.shield(closing)
             relay.queue.put_nowait(None)
+
+    def _closed(
+        self, done: asyncio.Future[None], thread_id: str, agent: Agent, relay: Relay
+    ) -> None:
+        """A run's session is closed: the thread is free, and its session is kept for its
+        next run when the run ended cleanly (what it holds is then what its file holds)."""
+        self.closing.discard(done)
+        clean = not done.cancelled() and done.exception() is None and relay.finished
+        session = agent.session
+        if clean and session.unsaved is None:
+            self.threads.keep(thread_id, session)
+        else:
+            self.threads.drop(thread_id)
+        self.busy.discard(thread_id)
 
     async def _failed(self, relay: Relay, message: str) -> None:
         relay.handle(ev.RunError(message=message, code="config"))

@@ -3,13 +3,17 @@
 The session is the thread's memory, so any process that can read the sessions directory can
 continue a thread. A client sends its whole history each run; only what the session has not
 seen is added: new user messages, results of the client's own (frontend) tools, and answers
-to `confirm_tool_call`."""
+to `confirm_tool_call`.
+
+Between runs the server keeps a thread's session in memory (KeptThreads): a run on it reads
+only what its file gained since (another process's turns), not the whole thread again."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,43 @@ def open_thread(thread_id: str, workspace: Path, model: str) -> Session:
         # No waiting for another writer: a wait here would hold up every run of the server.
         return Session.open(path, lock_wait=0)
     return Session.create(workspace, model, session_id=session_id)
+
+
+KEPT_THREADS = 64  # sessions kept between runs; the least recently run leave first
+
+
+class KeptThreads:
+    """Served threads' sessions kept in memory between their runs. `take` and `keep` are
+    for the event loop; `open` reads files, for a worker thread."""
+
+    def __init__(self, size: int = KEPT_THREADS) -> None:
+        self.size = size
+        self.kept: OrderedDict[str, Session] = OrderedDict()
+
+    def take(self, thread_id: str) -> Session | None:
+        """The thread's kept session, no longer kept (a run has it)."""
+        return self.kept.pop(thread_id, None)
+
+    def keep(self, thread_id: str, session: Session) -> None:
+        self.kept[thread_id] = session
+        self.kept.move_to_end(thread_id)
+        while len(self.kept) > self.size:
+            self.kept.popitem(last=False)
+
+    def drop(self, thread_id: str) -> None:
+        self.kept.pop(thread_id, None)
+
+    @staticmethod
+    def open(thread_id: str, kept: Session | None, workspace: Path, model: str) -> Session:
+        """The kept session brought up to date, or (none kept, or its file replaced or cut)
+        the thread's session read from its file."""
+        if kept is not None:
+            try:
+                if kept.catch_up(lock_wait=0):
+                    return kept
+            except OSError:
+                pass  # opened anew below, which says what is wrong with the file
+        return open_thread(thread_id, workspace, model)
 
 
 @dataclass(slots=True)

@@ -78,6 +78,14 @@ SETTINGS: dict[str, Setting] = {
             minimum=1_000,
             maximum=1_000_000_000,
         ),
+        Setting(
+            "limits.state",
+            int,
+            4_194_304,
+            "bytes of a served thread's state (JSON): a patch past it is refused",
+            minimum=1_000,
+            maximum=1_000_000_000,
+        ),
         # The defaults of agentcli.conversation.images, written out so that `--help` does
         # not import it (a test keeps them the same).
         Setting(

@@ -26,6 +26,7 @@ from agentcli.sessions.shapes import CONTENT_IN_EVENT, Entry, session_entries
 from agentcli.sessions.store import (
     FORMAT_VERSION,
     LOCK_WAIT_SECONDS,
+    Cursor,
     SessionWriter,
     describe_os_error,
     iter_lines,
@@ -66,6 +67,9 @@ class Session:
     # A served thread's forwardedProps, as its runs recorded them (a `forwarded_props`
     # CUSTOM event): (how many messages came before it, the value), for `sessions show`.
     forwarded_props: list[tuple[int, Any]] = field(default_factory=list)
+    # How far the file is known (read, or written by this session's writer): a session
+    # kept in memory between runs reads only what was appended after it (catch_up).
+    read_to: Cursor = field(default_factory=Cursor)
 
     # --- creating and loading
 
@@ -111,7 +115,8 @@ class Session:
         used are skipped, each said in `warnings`; a damaged header leaves the session
         readable, known by its file name."""
         warnings: list[str] = []
-        entries = session_entries(path, warnings, images=True)
+        cursor = Cursor()
+        entries = session_entries(path, warnings, images=True, cursor=cursor)
         first = next(entries, None)
         if first is None:
             raise UsageError(f"{path} is not an agentcli session file (no line of one)")
@@ -120,9 +125,36 @@ class Session:
             header = first.value
         else:
             entries = itertools.chain([first], entries)
-        session = cls(path.stem, path, header, Conversation(), warnings)
+        session = cls(path.stem, path, header, Conversation(), warnings, read_to=cursor)
         session.restore(entries)
         return session
+
+    def catch_up(self, *, lock_wait: float = LOCK_WAIT_SECONDS) -> bool:
+        """This session, kept in memory since it was closed (a served thread between its
+        runs), locked again and brought up to date by reading only what its file gained
+        since (another process's turns). False, holding nothing, when the file is no
+        longer the one known (replaced, cut shorter, or not written to the end): then it
+        is to be opened anew. Raises SessionBusyError and OSError as SessionWriter does."""
+        if self.unsaved is not None or self.writer is not None:
+            return False
+        writer = SessionWriter(self.path, lock_wait=lock_wait)
+        try:
+            file, size = writer.end()
+            known = self.read_to
+            if file != known.file or size < known.offset:
+                writer.close()
+                return False
+            if size > known.offset:
+                self.restore(session_entries(self.path, self.warnings, images=True, cursor=known))
+                if known.file != file:  # replaced between the lock and the read
+                    writer.close()
+                    return False
+        except BaseException:
+            writer.close()
+            raise
+        self._last_result = None
+        self.start_writing(lambda: writer)
+        return True
 
     def restore(self, entries: Iterator[Entry]) -> None:
         """The conversation, the state and an interrupted answer, from recorded entries."""
@@ -148,10 +180,8 @@ class Session:
                     partial.write(event["delta"])
                 elif event["type"] == "STEP_STARTED":
                     partial = io.StringIO()
-                elif event["type"] in ("STATE_SNAPSHOT", "STATE_DELTA"):
-                    self._restore_state(event)
-                elif is_forwarded_props(event):
-                    self.forwarded_props.append((len(conversation.messages), event.get("value")))
+                else:
+                    self._note(event)
         conversation.start = min(conversation.start, len(conversation.messages))
         conversation.order_results()
         strays = conversation.drop_strays()
@@ -164,6 +194,14 @@ class Session:
             text = partial.getvalue() + "\n[the answer was interrupted here]"
             conversation.messages.append(Message(role="assistant", content=text))
             self.pending_partial = conversation.messages[-1]
+
+    def _note(self, event: dict[str, Any]) -> None:
+        """What an event (not a subagent's) tells of the thread besides its messages: its
+        state, its forwardedProps; alike when read back and when recorded."""
+        if event["type"] in ("STATE_SNAPSHOT", "STATE_DELTA"):
+            self._restore_state(event)
+        elif is_forwarded_props(event):
+            self.forwarded_props.append((len(self.conversation.messages), event.get("value")))
 
     def _restore_state(self, event: dict[str, Any]) -> None:
         if event["type"] == "STATE_SNAPSHOT":
@@ -220,6 +258,7 @@ class Session:
         whole data directory is out (full, read-only), command outputs stop too and the
         same line says so: a run says once that it is not being saved."""
         writer, self.writer = self.writer, None
+        self.read_to = Cursor()  # what the file holds is no longer known
         if writer is not None:
             with contextlib.suppress(OSError):
                 writer.close()
@@ -286,6 +325,11 @@ class Session:
     def close(self) -> None:
         self._flush_pieces()
         if self.writer is not None:
+            try:  # the file ends with what this writer wrote: known up to there
+                file, size = self.writer.end()
+                self.read_to = Cursor(file, size, self.read_to.line + self.writer.lines)
+            except OSError:
+                self.read_to = Cursor()
             with contextlib.suppress(OSError):
                 self.writer.close()
             self.writer = None
@@ -304,7 +348,10 @@ class Session:
             event.delta,  # type: ignore[attr-defined]
         ):
             return  # the next piece of the message being coalesced
-        self._events.add(event.to_wire())
+        wire = event.to_wire()
+        self._events.add(wire)
+        if kind in ("STATE_SNAPSHOT", "STATE_DELTA", "CUSTOM") and not is_nested(wire):
+            self._note(wire)  # kept as a reload would find it (a served thread's next run)
         if isinstance(event, ev.ToolCallResult) and self.writer is not None:
             self._last_result = (event.tool_call_id, event.content)
 

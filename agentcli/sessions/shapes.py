@@ -15,7 +15,7 @@ from agentcli.output.nested import is_nested
 from agentcli.records import dataclass
 from agentcli.sessions.images import check_refs, images_dir, load_images
 from agentcli.sessions.repairs import repaired
-from agentcli.sessions.store import iter_lines
+from agentcli.sessions.store import Cursor, iter_lines
 
 ROLES = ("system", "user", "assistant", "tool")
 HEADER_FIELDS = ("id", "created", "workspace", "model", "agentcli")
@@ -149,14 +149,17 @@ class Skipped:
             self.warnings.append(f"{self.path}: {more} more damaged lines skipped or repaired")
 
 
-def session_entries(path: Path, warnings: list[str], *, images: bool = False) -> Iterator[Entry]:
+def session_entries(
+    path: Path, warnings: list[str], *, images: bool = False, cursor: Cursor | None = None
+) -> Iterator[Entry]:
     """The usable lines of a session file, in order, checked; the others are warnings.
     A tool message stored with CONTENT_IN_EVENT gets its result event's content back;
     with `images`, messages get their stored images back (agentcli.sessions.images).
+    With `cursor`, from where it points (agentcli.sessions.store.iter_lines).
     Raises SessionReadError when the file cannot be read at all."""
     skipped = Skipped(path, warnings)
     results: dict[str, str] = {}  # result events' contents, until their messages come
-    for number, record in iter_lines(path, skipped.add):
+    for number, record in iter_lines(path, skipped.add, cursor):
         kind = record.get("t")
         try:
             if kind == "session":

@@ -25,6 +25,7 @@ from typing import Any
 
 from agentcli.errors import AgentCliError
 from agentcli.paths import data_dir
+from agentcli.records import dataclass
 
 FORMAT_VERSION = 1
 LOCK_WAIT_SECONDS = 5.0  # how long a second writer waits for the first to finish
@@ -45,6 +46,17 @@ def new_session_id() -> str:
 def describe_os_error(error: OSError) -> str:
     """`No space left on device`, without Python's `[Errno 28]` and the repeated path."""
     return error.strerror or str(error)
+
+
+@dataclass(slots=True)
+class Cursor:
+    """How far a session file has been read: the file (device, inode), the byte offset
+    after the last whole line read, and that line's number. A reader that keeps it reads
+    only what was appended since (a served thread, run after run)."""
+
+    file: tuple[int, int] = (0, 0)
+    offset: int = 0
+    line: int = 0
 
 
 class SessionWriter:
@@ -74,6 +86,7 @@ class SessionWriter:
         except BaseException:
             os.close(self._fd)
             raise
+        self.lines = 0  # written by this writer, each one whole line
         self._dirty = threading.Event()
         self._closing = False
         self._syncer = threading.Thread(target=self._sync_loop, name="session-fsync", daemon=True)
@@ -81,7 +94,13 @@ class SessionWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         self._write_bytes(record_line(record))  # in the kernel: safe from kill -9 from here on
+        self.lines += 1
         self._dirty.set()
+
+    def end(self) -> tuple[tuple[int, int], int]:
+        """The file (device, inode) and its size, as the lock holder sees it."""
+        info = os.fstat(self._fd)
+        return (info.st_dev, info.st_ino), info.st_size
 
     def _write_bytes(self, data: bytes) -> None:
         view = memoryview(data)
@@ -161,12 +180,13 @@ def unreadable(path: Path, error: OSError) -> SessionReadError:
 
 
 def iter_lines(
-    path: Path, skip: Callable[[int, str], None]
+    path: Path, skip: Callable[[int, str], None], cursor: Cursor | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) for each line that is a JSON object, one line at a time
     (memory stays bounded however long the file is). Bytes are decoded as text from
     outside is (agentcli.text.decoding), so an invalid byte costs at most its line. A line
-    that is cut off, damaged or not an object goes to `skip(number, why)`."""
+    that is cut off, damaged or not an object goes to `skip(number, why)`. With `cursor`,
+    reading starts where it points and it is moved past each whole line read."""
     from agentcli.regular_files import open_regular
     from agentcli.text.decoding import contents, loads
 
@@ -176,10 +196,18 @@ def iter_lines(
         raise unreadable(path, error) from None
     with stream:
         try:
-            number, line = 0, stream.readline()
+            number = 0
+            if cursor is not None:
+                info = os.fstat(stream.fileno())
+                cursor.file = (info.st_dev, info.st_ino)
+                stream.seek(cursor.offset)
+                number = cursor.line
+            line = stream.readline()
             while line:
                 number += 1
                 following = stream.readline()
+                if cursor is not None and line.endswith(b"\n"):
+                    cursor.offset, cursor.line = cursor.offset + len(line), number
                 if line.strip():
                     try:
                         record = loads(contents(line))

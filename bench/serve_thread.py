@@ -1,0 +1,105 @@
+"""Sequential runs on ONE thread of one `agentcli serve` process, the model a local scripted
+server: does a run's latency stay flat as the thread grows?
+
+    python bench/serve_thread.py [--runs 2000] [--window 50]
+
+Starts `agentcli serve` on a free loopback port and posts N RunAgentInputs one after
+another on the same thread, each a new user message; with --full-history, after the whole
+history the last MESSAGES_SNAPSHOT gave (as AG-UI clients send it). Reports the median
+latency of the first and the last `--window` runs and their ratio (target: at most 1.2x
+from run 1 to run 2,000).
+`BENCH_SERVE_CMD` runs another build (an older one, in its own venv) instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.*
+
+import httpx  # noqa: E402
+
+from tests.agui_helpers import free_port, run_input, sse_events, wait_ready  # noqa: E402
+from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
+
+AGENTCLI = str(Path(sys.executable).with_name("agentcli"))
+TARGET = 1.2
+
+
+def one_run(client: httpx.Client, url: str, n: int, history: list[dict]) -> float:
+    message = {"id": f"u{n}", "role": "user", "content": f"message {n}"}
+    body = run_input("bench-thread", f"r{n}", [*history, message])
+    start = time.monotonic()
+    response = client.post(url, json=body, headers={"Accept": "text/event-stream"})
+    elapsed = time.monotonic() - start
+    response.raise_for_status()
+    events = sse_events(response.text)
+    if events[-1]["type"] != "RUN_FINISHED":
+        raise SystemExit(f"run {n} ended with {events[-1]}")
+    snapshot = [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"]
+    history[:] = snapshot[-1]["messages"] if snapshot else history
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--window", type=int, default=50, help="runs in each median")
+    parser.add_argument("--full-history", action="store_true", help="send every message")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as home, ScriptedServer() as server:
+        for n in range(args.runs):
+            server.enqueue(Reply.text([f"answer {n}"]))
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "bench",
+            "AGENTCLI_HOME": home,
+        }
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/"
+        command = os.environ.get("BENCH_SERVE_CMD", AGENTCLI).split()
+        process = subprocess.Popen(
+            [*command, "serve", "--port", str(port), "--no-token"],
+            env=env,
+            cwd=home,
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        latencies: list[float] = []
+        try:
+            wait_ready(process, url)
+            history: list[dict] = []
+            with httpx.Client(timeout=120) as client:
+                for n in range(args.runs):
+                    kept = history if args.full_history else []
+                    latencies.append(one_run(client, url, n, kept))
+                    if args.full_history:
+                        history = kept
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+            size = sum(p.stat().st_size for p in Path(home).rglob("thread-*.jsonl"))
+    window = min(args.window, max(1, args.runs // 4))
+    first = statistics.median(latencies[:window])
+    last = statistics.median(latencies[-window:])
+    ratio = last / first
+    print(f"{args.runs} sequential runs on one thread; the session file ends at {size:,} bytes")
+    print(f"  median of runs 1-{window}: {first * 1000:7.1f} ms")
+    print(f"  median of the last {window}:   {last * 1000:7.1f} ms")
+    verdict = "PASS" if ratio <= TARGET else "FAIL"
+    print(f"  ratio {ratio:.2f}x (target <= {TARGET}x): {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
