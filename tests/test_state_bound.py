@@ -48,3 +48,19 @@ def test_replacing_a_large_part_is_not_refused_by_the_estimate():
 
 def test_the_default_is_the_settings():
     assert SETTINGS["limits.state"].default == DEFAULT_LIMIT
+
+
+def test_a_remote_agents_state_delta_is_bounded_too() -> None:
+    """`--agent`: a STATE_DELTA from the remote that would multiply its state is refused as
+    the model's patches are, and the run ends on it (a StateError) with the state as it was."""
+    import pytest
+
+    from agentcli.agui.state import StateError
+    from agentcli.agui.thread_view import ThreadView
+
+    view = ThreadView([], {"a": "x" * 1000})
+    view.state_limit = 50_000
+    doubling = [{"op": "copy", "from": "", "path": f"/c{i}"} for i in range(20)]
+    with pytest.raises(StateError):
+        view.apply({"type": "STATE_DELTA", "delta": doubling})
+    assert view.state == {"a": "x" * 1000}

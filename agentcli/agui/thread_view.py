@@ -13,7 +13,7 @@ import copy
 import json
 from typing import Any
 
-from agentcli.agui.state import StateError, apply_patch
+from agentcli.agui.state import DEFAULT_LIMIT, StateError, apply_bounded
 from agentcli.agui.wire import message_to_wire
 from agentcli.conversation.messages import Message
 
@@ -22,6 +22,8 @@ EXTRA_KEY = "agui"
 
 class ThreadView:
     """The remote's messages and state during one run, from what agentcli sent it."""
+
+    state_limit: int = DEFAULT_LIMIT  # bytes of JSON a remote's state may reach
 
     def __init__(self, messages: list[dict[str, Any]], state: Any) -> None:
         self.messages = [dict(m) for m in messages]
@@ -101,7 +103,8 @@ class ThreadView:
     def _state_delta(self, raw: dict[str, Any]) -> None:
         base = {} if self.state is None else self.state  # AG-UI's state before any
         try:
-            self.state = apply_patch(base, list(raw.get("delta") or []))
+            # A remote agent's patches are bounded as the model's are (limits.state).
+            self.state, _ = apply_bounded(base, list(raw.get("delta") or []), self.state_limit)
         except StateError as error:
             raise StateError(f"the agent's STATE_DELTA does not apply: {error}") from None
         self.state_changed = True
