@@ -293,3 +293,32 @@ def test_a_valid_shape_found_by_brute_force_runs(tmp_path: Path, event: dict[str
     result = run_once(stream(before, event), tmp_path)
     check_example(event["type"], event, "", result, tmp_path / "home")
     assert result.returncode == 0, result.stderr
+
+
+def test_a_remote_state_past_the_configured_limit_ends_the_run_in_one_line(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    """limits.state bounds a remote agent's state as it bounds the model's: 12 doubling
+    copies of a 1 KB state would pass a 64 KB limit: the delta is refused in one warning
+    naming the configured limit (as any delta that does not apply), the state stays."""
+    from tests.agui_helpers import agent_reply, agent_url, finished, started
+
+    config = cli_home / "agentcli" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[limits]\nstate = 65536\n")
+    doubling = [{"op": "copy", "from": "", "path": f"/c{i}"} for i in range(12)]
+    server.enqueue(
+        agent_reply(
+            [
+                started(),
+                {"type": "STATE_SNAPSHOT", "snapshot": {"a": "x" * 1000}},
+                {"type": "STATE_DELTA", "delta": doubling},
+                finished(),
+            ]
+        )
+    )
+    result = run_cli(["run", "--agent", agent_url(server), "go"], server=server)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "limits.state" in line]
+    assert len(warnings) == 1 and "(65536 bytes of JSON)" in warnings[0], result.stderr
+    assert "Traceback" not in result.stderr

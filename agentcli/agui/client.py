@@ -140,10 +140,12 @@ class AguiProvider(HttpProvider):
         api_key: str | None,
         thread_id: str | None = None,
         context: list[dict[str, str]] | None = None,
+        state_limit: int | None = None,
     ) -> None:
         super().__init__(url, name="agent", base_url=url, api_key=api_key, api_key_env=TOKEN_ENV)
         self.thread_id = thread_id or new_id("thread")
         self.context = list(context or [])  # the workspace and its instructions, each run
+        self.state_limit = state_limit  # limits.state, for the remote's STATE_DELTAs
 
     def _attempt(self, request: ModelRequest) -> AsyncIterator[ev.Event | ev.StepEnd]:
         return self._run(request)
@@ -171,6 +173,8 @@ class AguiProvider(HttpProvider):
         local = {tool["name"] for tool in request.tools}
         body = self.run_input(request)
         run = RemoteRun(body["messages"], body["state"], local, self.base_url)
+        if self.state_limit is not None:
+            run.view.state_limit = self.state_limit
         chunks = ChunkExpander()
         usage = ev.Usage()
         finished = False
@@ -366,5 +370,8 @@ def agent_context(settings: RunSettings) -> list[dict[str, str]]:
 def from_settings(settings: RunSettings) -> AguiProvider:
     """`--agent URL`: the remote agent at the provider's base URL."""
     return AguiProvider(
-        settings.provider.base_url or "", api_key=settings.api_key, context=agent_context(settings)
+        settings.provider.base_url or "",
+        api_key=settings.api_key,
+        context=agent_context(settings),
+        state_limit=settings.config.get("limits.state"),
     )
