@@ -237,7 +237,10 @@ def test_hooks_run_by_read_only_commands(tmp_path: Path):
     hook = repo / ".git" / "hooks" / "post-index-change"
     hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
     hook.chmod(0o755)
-    (repo / "a.txt").write_text("changed\n")
+    # Same content, another mtime: `git status` must refresh the entry's stat data and so
+    # writes the index. (A changed content may leave the index as it was, by timing luck.)
+    past = time.time() - 100
+    os.utime(repo / "a.txt", (past, past))
     subprocess.run(["git", "status"], cwd=repo, capture_output=True, check=False)
     assert marker.exists()  # `git status` wrote the index and ran the hook
     assert risk("git status", repo) is Risk.HIGH
