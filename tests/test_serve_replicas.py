@@ -7,12 +7,13 @@ through the store, approvals elsewhere, kill -9, races, a database restart -- fo
 
 from __future__ import annotations
 
+import itertools
+
 import httpx
 import pytest
 
-from tests.agui_helpers import AUTH, TOKEN, run_input, sse_events, types, wait_ready
+from tests.agui_helpers import AUTH, TOKEN, free_port, run_input, sse_events, types, wait_ready
 from tests.conftest import StartCli
-from tests.agui_helpers import free_port
 from tests.haproxy import REPLICA_HEADER, HAProxy, haproxy  # noqa: F401  (the fixture)
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -33,7 +34,9 @@ def run_through(url: str, body: dict) -> tuple[str, list[dict]]:
 
 
 def test_haproxy_round_robins_over_three_replicas_and_streams_a_run(
-    start_cli: StartCli, server: ScriptedServer, haproxy  # noqa: F811
+    start_cli: StartCli,
+    server: ScriptedServer,
+    haproxy,  # noqa: F811
 ):
     """What the deployment rests on, without the store: the generated config is valid, the
     health checks bring 3 replicas up, consecutive requests go to different replicas (not
@@ -53,10 +56,9 @@ def test_haproxy_round_robins_over_three_replicas_and_streams_a_run(
     proxy.wait_backends_up(3)
     served = [httpx.get(proxy.url + "health", timeout=5).headers[REPLICA_HEADER] for _ in range(6)]
     assert len(set(served)) == 3
-    assert all(a != b for a, b in zip(served, served[1:]))  # round-robin: never twice running
+    assert all(a != b for a, b in itertools.pairwise(served))  # round-robin: never one twice
     server.enqueue(Reply.text(["through ", "the proxy"]))
     _, events = run_through(proxy.url, run_input("t-proxy", "r1", [USER]))
     assert types(events)[0] == "RUN_STARTED" and types(events)[-1] == "RUN_FINISHED"
     text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
     assert text == "through the proxy"
-
