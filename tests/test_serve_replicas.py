@@ -62,3 +62,36 @@ def test_haproxy_round_robins_over_three_replicas_and_streams_a_run(
     assert types(events)[0] == "RUN_STARTED" and types(events)[-1] == "RUN_FINISHED"
     text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
     assert text == "through the proxy"
+
+
+def test_a_replica_killed_is_taken_out_and_the_next_requests_reach_the_others(
+    start_cli: StartCli,
+    server: ScriptedServer,
+    haproxy,  # noqa: F811
+):
+    """kill -9 one replica: every request after it is answered (a refused connect is
+    redispatched to another replica), and the health checks take it out of the rotation."""
+    replicas = []
+    for _ in range(3):
+        port = free_port()
+        process = start_cli(
+            ["serve", "--port", str(port), "--token-env", "AGUI_TOKEN"],
+            server=server,
+            env={"AGUI_TOKEN": TOKEN},
+        )
+        replicas.append((port, process))
+    for port, process in replicas:
+        wait_ready(process, f"http://127.0.0.1:{port}/")
+    proxy: HAProxy = haproxy([port for port, _ in replicas])
+    proxy.wait_backends_up(3)
+    replicas[1][1].kill()  # r1: kill -9
+    replicas[1][1].wait(timeout=5)
+    served = []
+    for _ in range(9):
+        answer = httpx.get(proxy.url + "health", timeout=10)
+        assert answer.status_code == 200  # never a 502/503 to the client
+        served.append(answer.headers[REPLICA_HEADER])
+    assert "r1" not in served and set(served) == {"r0", "r2"}
+    server.enqueue(Reply.text(["still ", "here"]))
+    _, events = run_through(proxy.url, run_input("t-after-kill", "r1", [USER]))
+    assert types(events)[-1] == "RUN_FINISHED"
