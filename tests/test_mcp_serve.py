@@ -536,3 +536,17 @@ def test_stdout_carries_the_protocol_alone(cli_home: Path, workspace: Path) -> N
     call = next(answer for answer in answers if answer.get("id") == 2)
     assert call["result"]["structuredContent"]["output"].startswith("printed\n")
     assert "no_such_table" in err  # the warning went to stderr
+
+
+def test_a_line_that_is_not_json_rpc_is_answered_and_said_once(run_cli: RunCli) -> None:
+    """JSON-RPC 2.0: a line that is not JSON gets a parse error, JSON that is not a message
+    an invalid request, both with a null id; good lines around them are still answered."""
+    ping = '{"jsonrpc":"2.0","id":7,"method":"ping"}'
+    result = run_cli(["mcp", "serve"], input=f'not json\n{ping}\n{{"a": 1}}\n')
+    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [reply.get("id") for reply in replies] == [None, 7, None]
+    assert replies[0]["error"]["code"] == -32700
+    assert replies[1]["result"] == {}
+    assert replies[2]["error"]["code"] == -32600
+    assert result.stderr.count("not a JSON-RPC message") == 1
+    assert result.returncode == 0

@@ -195,13 +195,19 @@ def mcp_server(lender: Lender) -> Any:
 
 async def serve_stdio(options: LendOptions) -> None:
     """Serves one client on stdin and stdout until it closes stdin."""
+    import anyio
     from mcp.server.stdio import stdio_server
+
+    from agentcli.mcp_serve.bad_lines import answer_bad_lines
 
     lender = Lender(options)
     server = mcp_server(lender)
     async with stdio_server() as (read, write):
+        checked_writer, checked = anyio.create_memory_object_stream[Any](0)
         await lender.open()
         try:
-            await server.run(read, write, server.create_initialization_options())
+            async with anyio.create_task_group() as group, checked:
+                group.start_soon(answer_bad_lines, read, checked_writer, write, _notice)
+                await server.run(checked, write, server.create_initialization_options())
         finally:
             await lender.aclose()
