@@ -538,15 +538,39 @@ def test_stdout_carries_the_protocol_alone(cli_home: Path, workspace: Path) -> N
     assert "no_such_table" in err  # the warning went to stderr
 
 
-def test_a_line_that_is_not_json_rpc_is_answered_and_said_once(run_cli: RunCli) -> None:
+def test_a_line_that_is_not_json_rpc_is_answered_and_said_once(
+    cli_home: Path, workspace: Path
+) -> None:
     """JSON-RPC 2.0: a line that is not JSON gets a parse error, JSON that is not a message
-    an invalid request, both with a null id; good lines around them are still answered."""
+    an invalid request, both with a null id; good lines around them are still answered.
+    Stdin stays open until the three answers are read (a client hangs up only after)."""
+    import threading
+
     ping = '{"jsonrpc":"2.0","id":7,"method":"ping"}'
-    result = run_cli(["mcp", "serve"], input=f'not json\n{ping}\n{{"a": 1}}\n')
-    replies = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [reply.get("id") for reply in replies] == [None, 7, None]
-    assert replies[0]["error"]["code"] == -32700
-    assert replies[1]["result"] == {}
-    assert replies[2]["error"]["code"] == -32600
-    assert result.stderr.count("not a JSON-RPC message") == 1
-    assert result.returncode == 0
+    server = subprocess.Popen(
+        [str(AGENTCLI), "mcp", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=build_env(cli_home),
+        cwd=workspace,
+    )
+    watchdog = threading.Timer(60, server.kill)  # a hang fails the test, never stalls it
+    watchdog.start()
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(f'not json\n{ping}\n{{"a": 1}}\n')
+        server.stdin.flush()
+        replies = [json.loads(server.stdout.readline()) for _ in range(3)]
+        _, stderr = server.communicate(input=None)
+    finally:
+        watchdog.cancel()
+        server.kill()
+    by_id = sorted(replies, key=lambda reply: reply.get("id") is not None)
+    assert [reply.get("id") for reply in by_id] == [None, None, 7]
+    codes = sorted(reply["error"]["code"] for reply in by_id[:2])
+    assert codes == [-32700, -32600]
+    assert by_id[2]["result"] == {}
+    assert stderr.count("not a JSON-RPC message") == 1
+    assert server.returncode == 0
