@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from agentcli.output.visible import name_on_one_line
 from agentcli.sessions.store import record_line
 from agentcli.text import decoding
 from agentcli.workspace.root import Workspace
@@ -260,8 +261,10 @@ def test_names_that_are_not_utf8_are_listed_and_read_back(
 
 
 def listed_name(name: bytes) -> bool:
-    """A plain name that a listing shows on one line, not hidden."""
-    return plain_name(name) and not name.startswith(b".") and b"\n" not in name
+    """A plain name that a listing shows as it is, on one line, not hidden: a name with a
+    line end (`\n`, `\v`, `\r`, ...) is listed by its escape (name_on_one_line)."""
+    shown = decoding.shown_bytes(name)
+    return plain_name(name) and not name.startswith(b".") and name_on_one_line(shown) == shown
 
 
 @settings(
