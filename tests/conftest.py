@@ -260,7 +260,9 @@ def pty_cli(
 # What starts the installed CLI, a pseudo-terminal or the local model is marked slow by
 # what it uses, so a new test is sorted without anyone remembering to mark it. The whole
 # suite (CI's) runs everything; `python -m pytest -q -m "not slow"` is the quick loop.
-SLOW_FIXTURES = frozenset({"run_cli", "start_cli", "pty_cli", "sampled", "postgres", "postgres_dsn"})
+SLOW_FIXTURES = frozenset(
+    {"run_cli", "start_cli", "pty_cli", "sampled", "postgres", "postgres_dsn"}
+)
 # Modules whose tests start agentcli, its servers or real peers by other means (an MCP
 # client, a pty helper of their own, the attack corpus run for real on both backends).
 SLOW_MODULES = (

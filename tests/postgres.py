@@ -1,12 +1,12 @@
 """A real PostgreSQL server for the tests: initdb / pg_ctl in a temporary directory.
 
 Stable API (another branch reuses it):
-    find_bindir() -> Path | None         where initdb / pg_ctl live (PATH, then Debian's dirs)
+    find_bindir() -> Path | None         initdb / pg_ctl: PATH, then Debian's dirs
     PostgresServer                       one cluster: start(), stop(), restart(), create_database(),
-                                         dsn(db), trust_dsn(db), env(), password, port, host, sockdir
+                                         dsn(db), trust_dsn(db), env(), password, port, sockdir
     fixture `postgres`     (session)     a started PostgresServer, or a clean skip with the reason
-    fixture `postgres_dsn` (function)    a fresh database for one test: its DSN (no password in it);
-                                         give `postgres.env()` to the child so PGPASSWORD reaches libpq
+    fixture `postgres_dsn` (function)    a fresh database per test: its DSN (no password);
+                                         pass `postgres.env()` to a child: PGPASSWORD for libpq
 
 Two roles: `postgres` (superuser, trust over loopback and the socket) and `agentcli`
 (scram-sha-256 password over TCP, the password given by PGPASSWORD) so both ways are exercised.
