@@ -15,6 +15,9 @@ import pytest
 
 from tests.scripted_server import ScriptedServer
 
+# The real PostgreSQL server fixtures (`postgres`, `postgres_dsn`): tests/postgres.py.
+pytest_plugins = ("tests.postgres",)
+
 AGENTCLI = Path(sys.executable).parent / "agentcli"
 ERROR_PREFIX = "agentcli: error:"
 
@@ -257,7 +260,9 @@ def pty_cli(
 # What starts the installed CLI, a pseudo-terminal or the local model is marked slow by
 # what it uses, so a new test is sorted without anyone remembering to mark it. The whole
 # suite (CI's) runs everything; `python -m pytest -q -m "not slow"` is the quick loop.
-SLOW_FIXTURES = frozenset({"run_cli", "start_cli", "pty_cli", "sampled"})
+SLOW_FIXTURES = frozenset(
+    {"run_cli", "start_cli", "pty_cli", "sampled", "postgres", "postgres_dsn"}
+)
 # Modules whose tests start agentcli, its servers or real peers by other means (an MCP
 # client, a pty helper of their own, the attack corpus run for real on both backends).
 SLOW_MODULES = (
