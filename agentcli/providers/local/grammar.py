@@ -352,7 +352,8 @@ def copy_constrained(
         and "enum" not in sub
     }
     values = {
-        name: spelled_values(tool, name, request, paths, workspace) if spelled else [] for name in copied
+        name: spelled_values(tool, name, request, paths, workspace) if spelled else []
+        for name in copied
     }
     for name, sub in copied.items():
         if name == "path":
