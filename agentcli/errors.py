@@ -12,7 +12,7 @@ class ExitCode:
     FAILURE = 1  # provider error after retries, stream cut, internal error
     USAGE = 2  # bad flag, missing prompt, bad configuration
     LIMIT = 3  # step limit or --timeout reached before the model finished
-    DENIED = 4  # finished, but at least one tool call was denied by policy
+    DENIED = 4  # finished, but a tool call was refused (policy, hook, allowed-tools, subagent)
     HANGUP = 129  # SIGHUP: the terminal was closed
     INTERRUPTED = 130  # Ctrl-C
     OUTPUT_CLOSED = 141  # stdout's reader went away; agentcli ends by SIGPIPE

@@ -148,7 +148,8 @@ def test_allowed_tools_narrow_what_runs_and_never_widen_it(
         ("list_directory", {"path": "."}),
     ]
     server.enqueue(calls(*listed), Reply.text(["done"]))
-    assert run_cli(["run", "--yes", "/check"], server=server).returncode == 0
+    # Exit 4: calls were refused (by the command's allowed-tools, as by a rule).
+    assert run_cli(["run", "--yes", "/check"], server=server).returncode == 4
     got = results(server)
     assert "exit code" in got["c0"]
     assert "# Demo project" in got["c2"]
@@ -165,7 +166,7 @@ def test_allowed_tools_narrow_what_runs_and_never_widen_it(
     assert "lets only its allowed-tools" not in results(server)["c0"]
     assert "denied" in results(server)["c0"]
     assert (workspace / "notes.txt").read_text().startswith("first note")
-    assert result.returncode != 0
+    assert result.returncode == 4
 
 
 def test_a_command_file_that_cannot_be_one_is_one_line_naming_it(

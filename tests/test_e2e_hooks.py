@@ -80,7 +80,7 @@ def test_a_shell_hook_blocks_rm_and_the_model_gets_its_reason(
         Reply.text(["ok"]),
     )
     result = run_cli(["run", "--yes", "go"], server=server)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # a call was refused, by a hook as by a rule
     assert (workspace / "keep.txt").exists()
     assert (workspace / "made.txt").exists()  # the hook's matcher left it alone
     results = tool_results(server)
@@ -133,7 +133,7 @@ def test_changed_arguments_the_schema_refuses_do_not_run(
     )
     configure(tmp_path / "home", f'[[hooks.PreToolUse]]\ncommand = "{bad}"\n')
     server.enqueue(Reply.tool_calls([shell("touch made.txt", "c1")]), Reply.text(["ok"]))
-    assert run_cli(["run", "--yes", "go"], server=server).returncode == 0
+    assert run_cli(["run", "--yes", "go"], server=server).returncode == 4  # the call refused
     assert not (workspace / "made.txt").exists()
     assert "changed the arguments into ones the tool refuses" in tool_results(server)["c1"]
 
@@ -289,7 +289,7 @@ def test_a_claude_code_project_hook_works_unchanged_once_trusted(
     (workspace / "src").mkdir()
     assert run_cli(["trust"]).returncode == 0
     server.enqueue(calls, Reply.text(["ok"]))
-    assert run_cli(["run", "--yes", "go"], server=server).returncode == 0
+    assert run_cli(["run", "--yes", "go"], server=server).returncode == 4  # rm -rf refused
     assert (workspace / "src").exists()
     assert "rm -rf is blocked by the team's guard" in tool_results(server)["c1"]
 
@@ -368,7 +368,7 @@ def test_a_hook_that_hangs_is_stopped_at_its_timeout_with_one_line(
         Reply.text(["ok"]),
     )
     result = run_cli(["run", "go"], server=server)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # the hung guard refused c2
     warnings = [line for line in result.stderr.splitlines() if line.startswith("agentcli:")]
     [warning] = warnings
     shown = shown_command(f"{hang} {pids}")
@@ -493,7 +493,7 @@ def test_a_projects_hooks_run_only_once_the_workspace_is_trusted(
     (workspace / "made.txt").unlink()
     assert run_cli(["trust"]).returncode == 0
     server.enqueue(calls, Reply.text(["ok"]))
-    assert run_cli(["run", "--yes", "go"], server=server).returncode == 0
+    assert run_cli(["run", "--yes", "go"], server=server).returncode == 4  # refused by the hook
     assert not (workspace / "made.txt").exists()
     assert "no deleting in this repository" in tool_results(server)["c1"]
 
@@ -559,7 +559,7 @@ def test_a_users_claude_code_file_hooks_read_file_path_as_they_do_there(
         Reply.text(["ok"]),
     )
     result = run_cli(["run", "--yes", "go"], server=server)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # the hook refused uv.lock
     assert not (workspace / "uv.lock").exists()
     assert f"{workspace / 'uv.lock'} is generated; do not edit it" in tool_results(server)["c1"]
     assert not (workspace / "draft.txt").exists()

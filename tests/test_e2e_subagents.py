@@ -110,7 +110,7 @@ def test_a_call_outside_the_subagents_tools_is_refused_even_with_yes(
         Reply.text(["done"]),
     )
     result = run_cli(["run", "--yes", "go"], server=server)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # refused by the subagent's tools: counted
     refused = tool_results(server.requests[2])
     for call_id, tool in (("c0", "write_file"), ("c1", "task")):
         assert refused[call_id] == (
@@ -324,7 +324,7 @@ def test_opencodes_agent_file_takes_tools_away(
         Reply.text(["planned"]),
         Reply.text(["done"]),
     )
-    assert run_cli(["run", "--yes", "go"], server=server).returncode == 0
+    assert run_cli(["run", "--yes", "go"], server=server).returncode == 4  # write refused
     spec = next(t for t in server.requests[0].json["tools"] if t["function"]["name"] == "task")
     assert spec["function"]["parameters"]["properties"]["subagent_type"]["enum"] == [
         "planner",
@@ -433,7 +433,7 @@ def test_the_terminal_shows_a_line_for_each_of_the_subagents_calls(
         Reply.text(["PARENT-TEXT"]),
     )
     result = run_cli(["run", "go"], server=server, env={"NO_COLOR": "1"})
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # write_file refused
     assert result.stdout.strip() == "PARENT-TEXT"  # the subagent's text is its result only
     lines = result.stderr.splitlines()
     assert any(line.startswith("  ↳ reader  ✓ read_file: ") for line in lines)
@@ -488,7 +488,7 @@ def test_a_commands_allowed_tools_narrow_the_subagents_it_starts(
         Reply.text(["refused"]),
         Reply.text(["done"]),
     )
-    assert run_cli(["run", "--yes", "/look"], server=server).returncode == 0
+    assert run_cli(["run", "--yes", "/look"], server=server).returncode == 4  # refused: not allowed
     said = tool_results(server.requests[2])["c0"]
     assert "/look lets only its allowed-tools run (task, read_file)" in said
     assert not (workspace / "made.txt").exists()

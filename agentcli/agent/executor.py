@@ -183,6 +183,8 @@ class Executor:
             except Deferred:
                 self.decision.deferred.append(call.id)
                 return None
+            if output.error_kind == DENIED:  # by the policy, a hook, allowed-tools, the boundary
+                self.decision.denied += 1
         latency_ms = int((time.monotonic() - started[0]) * 1000)
         images = [part for part in output.parts if isinstance(part, ImagePart)]
         if images:  # what a model may see; the text says why the others were not sent
@@ -365,7 +367,6 @@ class Executor:
             # (a symlink swapped, say) and is now riskier, refuse rather than run.
             again = tool.assess(args, self.context)
             if again.risk > assessment.risk:
-                self.decision.denied += 1
                 return ToolOutput.failure(
                     f"denied: the call changed since approval: {again.reason}", DENIED
                 )

@@ -35,7 +35,7 @@ class PolicyStep:
         self.policy = policy
         self.emit = emit
         self.defer: Defer | None = None
-        self.denied = 0  # calls refused in this run (the run's exit code says so)
+        self.denied = 0  # calls refused in this run by any step (the run's exit code says so)
         self.deferred: list[str] = []  # ids of calls whose approval was deferred this run
 
     def start_run(self) -> None:
@@ -59,8 +59,7 @@ class PolicyStep:
         decision = decided or await self.policy.decide(request)
         flight.decision = decision
         self._emit_approval(flight, decision)
-        if not decision.allowed:
-            self.denied += 1
+        if not decision.allowed:  # counted by the executor, as every refusal is
             return ToolOutput.failure(f"denied: {decision.reason}", DENIED)
         return await proceed(flight)
 
