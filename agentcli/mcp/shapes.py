@@ -30,7 +30,7 @@ _ANSWERS = {
 
 
 def answer_name(error: Any) -> str:
-    """"its tools/list answer", from the model the SDK validated it against."""
+    """The answer's name ("its tools/list answer"), from the model the SDK checked it by."""
     title = str(getattr(error, "title", "") or "")
     return f"its {_ANSWERS.get(title, title or 'an')} answer"
 
