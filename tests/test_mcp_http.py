@@ -373,15 +373,14 @@ def test_a_token_file_that_is_not_one_is_no_login_never_a_hang_or_a_dump(
 ) -> None:
     """Someone else can write the data directory: what is there is read only when it is a
     regular file of the right shape; anything else is as if no login was made."""
-    secured()
+    url = secured()
     path = token_file(cli_home, "sec")
     path.parent.mkdir(parents=True, exist_ok=True)
     if shape == "a FIFO":
         os.mkfifo(path)
     elif shape == "a directory":
         path.mkdir()
-    else:
-        url = "http://127.0.0.1:1/mcp"
+    else:  # for this server's URL: a file for another URL is never read as tokens
         path.write_text(json.dumps({"url": url, "tokens": {"access_token": ["x"]}}))
     server.enqueue(Reply.text(["Hello."]))
     result = run_cli(["run", "hi"], server=server, timeout=90)

@@ -10,6 +10,7 @@ from functools import cache
 from typing import Any
 
 from agentcli.errors import ProviderError
+from agentcli.json_kinds import json_kind as _kind_of
 
 _SHOWN_MESSAGE = 160  # characters of the schema's complaint
 
@@ -92,19 +93,3 @@ def _path(raw: Any, loc: tuple[Any, ...]) -> tuple[str, Any]:
             current = None
         # anything else is the name of a union's branch (a role, an op), not a field
     return "".join(parts), current
-
-
-def _kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__

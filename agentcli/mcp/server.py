@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -25,6 +26,7 @@ from agentcli.mcp.client_features import ClientHost, ServerFeatures
 from agentcli.mcp.config import ServerConfig
 from agentcli.mcp.resources import ServerResources
 from agentcli.mcp.results import capped
+from agentcli.mcp.shapes import answer_name, is_wrong_shape, wrong_shape
 from agentcli.mcp.tools import McpTool, content_parts, make_tool, result_parts
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import TextPart, render_text
@@ -209,6 +211,9 @@ class McpServer(ToolSource):
                         tool.remote_name, args, progress_callback=progress
                     )
         except Exception as error:  # a closed connection shows as MCPError or a stream error
+            if is_wrong_shape(error):  # its answer came, of a shape MCP does not have
+                said = wrong_shape(answer_name(error), error)
+                raise ToolFailure(f"{tool.name}: {said}") from None
             timed_out = isinstance(error, TimeoutError) and deadline.expired()
             if timed_out or (isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT):
                 raise ToolFailure(
@@ -327,7 +332,10 @@ class McpServer(ToolSource):
             ready.result()
         except Exception as error:
             await self._end_task()
-            raise StartFailed(self._explain(innermost_error(error))) from None
+            inner = innermost_error(error)
+            if is_wrong_shape(inner):  # the same in every sandbox profile: no hint
+                raise NotMcp(wrong_shape(answer_name(inner), inner)) from None
+            raise StartFailed(self._explain(inner)) from None
 
     async def _serve(self, ready: asyncio.Future[None]) -> None:
         from mcp import ClientSession
@@ -623,6 +631,8 @@ def _quoted_line(error: Exception) -> str:
 
     errors = getattr(error, "errors", None)
     found = errors()[0].get("input") if callable(errors) and errors() else None
+    if isinstance(found, dict | list):  # JSON, but not JSON-RPC: the message itself
+        found = json.dumps(found, ensure_ascii=False)
     text = visible(shown(found.strip())) if isinstance(found, str) else ""
     if not text:
         return f"{type(error).__name__}: {str(error)[:80]}"
