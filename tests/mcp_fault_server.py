@@ -17,6 +17,7 @@ import sys
 
 def raw_server() -> None:
     """Just enough JSON-RPC by hand to send what the SDK would not."""
+    banner()
     for line in sys.stdin.buffer:
         request = json.loads(line)
         if "id" not in request:
@@ -76,11 +77,18 @@ def sdk_server() -> None:
         await asyncio.sleep(seconds)
         return "woke"
 
+    banner()
     server.run()
 
 
-if __name__ == "__main__":
+def banner() -> None:
+    """A line that is not JSON-RPC, printed as a server does when it is about to serve
+    (after its imports: what the grace after such a line covers is the protocol's start,
+    not how long a loaded machine takes to import the SDK)."""
     if "--banner" in sys.argv:
         sys.stdout.write("starting the fault server...\n")
         sys.stdout.flush()
+
+
+if __name__ == "__main__":
     raw_server() if "--raw" in sys.argv else sdk_server()

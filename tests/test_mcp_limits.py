@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -57,13 +56,11 @@ def test_a_call_that_never_answers_ends_at_the_tool_timeout(
     """Two calls at once: the one that never answers is cancelled at the limit, the
     quick one is not cut, and the run goes on to the model's answer."""
     write_config(cli_home, fault_server(extra="tool_timeout = 1.5"))
-    started = time.monotonic()
     calls = [
         call("nap", {"seconds": 600}, "call_hangs"),
         call("nap", {"seconds": 0.2}, "call_quick"),
     ]
-    result, contents = run_calls(run_cli, server, calls)
-    assert time.monotonic() - started < 30
+    result, contents = run_calls(run_cli, server, calls)  # its own bound: no hang
     assert "no answer within 1.5 s" in contents["call_hangs"], contents
     assert "mcp.servers.f.tool_timeout" in contents["call_hangs"]
     assert contents["call_quick"] == "woke"
@@ -85,7 +82,7 @@ def test_a_bad_tool_timeout_is_one_config_error(
 
 JUNK = (
     "import sys, time; sys.stdout.buffer.write(b'Usage: \\xff\\xfe not a server\\n'); "
-    "sys.stdout.flush(); time.sleep(60)"
+    "sys.stdout.flush(); time.sleep(600)"
 )
 
 
@@ -93,14 +90,16 @@ def test_a_program_that_is_no_mcp_server_fails_fast_in_one_line(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path
 ) -> None:
     args = json.dumps(["-c", JUNK])
-    table = f"[mcp.servers.junk]\ncommand = {toml_str(sys.executable)}\nargs = {args}\n"
+    # A start timeout far past the run's own bound: the run ending at all shows the start
+    # failed at the line that is not MCP, not at the timeout (no verdict on the clock).
+    table = (
+        f"[mcp.servers.junk]\ncommand = {toml_str(sys.executable)}\nargs = {args}\n"
+        "start_timeout = 290\n"
+    )
     write_config(cli_home, table)
     server.enqueue(Reply.text(["fine"]))
-    started = time.monotonic()
-    result = run_cli(["run", "hi"], server=server, timeout=60)
-    took = time.monotonic() - started
+    result = run_cli(["run", "hi"], server=server, timeout=240)
     assert result.returncode == 0, result.stderr
-    assert took < 15, took  # the start timeout is 30 s
     [line] = warning_lines(result.stderr)
     assert "MCP server junk did not start" in line and "not MCP on stdout" in line, line
     assert "Usage: \ufffd\ufffd not a server" in line, line
@@ -171,9 +170,7 @@ def test_a_per_tool_timeout_beats_the_server_s(
 ) -> None:
     """`[mcp.servers.f.tools.nap] timeout` ends that tool's calls; the message names it."""
     write_config(cli_home, fault_server(extra="[mcp.servers.f.tools.nap]\ntimeout = 1.5"))
-    started = time.monotonic()
     _, contents = run_calls(run_cli, server, [call("nap", {"seconds": 600}, "call_hangs")])
-    assert time.monotonic() - started < 30
     assert "no answer within 1.5 s" in contents["call_hangs"], contents
     assert "raise mcp.servers.f.tools.nap.timeout" in contents["call_hangs"]
 
