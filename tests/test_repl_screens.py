@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import build_env
 from tests.scripted_server import Reply, ScriptedServer
-from tests.terminal_screen import Terminal
+from tests.terminal_screen import ROWS, Terminal
 
 CTRL_C, CTRL_D = "\x03", "\x04"
 APPROVAL = "choose ["
@@ -31,14 +31,15 @@ def call(call_id: str, name: str, arguments: dict) -> dict:
 
 @pytest.fixture
 def term(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[StartTerminal]:
-    """term(*args, columns=80, env=None, cpr=False) -> `agentcli ARGS` on a pyte terminal
-    (`chat` waits for its first prompt). `cpr=True` lets prompt-toolkit ask where the
-    cursor is, which it needs to draw the bottom toolbar (pyte answers)."""
+    """term(*args, columns=80, rows=40, env=None, cpr=False) -> `agentcli ARGS` on a pyte
+    terminal (`chat` waits for its first prompt). `cpr=True` lets prompt-toolkit ask where
+    the cursor is, which it needs to draw the bottom toolbar (pyte answers)."""
     started: list[Terminal] = []
 
     def start(
         *args: str,
         columns: int = 80,
+        rows: int = ROWS,
         env: Mapping[str, str] | None = None,
         cpr: bool = False,
     ) -> Terminal:
@@ -50,6 +51,7 @@ def term(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[St
             env=build_env(cli_home, server, extra),
             cwd=workspace,
             columns=columns,
+            rows=rows,
         )
         started.append(terminal)
         if (args or ("chat",))[0] == "chat":
