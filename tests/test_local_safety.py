@@ -201,3 +201,16 @@ def test_an_overwrite_under_yes_without_a_terminal_is_refused_in_one_line(tmp_pa
     assert done.returncode == 4, done.stderr[-2000:]  # DENIED: a call was refused
     said = [line for line in (done.stdout + done.stderr).splitlines() if "only a person" in line]
     assert said, done.stdout + done.stderr[-2000:]
+
+
+@pytest.mark.local_model
+@needs_model
+def test_run_the_tests_runs_the_projects_test_command(tmp_path: Path) -> None:
+    # issue 41: "run the tests" became the command `tests` (exit 127); the project's own
+    # declaration of its test command is what a developer runs
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "Makefile").write_text("test:\n\ttouch ran-tests\n")
+    done = run_local(tmp_path, "run the tests")
+    assert (tmp_path / "work" / "ran-tests").exists(), done.stdout + done.stderr[-2000:]
+    assert "make test" in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -6,6 +6,7 @@ Requests in other words than the benchmark's (bench/local_model.py)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,43 @@ def test_the_fit_counts_against_a_tool_whose_required_argument_is_missing(tmp_pa
     for name in ("read_file", "calculator", "fetch_url", "run_shell", "write_file"):
         assert scores[name] < 0, (name, scores)
     assert scores["system_info"] == 0.0  # a tool with no arguments is not counted against
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"Makefile": "all:\n\tcc x.c\ntest: all\n\t./check\n", "pyproject.toml": ""}, "make test"),
+        ({"package.json": '{"scripts": {"test": "vitest run"}}'}, "npm test"),
+        ({"Cargo.toml": "[package]\nname = 'x'\n"}, "cargo test"),
+        ({"go.mod": "module x\n"}, "go test ./..."),
+        ({"tests/test_calc.py": "def test_x(): pass\n"}, None),  # pytest, by PATH
+    ],
+)
+def test_run_the_tests_is_the_projects_test_command(
+    tmp_path: Path, files: dict[str, str], expected: str | None
+):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    for request in ("run the tests", "pls run the test suite", "execute the unit tests now"):
+        schema = narrowed("run_shell", request, tmp_path)
+        choices = schema["properties"]["command"]["enum"]
+        if expected is None:
+            assert choices[0] in ("pytest", "python3 -m pytest"), choices
+        else:
+            assert choices[0] == expected, choices
+        # the word "tests" is no program: never offered as the command line
+        assert not any(c.split()[0] in ("tests", "test", "unit") for c in choices), choices
+
+
+def test_a_task_the_project_does_not_declare_offers_no_made_up_command(tmp_path: Path):
+    from agentcli.providers.local import project_tasks
+
+    # an npm script that is not the build, a Makefile without the target, a FIFO in
+    # place of package.json: nothing read hangs and nothing is made up
+    (tmp_path / "Makefile").write_text("lint:\n\ttrue\n")
+    os.mkfifo(tmp_path / "package.json")
+    assert project_tasks.task_command(tmp_path, "build") is None
+    assert project_tasks.project_commands("run the build", tmp_path) == []
+    assert project_tasks.project_commands("run git status", tmp_path) == []
+    assert spelled.commands("please run ls -l /tmp for me") == ["ls -l /tmp"]

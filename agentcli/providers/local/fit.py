@@ -56,7 +56,7 @@ def argument_fit(
                 elif kinds and name in required:
                     score -= 1.0  # a folder to read, a file to list
             elif name in required:
-                score += 1.0 if spelled_values(tool, name, request, paths) else -1.0
+                score += 1.0 if spelled_values(tool, name, request, paths, workspace) else -1.0
         fit[tool["name"]] = score
     return fit
 

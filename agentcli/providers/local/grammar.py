@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.agent.quick_schema import conforms
-from agentcli.providers.local import spelled
+from agentcli.providers.local import project_tasks, spelled
 from agentcli.providers.local.decision import ANSWER
 
 # String fields that hold free text (file contents, code): no length cap in the grammar.
@@ -254,12 +254,34 @@ def is_glob(tool: dict[str, Any], name: str) -> bool:
     return (tool["name"], name) in NOT_COPIED or "glob" in description.lower()
 
 
+def command_values(request: str, workspace: Path | None) -> list[str]:
+    """Command lines the request spells out; when it names a task of the project ("run
+    the tests"), the project's command for it first, and no line that starts with a word
+    that is no program (the `tests` of "run the tests")."""
+    found = spelled.commands(request)
+    tasks = project_tasks.project_commands(request, workspace)
+    if not tasks:
+        return found
+    programs = [
+        line
+        for line in found
+        if spelled.starts_with_program(line) and not project_tasks.is_task_words(line)
+    ]
+    return list(dict.fromkeys(tasks + programs))
+
+
 def spelled_values(
-    tool: dict[str, Any], name: str, request: str, paths: Sequence[str]
+    tool: dict[str, Any],
+    name: str,
+    request: str,
+    paths: Sequence[str],
+    workspace: Path | None = None,
 ) -> list[str]:
     """The values the request spells out for the property `name` of `tool`, by the kind
     of value its name (or, for a glob, its description) says it holds; [] when there is
     none, or the property is of no such kind (agentcli.providers.local.spelled)."""
+    if name == "command":
+        return command_values(request, workspace)
     if name == "pattern":
         if is_glob(tool, name):
             return spelled.file_globs(request)
@@ -269,7 +291,6 @@ def spelled_values(
     readers = {
         "url": spelled.urls,
         "expression": spelled.expressions,
-        "command": spelled.commands,
         "query": spelled.web_queries,
         "old_text": spelled.old_texts,
         "new_text": spelled.new_texts,
@@ -331,7 +352,7 @@ def copy_constrained(
         and "enum" not in sub
     }
     values = {
-        name: spelled_values(tool, name, request, paths) if spelled else [] for name in copied
+        name: spelled_values(tool, name, request, paths, workspace) if spelled else [] for name in copied
     }
     for name, sub in copied.items():
         if name == "path":

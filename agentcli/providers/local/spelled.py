@@ -352,6 +352,12 @@ def bare_command(request: str) -> str | None:
     return " ".join(words)
 
 
+def starts_with_program(line: str) -> bool:
+    """Whether a command line's first word names a program here (or a script)."""
+    words = line.split()
+    return bool(words) and _program(words[0])
+
+
 def _program(word: str) -> bool:
     """A word that names a program on PATH (git, make, df), or a script (./build.sh)."""
     word = _clean(word)
