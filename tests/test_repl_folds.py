@@ -11,12 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.policy.engine import Prompt
+from agentcli.risk import ApprovalRequest, Assessment, Risk
+from agentcli.ui.approval_fold import cells, folded_line
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
-from tests.terminal_screen import Terminal, row_text
+from tests.terminal_screen import Terminal
 from tests.test_repl_screens import (  # noqa: F401 - term is the fixture
     FOOTER,
     StartTerminal,
+    asking,
     call,
     index_of,
     term,
@@ -31,7 +35,11 @@ TEST_CALC = (
     'assert sub(5, 3) == 2, "sub(5, 3) should be 2"\n'
     'print("2 passed")\n'
 )
-FIXED = {"path": "calc.py", "old_text": "def sub(a, b):\n    return a + b", "new_text": "def sub(a, b):\n    return a - b"}
+FIXED = {
+    "path": "calc.py",
+    "old_text": "def sub(a, b):\n    return a + b",
+    "new_text": "def sub(a, b):\n    return a - b",
+}
 ANSWER = (
     "Fixed: `sub` in calc.py added its arguments instead of subtracting them.\n\n"
     "The test passes now."
@@ -66,12 +74,6 @@ def answer_each(terminal: Terminal, keys: str) -> None:
     terminal.wait_for(lambda: terminal.at_prompt() and bool(FOOTER.search(terminal.text())))
 
 
-def asking(terminal: Terminal) -> bool:
-    """The cursor is on the menu's `choose [...]` row: its key is being read."""
-    row = terminal.screen.buffer[terminal.screen.cursor.y]
-    return MENU in row_text(row, terminal.columns)
-
-
 def no_menu(lines: list[str]) -> None:
     """No trace of an answered menu: not on the screen, not in the scrollback pyte keeps."""
     left = [line for line in lines if any(text in line for text in MENU_TEXT)]
@@ -89,7 +91,9 @@ def transcript(lines: list[str], prompt: str) -> list[str]:
 
 
 def test_the_fix_task_at_100_columns_fits_in_25_rows_with_each_menu_folded(
-    term: StartTerminal, server: ScriptedServer, workspace: Path
+    term: StartTerminal,  # noqa: F811 - the fixture imported above
+    server: ScriptedServer,
+    workspace: Path,
 ) -> None:
     fix_task(server, workspace)
     terminal = term("chat", columns=100)
@@ -104,7 +108,9 @@ def test_the_fix_task_at_100_columns_fits_in_25_rows_with_each_menu_folded(
     assert "  ✓ Read 1 file (ctrl+o to expand · /expand 2)" in shown, shown
     edit = index_of(shown, "  ✓ edit_file calc.py · allowed once (ctrl+o to expand · /expand 3)")
     assert shown[edit + 1].startswith("  ✓ edit_file: "), shown  # its result, right under it
-    assert "  ✓ run_shell python3 test_calc.py · allowed once (ctrl+o to expand · /expand 4)" in shown
+    assert (
+        "  ✓ run_shell python3 test_calc.py · allowed once (ctrl+o to expand · /expand 4)" in shown
+    )
     assert "    2 passed" in shown, shown  # what the test printed stays
     assert not [line for line in shown if "search_content" in line or "read_file" in line], shown
     assert "The test passes now." in shown
@@ -112,7 +118,9 @@ def test_the_fix_task_at_100_columns_fits_in_25_rows_with_each_menu_folded(
 
 
 def test_the_fix_task_on_a_short_screen_leaves_no_menu_in_the_scrollback(
-    term: StartTerminal, server: ScriptedServer, workspace: Path
+    term: StartTerminal,  # noqa: F811 - the fixture imported above
+    server: ScriptedServer,
+    workspace: Path,
 ) -> None:
     """24 rows: each block is drawn at the foot of the screen, scrolling the transcript
     into pyte's history; the erased block is in neither."""
@@ -131,7 +139,9 @@ def test_the_fix_task_on_a_short_screen_leaves_no_menu_in_the_scrollback(
 
 
 def test_ctrl_o_shows_the_last_folded_item_and_expand_n_any(
-    term: StartTerminal, server: ScriptedServer, workspace: Path
+    term: StartTerminal,  # noqa: F811 - the fixture imported above
+    server: ScriptedServer,
+    workspace: Path,
 ) -> None:
     fix_task(server, workspace)
     terminal = term("chat", columns=100)
@@ -176,7 +186,10 @@ def command(terminal: Terminal, text: str) -> None:
 
 @pytest.mark.parametrize("columns", [40, 100])
 def test_a_denied_command_folds_to_one_line_with_the_reason_under_it(
-    term: StartTerminal, server: ScriptedServer, workspace: Path, columns: int
+    term: StartTerminal,  # noqa: F811 - the fixture imported above
+    server: ScriptedServer,
+    workspace: Path,
+    columns: int,
 ) -> None:
     command = "rm -rf x \x1b[2J\x1b]0;owned\x07 " + "y" * 150  # erase, a title, too long
     server.enqueue(
@@ -197,7 +210,9 @@ def test_a_denied_command_folds_to_one_line_with_the_reason_under_it(
     no_menu(lines)
     assert "reason for the model" not in terminal.text()  # its line went with the menu
     [folded] = [i for i, line in enumerate(lines) if line.startswith("  ✗ run_shell rm -rf x ␛[2J")]
-    assert lines[folded].endswith("· denied" if columns == 40 else "· denied (ctrl+o to expand · /expand 1)")
+    assert lines[folded].endswith(
+        "· denied" if columns == 40 else "· denied (ctrl+o to expand · /expand 1)"
+    )
     assert len(lines[folded]) < columns and "…" in lines[folded], lines[folded]  # one row, cut
     assert lines[folded + 1] == "    told the model: keep x", lines
     assert (workspace / "x").is_dir()
@@ -207,24 +222,63 @@ def test_a_denied_command_folds_to_one_line_with_the_reason_under_it(
 
 # --- a pipe is as before ---------------------------------------------------------------
 
+# Recorded from `agentcli run` before the folds (main at issue 41's item 3): the pipe's
+# stdout and stderr, byte for byte once the times and the sandbox's name are masked.
+PIPE_BEFORE = Path(__file__).parent / "fixtures" / "fix_task_pipe.txt"
+_TIMES = re.compile(r"\((?:\d+ ms|\d+(?:\.\d+)? s)\)")
+_SANDBOX = re.compile(r" · sandbox [\w-]+")
 
-def test_run_in_a_pipe_shows_every_call_unfolded(
+
+def masked(result: object) -> str:
+    """stdout and stderr as one text, what changes from run to run (times, the sandbox
+    this machine has) replaced by fixed words."""
+    out = f"--- stdout\n{result.stdout}--- stderr\n{result.stderr}"  # type: ignore[attr-defined]
+    return _SANDBOX.sub(" · sandbox SANDBOX", _TIMES.sub("(TIME)", out))
+
+
+def test_run_in_a_pipe_is_byte_for_byte_as_before_the_folds(
     run_cli: RunCli, server: ScriptedServer, workspace: Path
 ) -> None:
     fix_task(server, workspace)
     result = run_cli(["run", "--yes", "-o", "text", "fix the bug in sub"], server=server)
 
     assert result.returncode == 0, result.stderr
-    print(repr(result.stdout)); print(result.stderr)
-    err = result.stderr.splitlines()
-    for needle in (
-        '● search_content pattern="def sub"',
-        '● read_file path="calc.py"',
-        "✓ read_file: ",
-        "● edit_file ",
-        "    -    return a + b",
-        "● run_shell ",
-        "    2 passed",
-    ):
-        assert any(needle in line for line in err), (needle, err)
-    assert not [line for line in err if "Searched for" in line or "/expand" in line], err
+    assert masked(result) == PIPE_BEFORE.read_text(encoding="utf-8")
+    assert "Searched for" not in result.stderr and "/expand" not in result.stderr
+
+
+# --- the folded line at every width ----------------------------------------------------
+
+
+def shell_prompt(command: str) -> Prompt:
+    assessment = Assessment(Risk.HIGH, "`touch` writes files")
+    request = ApprovalRequest("run_shell", {"command": command}, assessment)
+    return Prompt(request, ["run_shell(touch *)"], [])
+
+
+@pytest.mark.parametrize(
+    ("outcome", "said"),
+    [
+        ("once", "· allowed once"),
+        ("session", "· allowed run_shell(touch *) for this session"),
+        ("project", "· always allowed run_shell(touch *) in this project"),
+        ("deny", "· denied"),
+        ("deny_session", "· refused run_shell(touch *) for this session"),
+        ("cancelled", "· denied (cancelled)"),
+    ],
+)
+def test_the_folded_line_names_what_the_key_granted(outcome: str, said: str) -> None:
+    line = folded_line(shell_prompt("touch a.txt"), outcome, 7, 120, color=False)
+    assert line == f"  {'✓' if 'allowed' in said else '✗'} run_shell touch a.txt {said}" + (
+        " (ctrl+o to expand · /expand 7)"
+    )
+
+
+@pytest.mark.parametrize("width", range(16, 121, 8))
+def test_the_folded_line_keeps_within_the_width_and_the_answer_whole_where_it_can(
+    width: int,
+) -> None:
+    rows = folded_line(shell_prompt("touch " + "a" * 80), "session", 12, width, False)
+    assert all(cells(row) < width for row in rows.split("\n")), rows
+    if width >= 56:  # room for `    allowed run_shell(touch *) for this session`
+        assert "allowed run_shell(touch *) for this session" in rows, rows

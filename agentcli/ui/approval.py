@@ -27,7 +27,6 @@ from agentcli.ui.approval_block import (
     render_prompt,
     terminal_width,
 )
-
 from agentcli.ui.approval_fold import cut, folded_line, lines_of_block, rows_of, title
 from agentcli.ui.folds import FoldedItems
 
@@ -180,13 +179,13 @@ class TerminalApprover:
         drawn.erase()
         width = terminal_width(self.stream)
         number = self.folds.next_number()
-        line = folded_line(prompt.request, outcome, number, width, self.color)
+        line = folded_line(prompt, outcome, number, width, self.color)
         self.stream.write(line + "\n")
         if reason:
             told = cut(f"    told the model: {visible_line(reason)}", width - 1)
             self.stream.write(_style(self.color, "2", told) + "\n")
         self.stream.flush()
-        self.folds.add(title(prompt.request, outcome), lines_of_block(prompt, self.color))
+        self.folds.add(title(prompt, outcome), lines_of_block(prompt, self.color))
 
     async def _page(self, lines: list[str]) -> None:
         """The whole preview, a screenful at a time: space or Enter for more, q to stop.

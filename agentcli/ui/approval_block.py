@@ -205,7 +205,9 @@ def prompt_choices(prompt: Prompt) -> list[Choice]:
 def render_prompt(prompt: Prompt, color: bool, width: int = 80) -> str:
     """The block, to its last choice (the key is read below it)."""
     offer = choices(prompt, _is_cut(preview_lines(prompt)))
-    return "\n".join([*block_lines(prompt, color, width), *choice_lines(offer, width, color)]) + "\n"
+    return (
+        "\n".join([*block_lines(prompt, color, width), *choice_lines(offer, width, color)]) + "\n"
+    )
 
 
 def block_lines(prompt: Prompt, color: bool, width: int, *, whole: bool = False) -> list[str]:

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from agentcli.output.visible import one_line
+from agentcli.policy.engine import Prompt, remembered
 from agentcli.risk import ApprovalRequest
 
 OUTCOME = {
@@ -20,6 +21,24 @@ OUTCOME = {
     "cancelled": "denied (cancelled)",
 }
 _SGR = re.compile(r"\x1b\[[0-9;]*m")  # agentcli's own styles: the only escapes in a block
+
+
+def outcome_words(prompt: Prompt, outcome: str) -> str:
+    """The answer as the folded line says it: a wider grant names the rule it added
+    (`allowed run_shell(touch *) for this session`), as its choice's label did."""
+    if outcome not in ("session", "project", "deny_session"):
+        return OUTCOME[outcome]
+    risk = prompt.request.assessment.risk
+    kept = remembered(outcome, risk, prompt.session_rules)  # type: ignore[arg-type]
+    rules = prompt.session_rules if outcome == "project" else kept
+    named = ", ".join(one_line(rule) for rule in rules)
+    if not named:
+        return OUTCOME[outcome]
+    if outcome == "session":
+        return f"allowed {named} for this session"
+    if outcome == "project":
+        return f"always allowed {named} in this project"
+    return f"refused {named} for this session"
 
 
 def _style(enabled: bool, code: str, text: str) -> str:
@@ -58,35 +77,49 @@ def cut(text: str, room: int) -> str:
     return "".join(kept) + "…"
 
 
-def folded_line(
-    request: ApprovalRequest, outcome: str, number: int, width: int, color: bool
-) -> str:
+def folded_line(prompt: Prompt, outcome: str, number: int, width: int, color: bool) -> str:
     """`  ✓ edit_file calc.py · allowed once (ctrl+o to expand · /expand 3)`, in `width`
-    columns: the hint shortens first, then the subject."""
+    columns: the hint shortens first, then the subject. When the answer itself leaves
+    too little room (a session's rule at 40 columns) it goes on a second row, whole as
+    far as the width allows: what was granted is the line's point."""
+    request = prompt.request
     allowed = outcome in ("once", "session", "project")
     mark = "✓" if allowed else "✗"
     who = f"subagent {one_line(request.asker)}: " if request.asker else ""
     tool = one_line(request.tool)
-    said = f" · {OUTCOME[outcome]}"
+    answer = outcome_words(prompt, outcome)
     room = width - 1  # the last column left alone: no terminal wraps early there
     fixed, what = f"  {mark} {who}{tool}", subject(request)
-    for hint in (f" (ctrl+o to expand · /expand {number})", f" (/expand {number})", ""):
-        left = room - cells(fixed) - cells(said) - cells(hint) - 1  # 1: the space before it
-        if left >= 12:
-            break
-    shown = f" {cut(what, left)}" if what and left >= 2 else ""
-    line = cut(f"{fixed}{shown}{said}", room - cells(hint))  # at 20 columns even the tool
+    hints = (f" (ctrl+o to expand · /expand {number})", f" (/expand {number})", "")
     head = len(f"  {mark}")
-    tail = _style(color, "2", hint) if hint else ""
-    return _style(color, "32" if allowed else "31", line[:head]) + line[head:] + tail
+    for hint in hints:
+        left = room - cells(fixed) - cells(f" · {answer}") - cells(hint) - 1  # 1: a space
+        if left >= min(12, cells(what)):
+            shown = f" {cut(what, left)}" if what and left >= 2 else ""
+            line = cut(f"{fixed}{shown} · {answer}", room - cells(hint))
+            return _marked(color, allowed, line, head) + _hint(color, hint)
+    first = cut(f"{fixed} {what}" if what else fixed, room)  # at 20 columns even the tool
+    second = cut(f"    {answer}", room)
+    hint = next((h for h in hints if cells(second) + cells(h) <= room), "")
+    return _marked(color, allowed, first, head) + "\n" + second + _hint(color, hint)
 
 
-def title(request: ApprovalRequest, outcome: str) -> str:
+def _marked(color: bool, allowed: bool, line: str, head: int) -> str:
+    return _style(color, "32" if allowed else "31", line[:head]) + line[head:]
+
+
+def _hint(color: bool, hint: str) -> str:
+    return _style(color, "2", hint) if hint else ""
+
+
+def title(prompt: Prompt, outcome: str) -> str:
     """The folded line's words without its hint or colour, for /expand's header."""
+    request = prompt.request
     mark = "✓" if outcome in ("once", "session", "project") else "✗"
     who = f"subagent {one_line(request.asker)}: " if request.asker else ""
     what = cut(subject(request), 60)
-    return f"{mark} {who}{one_line(request.tool)}{' ' + what if what else ''} · {OUTCOME[outcome]}"
+    tool = one_line(request.tool) + (f" {what}" if what else "")
+    return f"{mark} {who}{tool} · {outcome_words(prompt, outcome)}"
 
 
 def rows_of(text: str, width: int) -> int:

@@ -132,7 +132,10 @@ class ReplRenderer:
             return True
         diff = changed_lines(event.content) is not None
         shown = preview(event.content, EXPANDED_PREVIEW_LINES)
-        lines = [result_line(call, self.style), *(preview_line(x, self.style, diff=diff) for x in shown)]
+        lines = [
+            result_line(call, self.style),
+            *(preview_line(x, self.style, diff=diff) for x in shown),
+        ]
         self.reads.finished(call_id, call.name, lines)
         return True
 
