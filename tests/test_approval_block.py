@@ -159,7 +159,8 @@ def test_one_block_whose_labels_say_what_they_grant(
     assert "y yes, this call only" in text
     assert "n no (you may tell the model why)" in text
     assert "this session" not in text
-    assert "→ n: no" in after
+    folded = plain(after)
+    assert "✗ run_shell for f in a b" in folded and "· denied" in folded  # one line now
     assert not (workspace / "a.txt").exists()
 
 
@@ -186,7 +187,9 @@ def test_a_medium_session_choice_says_it_holds_for_the_session(
     assert "s yes, and allow write_file for this session" in text
     assert "p yes, and always allow write_file in this project (saved)" in text
     assert "d no, and refuse write_file for this session" in text
-    assert "→ s: yes, and allow write_file for this session" in unwrapped(screen.splitlines())
+    # folded, at 40 columns the answer on a row of its own, whole: the rule it added
+    assert "✓ write_file one.txt" in plain(screen), screen
+    assert "    allowed write_file for this session" in plain(screen).splitlines(), screen
     assert screen.count(HEADING) == 1  # as the label said: the second write was not asked
     assert (workspace / "two.txt").read_text() == "2\n"
 
@@ -215,7 +218,7 @@ def test_a_high_yes_holds_for_this_call_only(
 
     assert "y yes, this call only" in text
     assert "s yes, and allow run_shell(touch *) for this session" in text
-    assert "→ y: yes, this call only" in session.screen(mark)
+    assert "✓ run_shell touch b.txt · allowed once" in plain(session.screen(mark))
     assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import build_env
 from tests.scripted_server import Reply, ScriptedServer
-from tests.terminal_screen import Terminal
+from tests.terminal_screen import ROWS, Terminal, row_text
 
 CTRL_C, CTRL_D = "\x03", "\x04"
 APPROVAL = "choose ["
@@ -31,14 +31,15 @@ def call(call_id: str, name: str, arguments: dict) -> dict:
 
 @pytest.fixture
 def term(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[StartTerminal]:
-    """term(*args, columns=80, env=None, cpr=False) -> `agentcli ARGS` on a pyte terminal
-    (`chat` waits for its first prompt). `cpr=True` lets prompt-toolkit ask where the
-    cursor is, which it needs to draw the bottom toolbar (pyte answers)."""
+    """term(*args, columns=80, rows=40, env=None, cpr=False) -> `agentcli ARGS` on a pyte
+    terminal (`chat` waits for its first prompt). `cpr=True` lets prompt-toolkit ask where
+    the cursor is, which it needs to draw the bottom toolbar (pyte answers)."""
     started: list[Terminal] = []
 
     def start(
         *args: str,
         columns: int = 80,
+        rows: int = ROWS,
         env: Mapping[str, str] | None = None,
         cpr: bool = False,
     ) -> Terminal:
@@ -50,6 +51,7 @@ def term(server: ScriptedServer, workspace: Path, cli_home: Path) -> Iterator[St
             env=build_env(cli_home, server, extra),
             cwd=workspace,
             columns=columns,
+            rows=rows,
         )
         started.append(terminal)
         if (args or ("chat",))[0] == "chat":
@@ -101,7 +103,7 @@ def test_a_stopped_command_stays_on_screen_with_its_output(
     terminal.wait_prompt()
 
     lines = terminal.lines()
-    call_at = index_of(lines, "Allow run_shell?" if approve else "● run_shell")
+    call_at = index_of(lines, "· allowed once" if approve else "● run_shell")  # folded when asked
     shown = lines[call_at:]
     assert "    line1" in shown and "    line2" in shown, shown  # what it printed, kept
     stopped = index_of(shown, "✗ run_shell stopped: interrupted")
@@ -299,6 +301,12 @@ def test_leaving_an_empty_conversation_says_nothing_of_resuming(term: StartTermi
 # --- approval blocks -----------------------------------------------------------------
 
 
+def asking(terminal: Terminal) -> bool:
+    """The cursor is on a menu's `choose [...]` row: its key is being read."""
+    row = terminal.screen.buffer[terminal.screen.cursor.y]
+    return APPROVAL in row_text(row, terminal.columns)
+
+
 def approval_block(terminal: Terminal) -> list[str]:
     lines = terminal.lines()
     start = max(i for i, line in enumerate(lines) if line.startswith("● Allow "))
@@ -327,7 +335,7 @@ def test_approval_arguments_are_labelled_fields(
     assert block[1] == "  path: notes.txt", block
     assert not [line for line in block if "{" in line], block  # no JSON
     terminal.send("y")
-    terminal.wait_for(lambda: terminal.text().count(APPROVAL) == 2)
+    terminal.wait_for(lambda: "Allow run_shell?" in terminal.text() and asking(terminal))
     block = approval_block(terminal)
     assert all(len(line) <= columns for line in block), block
     whole = joined(block)
@@ -404,12 +412,14 @@ def test_y_approves_this_edit_only_and_s_the_session(
     assert "  y  yes, this edit only" in block, block
     assert "  s  yes, and allow edit_file for this session" in block, block
     terminal.send("y")
-    terminal.wait_for("→ y: yes, this edit only")
-    terminal.wait_for(lambda: terminal.text().count(APPROVAL) == 2)  # the next edit asks
+    terminal.wait_for("✓ edit_file notes.txt · allowed once")  # the menu folded, said
+    terminal.wait_for(lambda: asking(terminal))  # the next edit asks
     terminal.send("s")
     terminal.wait_for(FOOTER)
     terminal.wait_prompt()
-    assert terminal.text().count("● Allow edit_file?") == 2  # the third did not: s holds
+    folded = [line for line in terminal.lines() if "✓ edit_file notes.txt · " in line]
+    assert len(folded) == 2, folded  # the third was not asked: s holds
+    assert "· allowed edit_file for this session" in folded[1], folded
     assert (workspace / "notes.txt").read_text() == "first note again\n2nd note\n"
 
 
@@ -437,12 +447,25 @@ def test_tool_lines_look_the_same_however_the_call_was_streamed(
             Reply.text(["It holds ", "two notes."]),
         )
         lines = turn(terminal, f"read {number}")
-        screens.append(shown_turn(lines[1:]))
+        folded = index_of(lines, "✓ Read 1 file")  # numbered by the turn
+        lines[folded] = lines[folded].replace(f"/expand {number + 1}", "/expand N")
+        screens.append(shown_turn([*lines[1:], *expanded(terminal)]))
     assert screens[0] == screens[1] == screens[2], screens
     first = screens[0]
     assert first[0] == "Let me read.", first
+    assert "  ✓ Read 1 file (ctrl+o to expand · /expand N)" in first, first
     assert index_of(first, '● read_file path="notes.txt"') < index_of(first, "✓ read_file")
     assert "It holds two notes." in first
+
+
+def expanded(terminal: Terminal) -> list[str]:
+    """Ctrl-O pressed at the prompt: the lines it shows, the last folded item."""
+    marks = terminal.text().count("] ✓ ")
+    terminal.send("\x0f")
+    terminal.wait_for(lambda: terminal.text().count("] ✓ ") > marks and terminal.at_prompt())
+    lines = terminal.lines()
+    start = max(i for i, line in enumerate(lines) if "] ✓ " in line)
+    return lines[start + 1 : -1]  # below its [N] title, to the prompt
 
 
 @pytest.mark.parametrize("columns", [40, 120])

@@ -14,6 +14,10 @@ class HeldCallLines:
     def hold(self, call_id: str, line: str) -> None:
         self._held[call_id] = line
 
+    def take(self, call_id: str) -> str | None:
+        """A call's line, not to be drawn here (a folded read-only call keeps it)."""
+        return self._held.pop(call_id, None)
+
     def release(self, event: ev.Event) -> list[str]:
         """The lines to draw before `event`: its call's, unless the call waits for an
         approval (the prompt shows it); every one left at the end of a run."""

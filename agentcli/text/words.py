@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-_IRREGULAR = {"match": "matches", "entry": "entries", "process": "processes"}
+_IRREGULAR = {
+    "match": "matches",
+    "entry": "entries",
+    "process": "processes",
+    "directory": "directories",
+}
 
 
 def plural(count: int, word: str) -> str:

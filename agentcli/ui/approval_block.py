@@ -204,17 +204,28 @@ def prompt_choices(prompt: Prompt) -> list[Choice]:
 
 def render_prompt(prompt: Prompt, color: bool, width: int = 80) -> str:
     """The block, to its last choice (the key is read below it)."""
+    offer = choices(prompt, _is_cut(preview_lines(prompt)))
+    return (
+        "\n".join([*block_lines(prompt, color, width), *choice_lines(offer, width, color)]) + "\n"
+    )
+
+
+def block_lines(prompt: Prompt, color: bool, width: int, *, whole: bool = False) -> list[str]:
+    """The block above its choices: the heading, the call, the preview (its head and
+    tail), why it asks. `whole`: the block of an answered call shown again — no question
+    heading (its folded line said the answer), the whole preview."""
     request = prompt.request
     risk = request.assessment.risk
     colour = "31" if risk is Risk.HIGH else "33"
-    out = [_style(color, f"1;{colour}", line) for line in _heading(prompt, width)]
+    heading = [] if whole else _heading(prompt, width)
+    out = [_style(color, f"1;{colour}", line) for line in heading]
     if request.description:
         lines = [visible(line) for line in request.description]
     else:
         lines = describe_call(request.tool, request.arguments)
     out += [piece for line in lines for piece in fit(line, width, color)]
     preview = preview_lines(prompt)
-    cut = _is_cut(preview)
+    cut = _is_cut(preview) and not whole
     shown = [*preview[:HEAD_LINES], "", *preview[-TAIL_LINES:]] if cut else preview
     for index, line in enumerate(shown):
         if cut and index == HEAD_LINES:
@@ -226,8 +237,7 @@ def render_prompt(prompt: Prompt, color: bool, width: int = 80) -> str:
     why = plain_reasons(prompt.reasons)
     if why:
         out += [_style(color, "2", x) for x in wrap(_words("why: " + why), width, "  ", "       ")]
-    offer = choices(prompt, cut)
-    return "\n".join([*out, *choice_lines(offer, width, color)]) + "\n"
+    return out
 
 
 def choice_lines(offer: list[Choice], width: int, color: bool) -> list[str]:

@@ -39,5 +39,8 @@ class ReplHost(Protocol):
     def turns(self) -> int:
         """How many turns the conversation holds."""
 
+    def expand(self, argument: str) -> None:
+        """A folded item of the transcript shown in full (`/expand N`; the last if empty)."""
+
     def show_conversation(self) -> None:
         """The conversation so far, compactly (after /resume)."""

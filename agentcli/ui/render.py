@@ -1,6 +1,8 @@
 """How the REPL shows a turn: a spinner until the first token, the answer as streamed
 Markdown, each tool call with its arguments as they form and then its state, long results
-collapsed to a few lines, and a dim footer with tokens and time. It only consumes events."""
+collapsed to a few lines, and a dim footer with tokens and time. It only consumes events.
+Given `folds`, a step's read-only calls are one summary line (agentcli.ui.read_fold), kept
+behind Ctrl-O and /expand."""
 
 from __future__ import annotations
 
@@ -19,13 +21,18 @@ from agentcli.output.notices import mcp_notice
 from agentcli.output.results import changed_lines, ending_lines, preview, preview_line, result_line
 from agentcli.output.style import Styler, format_arguments, state_line
 from agentcli.output.visible import visible, visible_event, visible_piece
+from agentcli.ui.folds import FoldedItems
+from agentcli.ui.read_fold import StepReads, read_only
 from agentcli.ui.screen import TerminalGate, progress_key
 
 RESULT_PREVIEW_LINES = 4
+EXPANDED_PREVIEW_LINES = 40  # of a folded read-only result, when expanded
 
 
 class ReplRenderer:
-    def __init__(self, stream: TextIO, screen: TerminalGate | None = None) -> None:
+    def __init__(
+        self, stream: TextIO, screen: TerminalGate | None = None, folds: FoldedItems | None = None
+    ) -> None:
         self.stream = stream
         self._console: Any = None  # rich's, made when first needed: the prompt does not wait
         self.style = Styler(terminal.color_enabled(stream))
@@ -40,6 +47,9 @@ class ReplRenderer:
         self._retry_reason: str | None = None  # said once for retries in a row
         self.screen = screen if screen is not None else TerminalGate()  # the approver's too
         self.screen.on_hold(self._clear_live_line)
+        self.folds = folds
+        self.reads = StepReads()  # the step's read-only calls, drawn as one line
+        self.screen.on_hold(self._flush_reads)  # before a prompt: what came first, first
         # The REPL's prompt, while it waits for a line: news between turns (an MCP
         # server's log) is drawn above it, and the prompt drawn again below.
         self.idle_prompt: Any = None
@@ -76,10 +86,58 @@ class ReplRenderer:
         return for_stream(text, self.stream)
 
     def _line(self, text: str) -> None:
+        self._flush_reads()
         self._stop_spin()
         self._clear_live_line()
         self.stream.write(self._fit(text) + "\n")
         self.stream.flush()
+
+    def fitted(self, text: str) -> None:
+        """A line of the REPL's own (a folded item expanded), broken between words."""
+        self.stream.write(self._fit(text) + "\n")
+        self.stream.flush()
+
+    def _flush_reads(self) -> None:
+        """The read-only calls done so far in this step, as their one summary line."""
+        taken = self.reads.take() if self.folds is not None else None
+        if taken is None:
+            return
+        said, lines = taken
+        number = self.folds.add(f"✓ {said}", lambda width: lines)  # type: ignore[union-attr]
+        self._stop_spin()
+        self._clear_live_line()
+        hint = self.style.dim(f" (ctrl+o to expand · /expand {number})")
+        self.stream.write(self._fit(self.style.green("  ✓ ") + said + hint) + "\n")
+        self.stream.flush()
+
+    def _folded_read(self, event: ev.Event) -> bool:
+        """A read-only call's event that the step's summary line stands for: True when
+        nothing more is to be drawn for it."""
+        call_id = getattr(event, "tool_call_id", None)
+        if self.folds is None or call_id is None:
+            return False
+        call = self.fold.call(call_id)
+        if isinstance(event, ev.Approval) and call is not None and read_only(call.approval):
+            self.reads.hold(call_id, self.calls.take(call_id))
+            return True
+        if not isinstance(event, ev.ToolCallResult) or not self.reads.holds(call_id):
+            return False
+        assert call is not None
+        if call.state == "error":  # news: shown as ever, its call line first
+            line = self.reads.drop(call_id)
+            if line:
+                self._line(line)
+            self._result(event)
+            self._block_done = True
+            return True
+        diff = changed_lines(event.content) is not None
+        shown = preview(event.content, EXPANDED_PREVIEW_LINES)
+        lines = [
+            result_line(call, self.style),
+            *(preview_line(x, self.style, diff=diff) for x in shown),
+        ]
+        self.reads.finished(call_id, call.name, lines)
+        return True
 
     def _between_turns(self, line: str) -> None:
         """A line that may come while the prompt waits: drawn above it, not into it."""
@@ -131,12 +189,21 @@ class ReplRenderer:
         starts = isinstance(event, (ev.ToolCallEnd, ev.ToolCallResult)) or (
             isinstance(event, ev.TextMessageContent) and self._markdown is None and event.delta
         )
-        if starts and self._block_done:
+        if starts:
+            self._flush_reads()
+        if starts and self._block_done and not self._answered_here(event):
             self._stop_spin()
             self._clear_live_line()
             self.stream.write("\n")
         if starts:
             self._block_done = not isinstance(event, ev.TextMessageContent)
+
+    def _answered_here(self, event: ev.Event) -> bool:
+        """A result right under its folded approval line: no blank line between them."""
+        if self.folds is None or not isinstance(event, ev.ToolCallResult):
+            return False
+        call = self.fold.call(event.tool_call_id)
+        return call is not None and (call.approval or {}).get("by") == "user"
 
     # --- events
 
@@ -148,6 +215,10 @@ class ReplRenderer:
         if self.screen.defer(lambda: self.handle(event), progress_key(event)):
             return  # a prompt owns the terminal: drawn once it is answered
         event = self.fold.apply(visible_event(event))  # control characters shown, never obeyed
+        if self._folded_read(event):
+            return
+        if isinstance(event, ev.StepFinished):
+            self._flush_reads()
         for line in [*self.calls.release(event), *ending_lines(self.fold, event, self.style)]:
             self._line(line)
         self._separate(event)
@@ -248,6 +319,7 @@ class ReplRenderer:
             self.stream.write(self._fit(preview_line(line, self.style, diff=diff)) + "\n")
 
     def finish(self, summary: RunSummary) -> None:
+        self._flush_reads()
         for line in self.calls.flush():
             self._line(line)
         self._stop_spin()

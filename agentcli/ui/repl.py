@@ -3,6 +3,7 @@
 Input: persistent history, Ctrl-R search, Emacs keys (vi as an option), Alt+Enter or Esc
 then Enter for a newline, bracketed paste kept as one message, a bottom toolbar, slash
 commands with completion, `@path` to attach a file, `!command` to run one yourself.
+Ctrl-O at the prompt shows the last folded approval or read-only step again (/expand N any).
 Interrupts: Ctrl-C or Esc during a turn cancels it; Ctrl-C on an empty prompt says how to
 leave, and a second one within two seconds, Ctrl-D or /exit leaves with 0."""
 
@@ -44,6 +45,7 @@ from agentcli.ui.approval_mode import (
     sandbox_segment,
     set_mode,
 )
+from agentcli.ui.folds import FoldedItems
 from agentcli.ui.habits import load_commands, skill_completions
 from agentcli.ui.keys import EscWatcher
 from agentcli.ui.mentions import path_completions
@@ -134,7 +136,8 @@ class Repl:
         self.settings = settings
         self.out = sys.stdout
         self.screen = TerminalGate()  # the renderer's live lines wait while a prompt asks
-        self.renderer = ReplRenderer(self.out, self.screen)
+        self.folds = FoldedItems()  # answered approvals and read-only steps, one line each
+        self.renderer = ReplRenderer(self.out, self.screen, self.folds)
         self.keys = EscWatcher(on_escape=self._cancel_turn, on_line=self._queue)
         self.queued: list[str] = []  # lines typed during a turn: the next messages
         # The tools outlive each agent (/clear, /resume): MCP servers keep running, in one
@@ -169,7 +172,22 @@ class Repl:
     def _key_bindings(self) -> KeyBindings:
         bindings = _key_bindings()
         bind_cycle_key(bindings, self)
+
+        @bindings.add("c-o")  # as in Claude Code: the last folded item, shown again
+        def _expand_last(event: Any) -> None:
+            from prompt_toolkit.application import run_in_terminal
+
+            run_in_terminal(lambda: self.expand(""))
+
         return bindings
+
+    def expand(self, argument: str) -> None:
+        """A folded item shown again in full, above the prompt (`/expand N`, Ctrl-O)."""
+        import shutil
+
+        width = shutil.get_terminal_size((80, 24)).columns
+        for line in self.folds.expand(argument, width):
+            self.renderer.fitted(line)
 
     def set_approval_mode(self, mode: Mode) -> None:
         """For this agent, and the ones /clear, /resume and /model make after it."""
@@ -181,7 +199,7 @@ class Repl:
         self.agent = self._new_agent(session)
 
     def _new_agent(self, session: Session) -> Agent:
-        approver = TerminalApprover(self.out, keys=self.keys, screen=self.screen)
+        approver = TerminalApprover(self.out, keys=self.keys, screen=self.screen, folds=self.folds)
         return open_agent(
             self.settings, session, [self.renderer], approver=approver, shared=self.shared
         )

@@ -26,6 +26,7 @@ COMMANDS = {
     "context": "what fills the context window, and when compaction comes",
     "status": "model, workspace, places, approvals, sandbox, context, session",
     "diff": "what this session changed in the workspace",
+    "expand": "show a folded approval or read-only step in full: /expand N (Ctrl-O: the last)",
     "rewind": "take the files, the conversation or both back to before a turn",
     "init": "write an AGENTS.md skeleton from the workspace (asks first)",
     "approvals": "the approval mode; switch: /approvals ask|yes|deny (Shift+Tab)",
@@ -250,6 +251,9 @@ class SlashCommands:
         from agentcli.ui.diff_view import show_diff
 
         await show_diff(self.repl)
+
+    async def cmd_expand(self, argument: str) -> None:
+        self.repl.expand(argument)
 
     async def cmd_rewind(self, argument: str) -> None:
         from agentcli.ui.rewind_view import rewind_command
