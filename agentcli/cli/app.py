@@ -151,6 +151,7 @@ def _serve(values: dict[str, Any]) -> int:  # _guarded exits with the code
             values["cors_origin"] or [],
             flags,
             no_token=values["no_token"],
+            store=values["store"],
         )
     )
     return 0
