@@ -59,9 +59,7 @@ def test_replicas_started_together_make_the_schema_once_and_share_a_thread(
     assert [m["role"] for m in sent[-3:]] == ["user", "assistant", "user"]
     assert sent[-2]["content"] == "first answer" and sent[-1]["content"] == "and again"
     # Every record a row, appended in order from 1: the header first, never rewritten.
-    recorded = rows(
-        postgres, postgres_dsn, "SELECT seq, record->>'t' FROM events ORDER BY seq"
-    )
+    recorded = rows(postgres, postgres_dsn, "SELECT seq, record->>'t' FROM events ORDER BY seq")
     assert [seq for seq, _ in recorded] == list(range(1, len(recorded) + 1))
     assert recorded[0][1] == "session"
     assert [kind for _, kind in recorded].count("session") == 1
@@ -97,7 +95,9 @@ def test_a_run_in_progress_on_one_replica_is_a_409_on_another(
     assert refused.json() == {"error": "thread 'busy' has a run in progress; wait for it"}
     assert said(outcome["events"]) == "held then done"  # type: ignore[arg-type]
     server.enqueue(Reply.text(["now yours"]))  # released at the run's end: free again
-    events = post_run(second.url, run_input("busy", "r3", [{"id": "u3", "role": "user", "content": "now?"}]))
+    events = post_run(
+        second.url, run_input("busy", "r3", [{"id": "u3", "role": "user", "content": "now?"}])
+    )
     assert said(events) == "now yours"
 
 

@@ -33,7 +33,7 @@ def test_sessions_copied_into_a_store_read_back_the_same_and_a_second_copy_adds_
 
     copied = run_cli(["sessions", "copy", "--to", postgres_dsn], env=env)
     assert copied.returncode == 0, copied.stderr
-    assert copied.stdout.startswith(f"copied 1 sessions to postgresql://agentcli@")
+    assert copied.stdout.startswith("copied 1 sessions to postgresql://agentcli@")
     assert copied.stdout.rstrip().endswith(f": {lines} new records")
     again = run_cli(["sessions", "copy", "--to", postgres_dsn], env=env)
     assert again.returncode == 0 and again.stdout.rstrip().endswith(": 0 new records")

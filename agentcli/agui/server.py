@@ -209,7 +209,11 @@ class AgentServer:
         try:
             claim = await self.store.claim(thread_id, settings.workspace, str(settings.model))
         except StoreFailed as failed:  # the database is away: one line, as a run's end
-            return relay, asyncio.create_task(self._failed(relay, str(failed), "store_unavailable")), None
+            return (
+                relay,
+                asyncio.create_task(self._failed(relay, str(failed), "store_unavailable")),
+                None,
+            )
         session = claim.session
         try:
             agent = open_agent(settings, session, [relay], shared=self.shared_parts())

@@ -130,7 +130,9 @@ class PostgresStore:
             raise self.unavailable(error) from None
 
     def unavailable(self, error: BaseException) -> StoreUnavailable:
-        return StoreUnavailable(f"the thread store {self.name} is unavailable: {_first_line(error)}")
+        return StoreUnavailable(
+            f"the thread store {self.name} is unavailable: {_first_line(error)}"
+        )
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
@@ -314,9 +316,7 @@ class PostgresStore:
 def _migrate(connection: Any) -> None:
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)"
-        )
+        connection.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)")
         row = connection.execute("SELECT max(version) FROM schema_version").fetchone()
         version = row[0] or 0
         if version > len(MIGRATIONS):

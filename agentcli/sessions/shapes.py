@@ -172,7 +172,9 @@ def session_entries(
     `image_loader` gives their images back."""
     skipped = Skipped(label or path, warnings)
     results: dict[str, str] = {}  # result events' contents, until their messages come
-    source = iter_lines(path, skipped.add, cursor) if records is None else _objects(records, skipped)
+    source = (
+        iter_lines(path, skipped.add, cursor) if records is None else _objects(records, skipped)
+    )
     for number, record in source:
         kind = record.get("t")
         try:
