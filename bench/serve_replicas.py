@@ -82,6 +82,19 @@ def pg_connections(dsn: str | None) -> str:
     return done.stdout.strip() if done.returncode == 0 else "?"
 
 
+def db_rows(dsn: str) -> str:
+    """The store's rows by kind (event, message, session header...) and duplicates of a
+    (thread, seq), which the primary key forbids: every record once."""
+    import psycopg
+
+    with psycopg.connect(dsn) as connection:
+        kinds = connection.execute(
+            "SELECT record->>'t', count(*) FROM events GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+        [(threads,)] = connection.execute("SELECT count(DISTINCT thread_id) FROM events")
+    return f"{dict(kinds)} across {threads} threads"
+
+
 def start_replicas(
     count: int, server: ScriptedServer, home: str, store: str | None
 ) -> list[tuple[subprocess.Popen[bytes], str, int]]:
@@ -175,7 +188,7 @@ def main() -> int:
     report(measure("1 replica, JSONL sessions", args, None, 1))
     if args.store:
         report(measure("3 replicas behind HAProxy, PostgreSQL store", args, args.store, 3))
-        print("  events in the database: not counted yet (needs the store's schema)")
+        print(f"  rows in the database: {db_rows(args.store)}")
     else:
         print("(no --store: the 3-replica PostgreSQL side was not measured)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -26,7 +26,7 @@ _agentcli() {
     for (( i = 1; i < COMP_CWORD; i++ )); do
         word="${COMP_WORDS[i]}"
         case "$cmd:$word" in
-            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--allow|run:--forbid|run:--resume|run:--sandbox|run:--add-dir|run:--agent|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|chat:--add-dir|chat:--agent|serve:--host|serve:--port|serve:--token-env|serve:--cors-origin|serve:--model|serve:-m|serve:--base-url|serve:--system|serve:--max-steps|serve:--timeout|serve:--cwd|serve:--allow|serve:--forbid|serve:--sandbox|serve:--add-dir|doctor:--add-dir|doctor:--cwd|models:--base-url|tools:--cwd)
+            run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--cwd|run:--output|run:-o|run:--allow|run:--forbid|run:--resume|run:--sandbox|run:--add-dir|run:--agent|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--cwd|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|chat:--add-dir|chat:--agent|serve:--host|serve:--port|serve:--token-env|serve:--store|serve:--cors-origin|serve:--model|serve:-m|serve:--base-url|serve:--system|serve:--max-steps|serve:--timeout|serve:--cwd|serve:--allow|serve:--forbid|serve:--sandbox|serve:--add-dir|doctor:--add-dir|doctor:--cwd|models:--base-url|tools:--cwd)
                 i=$((i + 1))
                 [[ ${COMP_WORDS[i]} == "=" ]] && i=$((i + 1))
                 ;;
@@ -36,7 +36,7 @@ _agentcli() {
         esac
     done
     case "$cmd:$prev" in
-        run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--allow|run:--forbid|run:--resume|run:--sandbox|run:--add-dir|run:--agent|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|chat:--add-dir|chat:--agent|serve:--host|serve:--port|serve:--token-env|serve:--cors-origin|serve:--model|serve:-m|serve:--base-url|serve:--system|serve:--max-steps|serve:--timeout|serve:--allow|serve:--forbid|serve:--sandbox|serve:--add-dir|doctor:--add-dir|models:--base-url)
+        run:--model|run:-m|run:--base-url|run:--system|run:--max-steps|run:--timeout|run:--allow|run:--forbid|run:--resume|run:--sandbox|run:--add-dir|run:--agent|chat:--model|chat:-m|chat:--base-url|chat:--system|chat:--max-steps|chat:--timeout|chat:--allow|chat:--forbid|chat:--resume|chat:--sandbox|chat:--add-dir|chat:--agent|serve:--host|serve:--port|serve:--token-env|serve:--store|serve:--cors-origin|serve:--model|serve:-m|serve:--base-url|serve:--system|serve:--max-steps|serve:--timeout|serve:--allow|serve:--forbid|serve:--sandbox|serve:--add-dir|doctor:--add-dir|models:--base-url)
             :; return 0 ;;
         run:--cwd|chat:--cwd|serve:--cwd|doctor:--cwd|tools:--cwd)
             _agentcli_paths -d; return 0 ;;
@@ -48,7 +48,7 @@ _agentcli() {
             "") _agentcli_words "--version -V --help -h" ;;
             "run") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --output -o --yes -y --deny --allow --forbid --continue -c --resume --debug --sandbox --allow-network --add-dir --agent --help -h" ;;
             "chat") _agentcli_words "--model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --continue -c --resume --debug --sandbox --allow-network --add-dir --agent --help -h" ;;
-            "serve") _agentcli_words "--host --port --token-env --no-token --cors-origin --model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --debug --sandbox --allow-network --add-dir --help -h" ;;
+            "serve") _agentcli_words "--host --port --token-env --no-token --store --cors-origin --model -m --base-url --system --max-steps --timeout --cwd --yes -y --deny --allow --forbid --debug --sandbox --allow-network --add-dir --help -h" ;;
             "doctor") _agentcli_words "--json --add-dir --cwd --help -h" ;;
             "plugins") _agentcli_words "--json --help -h" ;;
             "models") _agentcli_words "--base-url --json --help -h" ;;

@@ -170,16 +170,26 @@ def start_replicas(
     *,
     env: dict[str, str] | None = None,
     flags: Sequence[str] = (),
+    homes: Path | None = None,
+    config: str = "",
 ) -> list[Replica]:
     """`count` installed `agentcli serve --store STORE` processes on free ports, each ready
     (its /health polled, with a deadline). start_cli kills them at teardown. The password,
-    if any, is in env (PGPASSWORD), never in argv."""
+    if any, is in env (PGPASSWORD), never in argv. With `homes`, each replica has a home
+    of its own under it (no sessions directory shared: only the store is), its
+    configuration file holding `config`."""
     replicas = []
     for index in range(count):
         port = free_port()
         args = ["serve", "--port", str(port), "--token-env", "AGUI_TOKEN", "--store", store]
+        own: dict[str, str] = {}
+        if homes is not None:
+            home = homes / f"r{index}"
+            (home / "agentcli").mkdir(parents=True)
+            (home / "agentcli" / "config.toml").write_text(config)
+            own = {"HOME": str(home), "AGENTCLI_HOME": str(home / "agentcli")}
         process = start_cli(
-            [*args, *flags], server=server, env={"AGUI_TOKEN": TOKEN, **(env or {})}
+            [*args, *flags], server=server, env={"AGUI_TOKEN": TOKEN, **own, **(env or {})}
         )
         replicas.append(Replica(f"r{index}", port, process))
     for replica in replicas:  # started together, waited for together: startup overlaps

@@ -75,6 +75,8 @@ EXEMPT = {
     "serve": "answers HTTP clients with JSON and SSE, never a terminal (tests/test_e2e_serve*)",
     "mcp serve": "speaks MCP's JSON-RPC on stdout to its client, never to a terminal",
     "completions": "prints agentcli's own completion script, nothing from outside",
+    "sessions copy": "needs a PostgreSQL store: tests/test_sessions_store.py runs it; it "
+    "names sessions and the store through one_line, never their records",
 }
 
 

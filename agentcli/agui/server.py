@@ -16,7 +16,8 @@ from typing import Any
 from agentcli.agent.session import Agent
 from agentcli.agui import wire
 from agentcli.agui.state import STATE_TOOL, ThreadState, UpdateStateTool, has_state
-from agentcli.agui.threads import KeptThreads, Plan, plan_run, same_history, thread_messages
+from agentcli.agui.stores import Claim, StoreFailed, thread_store
+from agentcli.agui.threads import Plan, plan_run, same_history, thread_messages
 from agentcli.assembly.session import SharedParts, new_provider, open_agent
 from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold
@@ -42,6 +43,8 @@ class ServeOptions:
     max_request_bytes: int = MAX_REQUEST_BYTES
     host: str = "127.0.0.1"  # where it listens: on loopback, the Host header is checked
     token_generated: bool = False  # made at start: printed for the user to give clients
+    store: str | None = None  # a PostgreSQL URL replicas share; None: the sessions directory
+    lease_seconds: float = 5.0  # a run's claim on its thread, renewed while it runs
 
 
 class ClientLeft(Exception):
@@ -71,6 +74,9 @@ class Relay:
         self.snapshot: Callable[[], ev.Event] | None = None
         self.confirms: list[tuple[str | None, dict[str, Any]]] = []  # (parent, call) asked
         self.finished = False  # the run ended with RUN_FINISHED, a success
+        # The run's last event, held until its thread is released: a store that failed
+        # meanwhile turns it into a RUN_ERROR saying so (see `end`).
+        self.last: ev.Event | None = None
 
     def handle(self, event: ev.Event) -> None:
         if isinstance(event, (ev.RunFinished, ev.RunError)):
@@ -80,7 +86,18 @@ class Relay:
                 self._put(end)
             if self.snapshot is not None:
                 self._put(self.snapshot())
+            self.last = event
+            return
         self._put(event)
+
+    def end(self, problem: str | None) -> None:
+        """The run's last event, or, when the store failed it, one RUN_ERROR instead."""
+        last, self.last = self.last, None
+        if problem is not None:
+            self.finished = False
+            last = ev.RunError(message=problem, code="store_unavailable")
+        if last is not None:
+            self._put(last)
 
     def _put(self, event: ev.Event) -> None:
         self.fold.apply(event)
@@ -93,10 +110,10 @@ class Relay:
 class AgentServer:
     def __init__(self, options: ServeOptions) -> None:
         self.options = options
-        self.busy: set[str] = set()  # threads with a run in progress
         self.closing: set[asyncio.Future[None]] = set()  # agents closing after their run
         self.runs = 0
-        self.threads = KeptThreads()
+        # Where threads are kept, and which have a run in progress (agentcli.agui.stores).
+        self.store = thread_store(options.store, options.lease_seconds)
         # What every run shares: one provider (its HTTP client's pool), made by the first
         # run, and the process trees, stopped when the server stops.
         self.shared = SharedParts(processes=LiveTrees())
@@ -109,6 +126,7 @@ class AgentServer:
     async def aclose(self) -> None:
         """The server is stopping: nothing it started outlives it."""
         await self.shared.aclose()
+        await self.store.aclose()
 
     # --- the request, checked before anything runs
 
@@ -186,35 +204,31 @@ class AgentServer:
 
     async def start_run(self, run_input: Any) -> tuple[Relay, asyncio.Task[None], Agent | None]:
         thread_id = run_input.thread_id
-        if thread_id in self.busy:
-            raise Rejected(409, f"thread {thread_id!r} has a run in progress; wait for it")
         settings = self.options.settings
-        self.busy.add(thread_id)
         relay = Relay()
-        kept = self.threads.take(thread_id)
-        try:  # in a worker thread: a thread's file, however large, never holds up the loop
-            session = await asyncio.to_thread(
-                self.threads.open, thread_id, kept, settings.workspace, str(settings.model)
+        try:
+            claim = await self.store.claim(thread_id, settings.workspace, str(settings.model))
+        except StoreFailed as failed:  # the database is away: one line, as a run's end
+            return (
+                relay,
+                asyncio.create_task(self._failed(relay, str(failed), "store_unavailable")),
+                None,
             )
-        except AgentCliError as error:
-            self.busy.discard(thread_id)
-            raise Rejected(409, f"thread {thread_id!r}: {error}") from None
-        except BaseException:
-            self.busy.discard(thread_id)  # the thread stays usable, whatever went wrong
-            raise
+        session = claim.session
         try:
             agent = open_agent(settings, session, [relay], shared=self.shared_parts())
         except AgentCliError as error:
             session.close()
-            self.busy.discard(thread_id)
+            await self.store.release(claim, clean=False)
             return relay, asyncio.create_task(self._failed(relay, str(error))), None
         try:
             plan = self._prepare(agent, run_input, relay)
         except Rejected:
-            self.busy.discard(thread_id)
             await agent.aclose(stop_all=False)
+            await self.store.release(claim, clean=False)
             raise
-        task = asyncio.create_task(self._run(agent, relay, run_input, plan))
+        claim.on_problem = agent.cancel  # the store failed mid-run: the run stops
+        task = asyncio.create_task(self._run(agent, relay, run_input, plan, claim))
         return relay, task, agent
 
     def _prepare(self, agent: Agent, run_input: Any, relay: Relay) -> Plan:
@@ -289,7 +303,9 @@ class AgentServer:
         call = {"id": confirm_id, "type": "function", "function": function}
         relay.confirms.append((parent, call))
 
-    async def _run(self, agent: Agent, relay: Relay, run_input: Any, plan: Plan) -> None:
+    async def _run(
+        self, agent: Agent, relay: Relay, run_input: Any, plan: Plan, claim: Claim
+    ) -> None:
         self.runs += 1
         try:
             await agent.run_turn(
@@ -297,32 +313,31 @@ class AgentServer:
             )
         finally:
             # Shielded: a client that leaves as the run ends cancels this task, and a close
-            # cut short would keep the thread's session file locked.
-            closing = asyncio.ensure_future(agent.aclose(stop_all=False))
+            # cut short would keep the thread's session file locked (or its lease held).
+            closing = asyncio.ensure_future(self._close(agent, relay, claim))
             self.closing.add(closing)  # a reference, so it finishes even if we are cancelled
-            closing.add_done_callback(
-                lambda done: self._closed(done, run_input.thread_id, agent, relay)
-            )
+            closing.add_done_callback(self.closing.discard)
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.shield(closing)
             relay.queue.put_nowait(None)
 
-    def _closed(
-        self, done: asyncio.Future[None], thread_id: str, agent: Agent, relay: Relay
-    ) -> None:
-        """A run's session is closed: the thread is free, and its session is kept for its
-        next run when the run ended cleanly (what it holds is then what its file holds)."""
-        self.closing.discard(done)
-        clean = not done.cancelled() and done.exception() is None and relay.finished
-        session = agent.session
-        if clean and session.unsaved is None:
-            self.threads.keep(thread_id, session)
-        else:
-            self.threads.drop(thread_id)
-        self.busy.discard(thread_id)
+    async def _close(self, agent: Agent, relay: Relay, claim: Claim) -> None:
+        """The run's session closed, then its thread released: the session is kept for the
+        next run when the run ended cleanly (what it holds is then what the store holds).
+        Then the run's last event, or the store's failure instead."""
+        clean = relay.finished
+        try:
+            await agent.aclose(stop_all=False)
+        except BaseException:
+            clean = False
+            raise
+        finally:
+            problem = await self.store.release(claim, clean=clean and relay.finished)
+            relay.end(problem)
 
-    async def _failed(self, relay: Relay, message: str) -> None:
-        relay.handle(ev.RunError(message=message, code="config"))
+    async def _failed(self, relay: Relay, message: str, code: str = "config") -> None:
+        relay.handle(ev.RunError(message=message, code=code))
+        relay.end(None)
         relay.queue.put_nowait(None)
 
     async def stream(
@@ -431,6 +446,9 @@ def build_app(options: ServeOptions) -> Any:
             server.check_browser(request.headers, posting=False)
         except Rejected as rejected:
             return JSONResponse({"error": str(rejected)}, status_code=rejected.status)
+        problem = await server.store.health()
+        if problem is not None:  # a load balancer takes this replica out until it is back
+            return JSONResponse({"error": problem}, status_code=503)
         return PlainTextResponse("ok\n")
 
     middleware = []
@@ -446,6 +464,7 @@ def build_app(options: ServeOptions) -> Any:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
+        await server.store.start()  # migrations, before the first request
         yield
         await server.aclose()
 

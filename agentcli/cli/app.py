@@ -151,6 +151,7 @@ def _serve(values: dict[str, Any]) -> int:  # _guarded exits with the code
             values["cors_origin"] or [],
             flags,
             no_token=values["no_token"],
+            store=values["store"],
         )
     )
     return 0
@@ -237,6 +238,14 @@ app.add_typer(sessions_app, name="sessions")
 SessionId = Annotated[
     str, typer.Argument(help="Session id, or a unique prefix of it.", metavar="ID")
 ]
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Read a PostgreSQL thread store (postgresql://USER@HOST/DB; PGPASSWORD).",
+        metavar="URL",
+    ),
+]
 
 
 @sessions_app.command("list", **_command_info("sessions list"))
@@ -254,22 +263,25 @@ def sessions_list(
     show_all: Annotated[
         bool, typer.Option("--all", help="Also the sessions without a message.")
     ] = False,
+    store: StoreOption = None,
 ) -> None:
     """The sessions, latest first: id, start time, turns, tokens, model, workspace and
     first prompt. Sessions without a message are left out unless --all."""
     from agentcli.cli.commands import session_commands
 
     _guarded(
-        lambda: session_commands.list_sessions(as_json, limit=limit, query=query, show_all=show_all)
+        lambda: session_commands.list_sessions(
+            as_json, limit=limit, query=query, show_all=show_all, store=store
+        )
     )
 
 
 @sessions_app.command("show", **_command_info("sessions show"))
-def sessions_show(session_id: SessionId) -> None:
+def sessions_show(session_id: SessionId, store: StoreOption = None) -> None:
     """A session's transcript, readable."""
     from agentcli.cli.commands import session_commands
 
-    _guarded(lambda: session_commands.show(session_id))
+    _guarded(lambda: session_commands.show(session_id, store))
 
 
 @sessions_app.command("export", **_command_info("sessions export"))
@@ -278,11 +290,34 @@ def sessions_export(
     fmt: Annotated[
         str, typer.Option("--format", help="json or markdown.", metavar="FORMAT")
     ] = "json",
+    store: StoreOption = None,
 ) -> None:
     """A session as JSON (header, messages, events) or Markdown."""
     from agentcli.cli.commands import session_commands
 
-    _guarded(lambda: session_commands.export(session_id, fmt))
+    _guarded(lambda: session_commands.export(session_id, fmt, store))
+
+
+@sessions_app.command("copy", **_command_info("sessions copy"))
+def sessions_copy(
+    to: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            help="The PostgreSQL store (postgresql://USER@HOST/DB; PGPASSWORD).",
+            metavar="URL",
+        ),
+    ],
+    session_ids: Annotated[
+        list[str] | None,
+        typer.Argument(help="Session ids or unique prefixes (default: all).", metavar="ID"),
+    ] = None,
+) -> None:
+    """Copy session files into a PostgreSQL thread store, row for line. Run again, it adds
+    only what the files gained. Exit 1: a session the store holds with other records."""
+    from agentcli.cli.commands import session_commands
+
+    _guarded(lambda: session_commands.copy(session_ids or [], to))
 
 
 @sessions_app.command("rm", **_command_info("sessions rm"))

@@ -28,7 +28,7 @@ TOP_LEVEL_HELP = (
     "  trust        Trust a workspace's own configuration (or --list).\n"
     "  completions  Print the shell completion script.\n"
     "  config       Show and change the configuration.\n"
-    "  sessions     List, show, export, rewind and remove sessions.\n"
+    "  sessions     List, show, export, copy, rewind and remove sessions.\n"
     "  policy       Explain what the policy decides.\n"
     "  tools        The tools the model can call.\n"
     "  mcp          MCP servers: add, remove, list, login, logout; serve.\n"

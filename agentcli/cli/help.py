@@ -19,10 +19,11 @@ SUMMARIES = {
     "config show": "The effective settings and where each came from.",
     "config path": "Where the configuration files are.",
     "config set": "Set one key in a configuration file.",
-    "sessions": "List, show, export, rewind and remove sessions.",
+    "sessions": "List, show, export, copy, rewind and remove sessions.",
     "sessions list": "The sessions, latest first.",
     "sessions show": "A session's transcript, readable.",
     "sessions export": "A session as JSON or Markdown.",
+    "sessions copy": "Copy session files into a PostgreSQL thread store.",
     "sessions rm": "Remove a session.",
     "sessions rewind": "A session's files and conversation back to before a turn.",
     "policy": "Explain what the policy decides.",
@@ -87,6 +88,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "sessions export": (
         "agentcli sessions export 3f2a > session.json",
         "agentcli sessions export 3f2a --format markdown > session.md",
+    ),
+    "sessions copy": (
+        "agentcli sessions copy --to postgresql://agentcli@127.0.0.1/agentcli",
+        "agentcli sessions copy thread-3f2a --to postgresql://agentcli@127.0.0.1/agentcli",
     ),
     "sessions rm": ("agentcli sessions rm 3f2a",),
     "sessions rewind": (

@@ -201,6 +201,16 @@ SERVE_OPTIONS: tuple[Option, ...] = (
         to_settings=False,
     ),
     Option(
+        "store",
+        ("--store",),
+        str,
+        "Keep threads in PostgreSQL (postgresql://USER@HOST/DB; the password in "
+        "PGPASSWORD), shared by replicas [default: the sessions directory].",
+        commands=("serve",),
+        to_settings=False,
+        metavar="URL",
+    ),
+    Option(
         "cors_origin",
         ("--cors-origin",),
         list,

@@ -104,6 +104,17 @@ SETTINGS: dict[str, Setting] = {
             minimum=0,
             maximum=10_000,
         ),
+        # Where `agentcli serve` keeps its threads: a PostgreSQL URL (replicas share it;
+        # agentcli.sessions.postgres) or none (the JSONL sessions directory).
+        Setting("serve.store", str, None, "serve's thread store: postgresql://USER@HOST/DB", True),
+        Setting(
+            "serve.lease_seconds",
+            (int, float),
+            5,
+            "how long a replica's claim on a running thread lasts unrenewed (s)",
+            minimum=0.5,
+            maximum=3600,
+        ),
         Setting("shell.env", list, [], "extra environment variables commands may see", True),
         Setting("shell.python", str, None, "interpreter for run_python (default: PATH)", True),
         Setting("instructions.files", list, ["AGENTS.md"], "project instruction file names"),

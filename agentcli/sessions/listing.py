@@ -27,12 +27,20 @@ class SessionSummary:
     tokens: int
 
 
-def summarise(path: Path, warnings: list[str] | None = None) -> SessionSummary | None:
+def summarise(
+    path: Path,
+    warnings: list[str] | None = None,
+    *,
+    records: list[tuple[int, Any]] | None = None,
+    label: str | None = None,
+) -> SessionSummary | None:
     """The file's summary (None: nothing in it is a session's); lines that cannot be used
-    are skipped, said in `warnings`. Raises SessionReadError when it cannot be read."""
+    are skipped, said in `warnings`. Raises SessionReadError when it cannot be read.
+    `records`: a store's rows instead of the file (agentcli.sessions.stored)."""
     header: dict[str, Any] = {}
     first, turns, tokens, usable = "", 0, 0, False
-    for entry in session_entries(path, [] if warnings is None else warnings):
+    said = [] if warnings is None else warnings
+    for entry in session_entries(path, said, records=records, label=label):
         usable = True
         if entry.kind == "header":
             header = entry.value
@@ -254,12 +262,14 @@ def _exported(message: Message) -> dict[str, Any]:
     return data
 
 
-def export_json(session: Session) -> str:
+def export_json(session: Session, records: list[tuple[int, Any]] | None = None) -> str:
     document: dict[str, Any] = {
         "session": session.header,
         "summary": session.conversation.summary,
         "messages": [_exported(m) for m in session.conversation.messages],
-        "events": [e.value for e in session_entries(session.path, []) if e.kind == "event"],
+        "events": [
+            e.value for e in session_entries(session.path, [], records=records) if e.kind == "event"
+        ],
     }
     from agentcli.output.visible import visible_json
 

@@ -21,12 +21,13 @@ from agentcli.output.base import RunSummary
 from agentcli.output.nested import is_nested
 from agentcli.records import dataclass, field
 from agentcli.sessions.coalesce import Coalescer
-from agentcli.sessions.images import images_dir, store_images
+from agentcli.sessions.images import images_dir
 from agentcli.sessions.shapes import CONTENT_IN_EVENT, Entry, session_entries
 from agentcli.sessions.store import (
     FORMAT_VERSION,
     LOCK_WAIT_SECONDS,
     Cursor,
+    RecordWriter,
     SessionWriter,
     describe_os_error,
     iter_lines,
@@ -52,7 +53,7 @@ class Session:
     header: dict[str, Any]
     conversation: Conversation
     warnings: list[str] = field(default_factory=list)
-    writer: SessionWriter | None = None
+    writer: RecordWriter | None = None
     pending_partial: Message | None = None  # rebuilt from events; recorded when reopened
     unsaved: str | None = None  # why the session file is no longer written, if it is not
     saves_outputs: bool = True  # command outputs are still saved beside it
@@ -74,9 +75,16 @@ class Session:
     # --- creating and loading
 
     @classmethod
-    def create(cls, workspace: Path, model: str, session_id: str | None = None) -> Session:
+    def create(
+        cls,
+        workspace: Path,
+        model: str,
+        session_id: str | None = None,
+        writer: Callable[[], RecordWriter] | None = None,
+    ) -> Session:
         """A new session. When its file cannot be written (a read-only or full data
-        directory), the session still runs, unsaved, after one line saying why."""
+        directory), the session still runs, unsaved, after one line saying why.
+        `writer`: what records it instead of its file (a store's RowWriter)."""
         session_id = session_id or new_session_id()
         path = sessions_dir() / f"{session_id}.jsonl"
         header = {
@@ -89,7 +97,7 @@ class Session:
             "format": FORMAT_VERSION,
         }
         session = cls(session_id, path, header, Conversation())
-        session.start_writing(lambda: SessionWriter(path), header=True)
+        session.start_writing(writer or (lambda: SessionWriter(path)), header=True)
         return session
 
     @classmethod
@@ -120,12 +128,21 @@ class Session:
         first = next(entries, None)
         if first is None:
             raise UsageError(f"{path} is not an agentcli session file (no line of one)")
+        return cls.restored(path, itertools.chain([first], entries), warnings, cursor)
+
+    @classmethod
+    def restored(
+        cls, path: Path, entries: Iterator[Entry], warnings: list[str], read_to: Cursor
+    ) -> Session:
+        """A session from its recorded entries (a file's lines or a store's rows), read
+        through: the header, when the first is one, then the conversation."""
+        first = next(entries, None)
         header: dict[str, Any] = {"t": "session", "id": path.stem}
-        if first.kind == "header":
+        if first is not None and first.kind == "header":
             header = first.value
-        else:
+        elif first is not None:
             entries = itertools.chain([first], entries)
-        session = cls(path.stem, path, header, Conversation(), warnings, read_to=cursor)
+        session = cls(path.stem, path, header, Conversation(), warnings, read_to=read_to)
         session.restore(entries)
         return session
 
@@ -155,6 +172,11 @@ class Session:
         self._last_result = None
         self.start_writing(lambda: writer)
         return True
+
+    def continue_writing(self, make: Callable[[], RecordWriter]) -> None:
+        """A kept or read session recording again, through `make`'s writer (a store's)."""
+        self._last_result = None
+        self.start_writing(make)
 
     def restore(self, entries: Iterator[Entry]) -> None:
         """The conversation, the state and an interrupted answer, from recorded entries."""
@@ -220,7 +242,7 @@ class Session:
         self.start_writing(lambda: SessionWriter(self.path))
 
     def start_writing(
-        self, make: Callable[[], SessionWriter | OSError], *, header: bool = False
+        self, make: Callable[[], RecordWriter | OSError], *, header: bool = False
     ) -> None:
         """Records from now on through the writer `make` gives (or says once why it cannot:
         the session runs on, unsaved); `header`: a new file, which starts with it."""
@@ -304,7 +326,7 @@ class Session:
     def _stored_images(self, message: Message) -> list[dict[str, Any]]:
         """References to the message's images, each stored once beside the file."""
         try:
-            return store_images(self.path, message.images)
+            return self.writer.store_images(message.images)  # type: ignore[union-attr]
         except OSError as error:
             self.on_problem(
                 f"cannot store an image in {images_dir(self.path)}: {describe_os_error(error)}; "

@@ -5,7 +5,7 @@ rest of the session reads as if it were not there."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ ROLES = ("system", "user", "assistant", "tool")
 HEADER_FIELDS = ("id", "created", "workspace", "model", "agentcli")
 CONTENT_IN_EVENT = "contentInEvent"  # a tool message whose content is its result event's
 SHOWN_WARNINGS = 5  # per file: the rest are counted in one more line
+# references -> (the images, how many could not be had): a store's own way to load them
+ImageLoader = Callable[[list[dict[str, Any]]], tuple[list[ImagePart], int]]
 
 
 class BadRecord(ValueError):
@@ -130,7 +132,7 @@ def event_of(record: dict[str, Any]) -> dict[str, Any]:
 class Skipped:
     """The warnings of one file's read: the first few in full, then a count."""
 
-    def __init__(self, path: Path, warnings: list[str]) -> None:
+    def __init__(self, path: Path | str, warnings: list[str]) -> None:
         self.path, self.warnings, self.count = path, warnings, 0
 
     def add(self, number: int, why: str) -> None:
@@ -150,16 +152,30 @@ class Skipped:
 
 
 def session_entries(
-    path: Path, warnings: list[str], *, images: bool = False, cursor: Cursor | None = None
+    path: Path,
+    warnings: list[str],
+    *,
+    images: bool = False,
+    cursor: Cursor | None = None,
+    records: Iterable[tuple[int, Any]] | None = None,
+    label: str | None = None,
+    image_loader: ImageLoader | None = None,
 ) -> Iterator[Entry]:
     """The usable lines of a session file, in order, checked; the others are warnings.
     A tool message stored with CONTENT_IN_EVENT gets its result event's content back;
     with `images`, messages get their stored images back (agentcli.sessions.images).
     With `cursor`, from where it points (agentcli.sessions.store.iter_lines).
-    Raises SessionReadError when the file cannot be read at all."""
-    skipped = Skipped(path, warnings)
+    Raises SessionReadError when the file cannot be read at all.
+
+    `records`: (number, record) from elsewhere than the file (a store's rows, numbered
+    by seq), read through the same checks; `label` names them in warnings, and
+    `image_loader` gives their images back."""
+    skipped = Skipped(label or path, warnings)
     results: dict[str, str] = {}  # result events' contents, until their messages come
-    for number, record in iter_lines(path, skipped.add, cursor):
+    source = (
+        iter_lines(path, skipped.add, cursor) if records is None else _objects(records, skipped)
+    )
+    for number, record in source:
         kind = record.get("t")
         try:
             if kind == "session":
@@ -175,7 +191,9 @@ def session_entries(
                 if isinstance(data, dict) and data.get(CONTENT_IN_EVENT):
                     message.content = _stored_result(results, message)
                 if images and isinstance(data, dict) and data.get("images"):
-                    message.images = _stored_images(path, number, data["images"], warnings)
+                    message.images = _stored_images(
+                        path, number, data["images"], warnings, image_loader, label
+                    )
                 yield Entry("message", message)
             elif kind == "compaction":
                 yield Entry("compaction", compaction_of(record))
@@ -193,18 +211,35 @@ def session_entries(
     skipped.done()
 
 
-def _stored_images(path: Path, number: int, refs: Any, warnings: list[str]) -> list[ImagePart]:
+def _objects(records: Iterable[tuple[int, Any]], skipped: Skipped) -> Iterator[tuple[int, Any]]:
+    for number, record in records:
+        if isinstance(record, dict):
+            yield number, record
+        else:
+            skipped.add(number, "JSON, but not a record")
+
+
+def _stored_images(
+    path: Path,
+    number: int,
+    refs: Any,
+    warnings: list[str],
+    loader: ImageLoader | None = None,
+    label: str | None = None,
+) -> list[ImagePart]:
     """A damaged reference or a missing image costs only the image: the message text
     still describes it."""
+    where = label or path
     problem = check_refs(refs)
     if problem is not None:
-        warnings.append(f"{path}: line {number}: {problem}; its images are left out")
+        warnings.append(f"{where}: line {number}: {problem}; its images are left out")
         return []
-    loaded, lost = load_images(path, refs)
+    loaded, lost = load_images(path, refs) if loader is None else loader(refs)
     if lost:
+        kept = images_dir(path) if loader is None else "the store"
         warnings.append(
-            f"{path}: line {number}: {lost} of its images are missing or damaged in "
-            f"{images_dir(path)}; the model gets their descriptions"
+            f"{where}: line {number}: {lost} of its images are missing or damaged in "
+            f"{kept}; the model gets their descriptions"
         )
     return loaded
 

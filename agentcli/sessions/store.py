@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentcli.errors import AgentCliError
 from agentcli.paths import data_dir
@@ -57,6 +57,18 @@ class Cursor:
     file: tuple[int, int] = (0, 0)
     offset: int = 0
     line: int = 0
+
+
+class RecordWriter(Protocol):
+    """What records a session: SessionWriter (its file's lines), or a store's rows
+    (agentcli.sessions.rows.RowWriter)."""
+
+    lines: int
+
+    def write(self, record: dict[str, Any]) -> None: ...
+    def store_images(self, images: list[Any]) -> list[dict[str, Any]]: ...
+    def end(self) -> tuple[tuple[int, int], int]: ...
+    def close(self) -> None: ...
 
 
 class SessionWriter:
@@ -96,6 +108,12 @@ class SessionWriter:
         self._write_bytes(record_line(record))  # in the kernel: safe from kill -9 from here on
         self.lines += 1
         self._dirty.set()
+
+    def store_images(self, images: list[Any]) -> list[dict[str, Any]]:
+        """The images written once each beside the file; their references. Raises OSError."""
+        from agentcli.sessions.images import store_images
+
+        return store_images(self.path, images)
 
     def end(self) -> tuple[tuple[int, int], int]:
         """The file (device, inode) and its size, as the lock holder sees it."""

@@ -15,6 +15,7 @@ def serve_command(
     cors_origins: list[str],
     flags: dict,
     no_token: bool = False,
+    store: str | None = None,
 ) -> int:
     """A token by default (generated and printed, as notebook servers do): a page on any
     site can POST to loopback. `--no-token` opts out, on loopback only and never with
@@ -22,6 +23,8 @@ def serve_command(
     from agentcli.agui.server import ServeOptions, is_loopback, serve
     from agentcli.assembly import resolve_settings
 
+    if store is not None:  # before anything else: a password in argv is said at once
+        thread_store_url(store, None)
     if not 0 < port < 65536:
         raise UsageError(f"--port must be between 1 and 65535, not {port}")
     if no_token and token_env is not None:
@@ -57,5 +60,18 @@ def serve_command(
         cors_origins=list(cors_origins),
         host=host,
         token_generated=generated,
+        store=thread_store_url(store, settings.config.get("serve.store")),
+        lease_seconds=float(settings.config.get("serve.lease_seconds")),
     )
     return serve(options, host, port)
+
+
+def thread_store_url(flag: str | None, configured: str | None) -> str | None:
+    """--store, else `serve.store`: a PostgreSQL URL without a password, or None (the
+    sessions directory). `jsonl` names the sessions directory explicitly."""
+    value, where = (flag, "--store") if flag is not None else (configured, "serve.store")
+    if value is None or value == "jsonl":
+        return None
+    from agentcli.sessions.postgres import store_url
+
+    return store_url(value, where)

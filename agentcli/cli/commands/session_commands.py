@@ -24,15 +24,35 @@ def _load(reference: str) -> Session:
     return session
 
 
+def _store_session(store: str, reference: str) -> tuple[Session, list]:
+    from agentcli.sessions.stored import find_stored, open_store
+
+    session, rows = find_stored(open_store(store, "--store"), reference)
+    for warning in session.warnings:
+        sys.stderr.write(f"agentcli: warning: {one_line(warning)}\n")
+    return session, rows
+
+
 def list_sessions(
-    as_json: bool, *, limit: int | None = None, query: str | None = None, show_all: bool = False
+    as_json: bool,
+    *,
+    limit: int | None = None,
+    query: str | None = None,
+    show_all: bool = False,
+    store: str | None = None,
 ) -> int:
     """The sessions, latest first: those with a message (all with `show_all`), whose first
-    prompt holds `query` (any case), at most `limit` of them."""
+    prompt holds `query` (any case), at most `limit` of them; the store's with `store`."""
     if limit is not None and limit < 1:
         raise UsageError(f"-n must be at least 1, not {limit}")
     warnings: list[str] = []
-    summaries = [s for s in all_summaries(warnings) if show_all or s.turns > 0]
+    if store is not None:
+        from agentcli.sessions.stored import open_store, stored_summaries
+
+        found = stored_summaries(open_store(store, "--store"), warnings)
+    else:
+        found = all_summaries(warnings)
+    summaries = [s for s in found if show_all or s.turns > 0]
     for warning in warnings:  # damaged lines, unreadable files: the rest is listed
         sys.stderr.write(f"agentcli: warning: {one_line(warning)}\n")
     if query:
@@ -49,19 +69,57 @@ def list_sessions(
     return 0
 
 
-def show(reference: str) -> int:
+def show(reference: str, store: str | None = None) -> int:
+    session = _load(reference) if store is None else _store_session(store, reference)[0]
     # the model's and the tools' words, as they were recorded: shown, not obeyed
-    sys.stdout.write(visible(transcript_markdown(_load(reference))) + "\n")
+    sys.stdout.write(visible(transcript_markdown(session)) + "\n")
     return 0
 
 
-def export(reference: str, fmt: str) -> int:
+def export(reference: str, fmt: str, store: str | None = None) -> int:
     if fmt not in ("json", "markdown"):
         raise UsageError(f"--format must be json or markdown, not {fmt!r}")
-    session = _load(reference)
-    text = export_json(session) if fmt == "json" else visible(transcript_markdown(session))
+    rows = None
+    if store is None:
+        session = _load(reference)
+    else:
+        session, rows = _store_session(store, reference)
+    text = export_json(session, rows) if fmt == "json" else visible(transcript_markdown(session))
     sys.stdout.write(text + "\n")
     return 0
+
+
+def copy(references: list[str], to: str) -> int:
+    """`sessions copy [ID…] --to URL`: session files (all, or those named) into a store.
+    Again, it adds only what the files gained. Exit 1: a session the store holds otherwise
+    (left as it is there; the others are copied)."""
+    from agentcli.sessions.session import session_files
+    from agentcli.sessions.store import sessions_dir
+    from agentcli.sessions.stored import StoreConflict, copy_file, open_store
+
+    store = open_store(to, "--to")
+    store.migrate()
+    if references:
+        paths = [find_session(reference) for reference in references]
+    else:
+        paths = [path for _, path in session_files(sessions_dir())]
+    skipped: list[str] = []
+    copied = added = conflicts = 0
+    for path in paths:
+        try:
+            _, new = copy_file(store, path, skipped)
+        except StoreConflict:
+            conflicts += 1
+            sys.stderr.write(
+                f"agentcli: warning: session {one_line(path.stem)} is in {store.name} with "
+                "other records; left as it is there\n"
+            )
+            continue
+        copied, added = copied + 1, added + new
+    for line in skipped:
+        sys.stderr.write(f"agentcli: warning: {one_line(line)} (not copied)\n")
+    sys.stdout.write(f"copied {copied} sessions to {store.name}: {added} new records\n")
+    return 1 if conflicts else 0
 
 
 def remove(reference: str) -> int:
