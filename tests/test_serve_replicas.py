@@ -44,14 +44,10 @@ def run_through(url: str, body: dict) -> tuple[str, list[dict]]:
     return response.headers[REPLICA_HEADER], sse_events(response.text)
 
 
-def test_haproxy_round_robins_over_three_replicas_and_streams_a_run(
-    start_cli: StartCli,
-    server: ScriptedServer,
-    haproxy,  # noqa: F811
-):
-    """What the deployment rests on, without the store: the generated config is valid, the
-    health checks bring 3 replicas up, consecutive requests go to different replicas (not
-    sticky), and an SSE run streams whole through the proxy."""
+def storeless_replicas(
+    start_cli: StartCli, server: ScriptedServer, start_proxy: Callable[..., HAProxy]
+) -> tuple[list[tuple[int, subprocess.Popen]], HAProxy]:
+    """3 replicas on the JSONL default (each its own sessions), up behind HAProxy."""
     replicas = []
     for _ in range(3):
         port = free_port()
@@ -63,8 +59,20 @@ def test_haproxy_round_robins_over_three_replicas_and_streams_a_run(
         replicas.append((port, process))
     for port, process in replicas:
         wait_ready(process, f"http://127.0.0.1:{port}/")
-    proxy: HAProxy = haproxy([port for port, _ in replicas])
+    proxy = start_proxy([port for port, _ in replicas])
     proxy.wait_backends_up(3)
+    return replicas, proxy
+
+
+def test_haproxy_round_robins_over_three_replicas_and_streams_a_run(
+    start_cli: StartCli,
+    server: ScriptedServer,
+    haproxy,  # noqa: F811
+):
+    """What the deployment rests on, without the store: the generated config is valid, the
+    health checks bring 3 replicas up, consecutive requests go to different replicas (not
+    sticky), and an SSE run streams whole through the proxy."""
+    _, proxy = storeless_replicas(start_cli, server, haproxy)
     served = [httpx.get(proxy.url + "health", timeout=5).headers[REPLICA_HEADER] for _ in range(6)]
     assert len(set(served)) == 3
     assert all(a != b for a, b in itertools.pairwise(served))  # round-robin: never one twice
@@ -82,19 +90,7 @@ def test_a_replica_killed_is_taken_out_and_the_next_requests_reach_the_others(
 ):
     """kill -9 one replica: every request after it is answered (a refused connect is
     redispatched to another replica), and the health checks take it out of the rotation."""
-    replicas = []
-    for _ in range(3):
-        port = free_port()
-        process = start_cli(
-            ["serve", "--port", str(port), "--token-env", "AGUI_TOKEN"],
-            server=server,
-            env={"AGUI_TOKEN": TOKEN},
-        )
-        replicas.append((port, process))
-    for port, process in replicas:
-        wait_ready(process, f"http://127.0.0.1:{port}/")
-    proxy: HAProxy = haproxy([port for port, _ in replicas])
-    proxy.wait_backends_up(3)
+    replicas, proxy = storeless_replicas(start_cli, server, haproxy)
     replicas[1][1].kill()  # r1: kill -9
     replicas[1][1].wait(timeout=5)
     served = []
