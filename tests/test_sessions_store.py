@@ -74,3 +74,50 @@ def test_a_store_session_unknown_or_a_password_in_the_url_is_one_line(
     refused = run_cli(["sessions", "copy", "--to", secret])
     assert refused.returncode == 2 and "secret" not in refused.stderr
     assert "the URL holds a password" in refused.stderr
+
+
+def test_a_session_the_store_holds_otherwise_is_left_there_and_the_others_are_copied(
+    run_cli: RunCli,
+    server: ScriptedServer,
+    postgres: PostgresServer,
+    postgres_dsn: str,
+    cli_home: Path,
+):
+    """Exit 1 and one warning naming it: the store's records of that session stay as they
+    are (no file overwrites what a replica recorded), the other sessions are copied."""
+    env = {"PGPASSWORD": postgres.password}
+    server.enqueue(Reply.text(["One."]))
+    assert run_cli(["run", "first"], server=server).returncode == 0
+    first = only_session(cli_home)
+    assert run_cli(["sessions", "copy", "--to", postgres_dsn], env=env).returncode == 0
+    with psycopg.connect(postgres_dsn, password=postgres.password) as connection:
+        connection.execute(  # what a replica recorded: other than the file's line 2
+            "UPDATE events SET record = %s::json WHERE thread_id = %s AND seq = 2",
+            ('{"t": "note", "text": "the store\'s own"}', first.stem),
+        )
+        before = connection.execute(
+            "SELECT seq, record::text FROM events WHERE thread_id = %s ORDER BY seq",
+            (first.stem,),
+        ).fetchall()
+    server.enqueue(Reply.text(["Two."]))
+    assert run_cli(["run", "second"], server=server).returncode == 0
+    [second] = [p for p in first.parent.glob("*.jsonl") if p != first]
+
+    result = run_cli(["sessions", "copy", "--to", postgres_dsn], env=env)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines() == [
+        f"agentcli: warning: session {first.stem} is in "
+        f"{result.stdout.split(' to ', 1)[1].split(': ')[0]} with other records; "
+        "left as it is there"
+    ]
+    assert result.stdout.startswith("copied 1 sessions to ")
+    with psycopg.connect(postgres_dsn, password=postgres.password) as connection:
+        after = connection.execute(
+            "SELECT seq, record::text FROM events WHERE thread_id = %s ORDER BY seq",
+            (first.stem,),
+        ).fetchall()
+        [(count,)] = connection.execute(
+            "SELECT count(*) FROM events WHERE thread_id = %s", (second.stem,)
+        ).fetchall()
+    assert after == before
+    assert count == len(second.read_text().splitlines())
