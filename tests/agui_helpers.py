@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -76,7 +77,7 @@ def sse_events(text: str) -> list[dict[str, Any]]:
             continue
         data = "\n".join(
             line[len("data:") :].removeprefix(" ")
-            for line in record.splitlines()
+            for line in re.split(r"\r\n|\r|\n", record)  # SSE's line ends: not str.splitlines's
             if line.startswith("data:")
         )
         raw = json.loads(data)

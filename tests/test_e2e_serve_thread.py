@@ -6,6 +6,8 @@ installed `agentcli serve` on 127.0.0.1 driven over HTTP, the model a scripted s
   read anew;
 - `/health` answers while a run is reading a large thread's file (read off the event loop:
   the answer comes while the server still has the file open for reading);
+- the `MESSAGES_SNAPSHOT` after many runs (each message's encoding kept between runs) is
+  what a server that kept nothing encodes of the same thread;
 - `limits.state`: 20 `copy` ops that would double the state past it are refused whole, with
   a clear result to the model; the state is unchanged and the server's memory did not grow.
 """
@@ -206,3 +208,38 @@ def test_limits_state_is_a_setting(serve, server: ScriptedServer, cli_home: Path
     results = [m for m in server.requests[1].json["messages"] if m["role"] == "tool"]
     assert "new state" in results[0]["content"]
     assert "past limits.state (2000 bytes of JSON)" in results[1]["content"]
+
+
+def snapshot_of(events: list[dict]) -> list[dict]:
+    return [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"][-1]["messages"]
+
+
+def test_the_snapshot_after_many_runs_is_a_fresh_encoding(
+    serve, server: ScriptedServer, cli_home: Path
+):
+    url, process = serve()
+    history: list[dict] = []
+    for n in range(30):
+        if n % 3 == 1:  # a run with a server tool call and its result between the texts
+            call = {"id": f"c{n}", "name": "read_file", "arguments": {"path": f"no-{n}.txt"}}
+            server.enqueue(Reply.tool_calls([call]))
+        server.enqueue(Reply.text([f"answer {n} ✓ \u2028"]))
+        message = {"id": f"u{n}", "role": "user", "content": f"message {n} \"q\""}
+        sent = [*history, message] if n % 2 else [message]  # whole history, or the new one
+        history = snapshot_of(post_run(url, run_input("many", f"r{n}", sent)))
+        if n == 20:  # another process's turn, appended to the file: the kept part is extended
+            append_line(
+                thread_file(cli_home, "many"),
+                {"t": "message", "m": {"role": "user", "content": "from elsewhere", "id": "x1"}},
+            )
+    process.kill()
+    process.wait(timeout=10)
+
+    fresh, _ = serve()  # nothing kept: every message encoded anew
+    server.enqueue(Reply.text(["last"]))
+    last = {"id": "u-last", "role": "user", "content": "last"}
+    anew = snapshot_of(post_run(fresh, run_input("many", "r-last", [*history, last])))
+    assert anew[: len(history)] == history
+    assert [m["content"] for m in anew[len(history) :]] == ["last", "last"]
+    assert sum(1 for m in history if m["role"] == "tool") == 10
+    assert "from elsewhere" in [m.get("content") for m in history]

@@ -17,7 +17,7 @@ from agentcli.agent.session import Agent
 from agentcli.agui import wire
 from agentcli.agui.state import STATE_TOOL, ThreadState, UpdateStateTool, has_state
 from agentcli.agui.stores import Claim, StoreFailed, thread_store
-from agentcli.agui.threads import Plan, plan_run, same_history, thread_messages
+from agentcli.agui.threads import Plan, plan_run, same_history
 from agentcli.assembly.session import SharedParts, new_provider, open_agent
 from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold
@@ -69,9 +69,9 @@ class Relay:
     def __init__(self) -> None:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.fold = StreamFold()
-        # The thread's messages, sent before the run's end (MESSAGES_SNAPSHOT); set once
-        # the run has a thread.
-        self.snapshot: Callable[[], ev.Event] | None = None
+        # The thread's messages, sent before the run's end: the MESSAGES_SNAPSHOT record,
+        # encoded; set once the run has a thread.
+        self.snapshot: Callable[[], str] | None = None
         self.confirms: list[tuple[str | None, dict[str, Any]]] = []  # (parent, call) asked
         self.finished = False  # the run ended with RUN_FINISHED, a success
         # The run's last event, held until its thread is released: a store that failed
@@ -84,11 +84,14 @@ class Relay:
             self.finished = isinstance(event, ev.RunFinished) and outcome.get("type") == "success"
             for end in self.fold.unclosed():
                 self._put(end)
-            if self.snapshot is not None:
-                self._put(self.snapshot())
+            self.send_snapshot()
             self.last = event
             return
         self._put(event)
+
+    def send_snapshot(self) -> None:
+        if self.snapshot is not None:  # the stream folds no snapshot: it is queued as is
+            self.queue.put_nowait(self.snapshot())
 
     def end(self, problem: str | None) -> None:
         """The run's last event, or, when the store failed it, one RUN_ERROR instead."""
@@ -252,8 +255,9 @@ class AgentServer:
             agent.executor.decision.defer = lambda call, request, reasons: self._confirm(
                 agent, relay, call, request, reasons
             )
-        relay.snapshot = lambda: ev.MessagesSnapshot(
-            messages=thread_messages(agent.session.conversation.messages, relay.confirms)
+        snapshots = self.store.snapshots(run_input.thread_id)
+        relay.snapshot = lambda: snapshots.record(
+            agent.session.conversation.messages, relay.confirms
         )
         return plan
 
@@ -369,7 +373,7 @@ async def apply(agent: Agent, plan: Plan, relay: Relay, run_input: Any) -> None:
         conversation.add(message)
     running = {call.id for call in plan.approved_calls}
     if relay.snapshot and not same_history(run_input.messages, conversation.messages, running):
-        relay.handle(relay.snapshot())  # to the client only: the session has its messages
+        relay.send_snapshot()  # to the client only: the session has its messages
     state = plan.state
     if state is not None and has_state(state.value) and not has_state(run_input.state):
         relay.handle(ev.StateSnapshot(snapshot=state.value))

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from agentcli.agui.snapshot import SnapshotWire
 from agentcli.agui.threads import KeptThreads, session_id_for
 from agentcli.errors import AgentCliError
 from agentcli.http_guard import Rejected
@@ -53,6 +54,7 @@ class ThreadStore(Protocol):
     async def release(self, claim: Claim, *, clean: bool) -> str | None: ...
     async def health(self) -> str | None: ...
     async def aclose(self) -> None: ...
+    def snapshots(self, thread_id: str) -> SnapshotWire: ...
 
 
 class FileThreads:
@@ -83,6 +85,10 @@ class FileThreads:
     async def release(self, claim: Claim, *, clean: bool) -> str | None:
         self._done(claim, clean=clean)
         return None
+
+    def snapshots(self, thread_id: str) -> SnapshotWire:
+        """The thread's messages as encoded for MESSAGES_SNAPSHOT, kept as its session is."""
+        return self.threads.wire(thread_id)
 
     def _done(self, claim: Claim, *, clean: bool) -> None:
         """The thread is free; its session is kept for its next run when the run ended

@@ -6,7 +6,8 @@ seen is added: new user messages, results of the client's own (frontend) tools, 
 to `confirm_tool_call`.
 
 Between runs the server keeps a thread's session in memory (KeptThreads): a run on it reads
-only what its file gained since (another process's turns), not the whole thread again."""
+only what its file gained since (another process's turns), not the whole thread again, and
+its messages' wire encoding (agentcli.agui.snapshot)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from agentcli.agui.wire import (
-    CONFIRM_PREFIX,
-    message_from_sdk,
-    message_to_wire,
-    text_of,
-)
+from agentcli.agui.snapshot import SnapshotWire
+from agentcli.agui.wire import CONFIRM_PREFIX, message_from_sdk, text_of
 from agentcli.conversation.messages import Conversation, Message, ToolCall
 from agentcli.records import dataclass, field
 from agentcli.risk import Decision
@@ -60,19 +57,26 @@ class KeptThreads:
     def __init__(self, size: int = KEPT_THREADS) -> None:
         self.size = size
         self.kept: OrderedDict[str, Session] = OrderedDict()
+        self.wires: dict[str, SnapshotWire] = {}  # a thread's, while kept or running
 
     def take(self, thread_id: str) -> Session | None:
         """The thread's kept session, no longer kept (a run has it)."""
         return self.kept.pop(thread_id, None)
 
+    def wire(self, thread_id: str) -> SnapshotWire:
+        """The thread's encoded messages (new for a thread not kept)."""
+        return self.wires.setdefault(thread_id, SnapshotWire())
+
     def keep(self, thread_id: str, session: Session) -> None:
         self.kept[thread_id] = session
         self.kept.move_to_end(thread_id)
         while len(self.kept) > self.size:
-            self.kept.popitem(last=False)
+            gone, _ = self.kept.popitem(last=False)
+            self.wires.pop(gone, None)
 
     def drop(self, thread_id: str) -> None:
         self.kept.pop(thread_id, None)
+        self.wires.pop(thread_id, None)
 
     @staticmethod
     def open(thread_id: str, kept: Session | None, workspace: Path, model: str) -> Session:
@@ -122,9 +126,10 @@ def plan_run(conversation: Conversation, messages: list[Any], server_tools: set[
         if role in ("system", "developer"):
             plan.notes.append(text_of(message.content))
             continue
-        converted = message_from_sdk(message)
-        if converted is None:
-            continue
+        if role not in ("user", "assistant", "tool"):
+            continue  # nothing agentcli keeps (message_from_sdk gives None)
+        # Converted only when taken: a client sends its whole history each run, and
+        # converting every message of it would make each run O(thread).
         if role == "tool":
             call_id = message.tool_call_id
             if call_id in answered:
@@ -137,18 +142,25 @@ def plan_run(conversation: Conversation, messages: list[Any], server_tools: set[
                     answered.add(target.id)
                 continue
             if call_id in ours and ours[call_id].name not in server_tools:
-                plan.results.append(converted)
+                plan.results.append(_converted(message))
             elif call_id in imported:
-                plan.messages.append(converted)
+                plan.messages.append(_converted(message))
             else:
                 continue  # a result for a call nobody here knows
             answered.add(call_id)
             continue
         if id(message) not in fresh or (role == "assistant" and conversation.messages):
             continue  # seen already; and a client never adds assistant turns to a thread
+        converted = _converted(message)
         imported.update(c.id for c in converted.tool_calls)
         plan.messages.append(converted)
     return plan
+
+
+def _converted(message: Any) -> Message:
+    converted = message_from_sdk(message)
+    assert converted is not None  # a user, assistant or tool message
+    return converted
 
 
 def _fresh(
@@ -159,7 +171,8 @@ def _fresh(
         return messages
     last = -1
     for position, message in enumerate(messages):
-        calls = getattr(message, "tool_calls", None) or []
+        # By role, not getattr: a missing field is the SDK model's slow path.
+        calls = (message.tool_calls if message.role == "assistant" else None) or []
         if message.id in known or any(c.id in ours for c in calls):
             last = position
     if last < 0:  # ids all renamed: what follows the client's last assistant message
@@ -178,7 +191,7 @@ def same_history(client: list[Any], thread: list[Message], running: set[str]) ->
     messages (context) and the `confirm_tool_call` exchange (approvals); and the results
     of the `running` calls (approved calls this run runs: their events show them)."""
     theirs = [
-        _shape(m.role, m.id, getattr(m, "tool_call_id", None))
+        _shape(m.role, m.id, m.tool_call_id if m.role == "tool" else None)
         for m in client
         if m.role in ("user", "assistant", "tool")
         and not (m.role == "tool" and m.tool_call_id.startswith(CONFIRM_PREFIX))
@@ -189,24 +202,6 @@ def same_history(client: list[Any], thread: list[Message], running: set[str]) ->
         if not (m.role == "tool" and m.tool_call_id in running)
     ]
     return theirs == ours
-
-
-def thread_messages(
-    messages: list[Message], confirms: list[tuple[str | None, dict[str, Any]]]
-) -> list[dict[str, Any]]:
-    """The thread's messages in AG-UI's form (MESSAGES_SNAPSHOT), with the run's pending
-    `confirm_tool_call` calls in the assistant message they were sent under, so that a
-    client that replaces its messages with these can still answer them."""
-    wire = [message_to_wire(m) for m in messages]
-    by_id = {m["id"]: m for m in wire if m["role"] == "assistant"}
-    for parent, call in confirms:
-        target = by_id.get(parent or "")
-        if target is None:
-            target = {"id": f"{call['id']}-message", "role": "assistant"}
-            wire.append(target)
-            by_id[target["id"]] = target
-        target.setdefault("toolCalls", []).append(call)
-    return wire
 
 
 _YES = ("approve", "approved", "allow", "allowed", "yes", "y", "true", "ok", "confirm")
