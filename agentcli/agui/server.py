@@ -194,7 +194,12 @@ class AgentServer:
         kept = self.threads.take(thread_id)
         try:  # in a worker thread: a thread's file, however large, never holds up the loop
             session = await asyncio.to_thread(
-                self.threads.open, thread_id, kept, settings.workspace, str(settings.model)
+                self.threads.open,
+                thread_id,
+                kept,
+                settings.workspace,
+                str(settings.model),
+                settings.config.get("images.max_bytes"),
             )
         except AgentCliError as error:
             self.busy.discard(thread_id)

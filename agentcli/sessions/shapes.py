@@ -5,6 +5,7 @@ rest of the session reads as if it were not there."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -150,14 +151,17 @@ class Skipped:
 
 
 def session_entries(
-    path: Path, warnings: list[str], *, images: bool = False, cursor: Cursor | None = None
+    path: Path, warnings: list[str], *, images: int | None = None, cursor: Cursor | None = None
 ) -> Iterator[Entry]:
     """The usable lines of a session file, in order, checked; the others are warnings.
-    A tool message stored with CONTENT_IN_EVENT gets its result event's content back;
-    with `images`, messages get their stored images back (agentcli.sessions.images).
+    A tool message stored with CONTENT_IN_EVENT gets its result event's content back.
+    Messages keep their images' references (`stored_images`); only with `images` (the
+    largest image to read: images.max_bytes) are the images read, to be sent on, and those
+    that cannot be are one warning for the file (agentcli.sessions.images).
     With `cursor`, from where it points (agentcli.sessions.store.iter_lines).
     Raises SessionReadError when the file cannot be read at all."""
     skipped = Skipped(path, warnings)
+    lost: list[str] = []  # why each image that could not be loaded was not
     results: dict[str, str] = {}  # result events' contents, until their messages come
     for number, record in iter_lines(path, skipped.add, cursor):
         kind = record.get("t")
@@ -174,8 +178,10 @@ def session_entries(
                     skipped.repaired(number, "; ".join(dict.fromkeys(notes)))
                 if isinstance(data, dict) and data.get(CONTENT_IN_EVENT):
                     message.content = _stored_result(results, message)
-                if images and isinstance(data, dict) and data.get("images"):
-                    message.images = _stored_images(path, number, data["images"], warnings)
+                if isinstance(data, dict) and data.get("images"):
+                    message.stored_images = _refs(path, number, data["images"], warnings)
+                    if images is not None:
+                        message.images = _loaded(path, message.stored_images, images, lost)
                 yield Entry("message", message)
             elif kind == "compaction":
                 yield Entry("compaction", compaction_of(record))
@@ -191,22 +197,35 @@ def session_entries(
         except BadRecord as bad:
             skipped.add(number, str(bad))
     skipped.done()
+    if lost:
+        warnings.append(lost_images(path, lost))
 
 
-def _stored_images(path: Path, number: int, refs: Any, warnings: list[str]) -> list[ImagePart]:
-    """A damaged reference or a missing image costs only the image: the message text
-    still describes it."""
+def _refs(path: Path, number: int, refs: Any, warnings: list[str]) -> list[dict[str, Any]]:
+    """A damaged reference costs only the images: the message text still describes them."""
     problem = check_refs(refs)
     if problem is not None:
         warnings.append(f"{path}: line {number}: {problem}; its images are left out")
         return []
-    loaded, lost = load_images(path, refs)
-    if lost:
-        warnings.append(
-            f"{path}: line {number}: {lost} of its images are missing or damaged in "
-            f"{images_dir(path)}; the model gets their descriptions"
-        )
+    return list(refs)
+
+
+def _loaded(
+    path: Path, refs: list[dict[str, Any]], max_bytes: int, lost: list[str]
+) -> list[ImagePart]:
+    loaded, why = load_images(path, refs, max_bytes)
+    lost.extend(why)
     return loaded
+
+
+def lost_images(path: Path, lost: list[str]) -> str:
+    """One warning for all the stored images of a file that cannot be sent on."""
+    counts = Counter(lost)
+    reasons = "; ".join(f"{n} {why}" for why, n in counts.items())
+    return (
+        f"{path}: {len(lost)} of its stored images cannot be sent on ({reasons}, in "
+        f"{images_dir(path)}); the model gets their descriptions"
+    )
 
 
 def _stored_result(results: dict[str, str], message: Message) -> str:
