@@ -41,7 +41,13 @@ def open_regular(path: Path | str) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def read_text(path: Path | str) -> str:
-    """A regular file's text (UTF-8); raises as open_regular does, and UnicodeDecodeError."""
+def read_bytes(path: Path | str) -> bytes:
+    """A regular file's bytes; raises as open_regular does."""
     with open_regular(path) as stream:
-        return stream.read().decode("utf-8")
+        return stream.read()
+
+
+def read_text(path: Path | str, errors: str = "strict") -> str:
+    """A regular file's text (UTF-8); raises as open_regular does, and UnicodeDecodeError
+    (with `errors` "strict")."""
+    return read_bytes(path).decode("utf-8", errors)

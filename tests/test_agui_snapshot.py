@@ -19,7 +19,7 @@ pytest.importorskip("ag_ui")
 def thread() -> list[Message]:
     call = ToolCall(id="c1", name="read_file", arguments='{"path": "é.txt"}')
     return [
-        Message.user("hi ✓ \u2028 \"quoted\""),
+        Message.user('hi ✓ \u2028 "quoted"'),
         Message(role="assistant", content="", tool_calls=[call]),
         Message.tool_result("c1", "no such file", error="not found"),
         Message(role="assistant", content="answer"),

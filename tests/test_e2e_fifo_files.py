@@ -36,3 +36,55 @@ def test_a_fifo_among_the_sessions_is_skipped_by_listings_and_named_by_a_resume(
     assert resumed.returncode != 0
     assert "a FIFO, not a regular file" in resumed.stderr, resumed.stderr
     assert "Traceback" not in resumed.stderr
+
+
+# --- the other readers of files someone else can write (issue 40 item 4) ------------------
+
+
+def test_a_fifo_as_a_gitignore_is_no_rules_not_a_hang(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    """A cloned repository can hold a FIFO named .gitignore: agentcli's own walk searches
+    without its rules, as with a missing one. (ripgrep itself waits on such a FIFO: the
+    Python backend is the one agentcli controls, so it is the one tested.)"""
+    (workspace / "found.txt").write_text("x\n")
+    os.mkfifo(workspace / ".gitignore")
+    call = {"id": "call_s", "name": "search_files", "arguments": {"pattern": "*.txt"}}
+    server.enqueue(Reply.tool_calls([call]), Reply.text(["done"]))
+    env = {"AGENTCLI_SEARCH_BACKEND": "python"}
+    result = run_cli(["run", "find the text files"], server=server, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    [tool] = [m for m in server.requests[1].json["messages"] if m["role"] == "tool"]
+    assert "found.txt" in tool["content"]
+
+
+def test_a_fifo_as_a_peer_hooks_file_is_skipped_not_a_hang(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path
+) -> None:
+    (workspace / ".claude").mkdir()
+    os.mkfifo(workspace / ".claude" / "settings.json")
+    server.enqueue(Reply.text(["ok"]))
+    result = run_cli(["run", "hi"], server=server, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_fifo_as_the_trust_store_is_no_trust_not_a_hang(run_cli: RunCli, cli_home: Path) -> None:
+    store = cli_home / "agentcli" / "data" / "trust.json"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(store)
+    result = run_cli(["trust", "--list"], timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "no workspace is trusted yet" in result.stdout
+
+
+def test_config_set_on_a_fifo_is_one_line_not_a_hang(run_cli: RunCli, workspace: Path) -> None:
+    """`config set --project` reads the project file to keep its layout: a FIFO there (a
+    cloned repository's) is one line, exit 2, and nothing is written in its place."""
+    project = workspace / ".agentcli" / "config.toml"
+    project.parent.mkdir()
+    os.mkfifo(project)
+    result = run_cli(["config", "set", "--project", "images.max_bytes", "1000"], timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert_one_error(result, f"cannot read {project}", "a FIFO, not a regular file")
+    assert project.is_fifo()

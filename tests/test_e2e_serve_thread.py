@@ -224,7 +224,7 @@ def test_the_snapshot_after_many_runs_is_a_fresh_encoding(
             call = {"id": f"c{n}", "name": "read_file", "arguments": {"path": f"no-{n}.txt"}}
             server.enqueue(Reply.tool_calls([call]))
         server.enqueue(Reply.text([f"answer {n} ✓ \u2028"]))
-        message = {"id": f"u{n}", "role": "user", "content": f"message {n} \"q\""}
+        message = {"id": f"u{n}", "role": "user", "content": f'message {n} "q"'}
         sent = [*history, message] if n % 2 else [message]  # whole history, or the new one
         history = snapshot_of(post_run(url, run_input("many", f"r{n}", sent)))
         if n == 20:  # another process's turn, appended to the file: the kept part is extended

@@ -210,7 +210,12 @@ class AgentServer:
         settings = self.options.settings
         relay = Relay()
         try:
-            claim = await self.store.claim(thread_id, settings.workspace, str(settings.model))
+            claim = await self.store.claim(
+                thread_id,
+                settings.workspace,
+                str(settings.model),
+                settings.config.get("images.max_bytes"),
+            )
         except StoreFailed as failed:  # the database is away: one line, as a run's end
             return (
                 relay,

@@ -50,7 +50,9 @@ class Claim:
 
 class ThreadStore(Protocol):
     async def start(self) -> None: ...
-    async def claim(self, thread_id: str, workspace: Path, model: str) -> Claim: ...
+    async def claim(
+        self, thread_id: str, workspace: Path, model: str, image_limit: int
+    ) -> Claim: ...
     async def release(self, claim: Claim, *, clean: bool) -> str | None: ...
     async def health(self) -> str | None: ...
     async def aclose(self) -> None: ...
@@ -67,13 +69,17 @@ class FileThreads:
     async def start(self) -> None:
         return None
 
-    async def claim(self, thread_id: str, workspace: Path, model: str) -> Claim:
+    async def claim(self, thread_id: str, workspace: Path, model: str, image_limit: int) -> Claim:
+        """The thread for one run; `image_limit` (images.max_bytes): its stored images
+        within it are read, to be sent on."""
         if thread_id in self.busy:
             raise busy(thread_id)
         self.busy.add(thread_id)
         kept = self.threads.take(thread_id)
         try:  # in a worker thread: a thread's file, however large, never holds up the loop
-            session = await asyncio.to_thread(self.threads.open, thread_id, kept, workspace, model)
+            session = await asyncio.to_thread(
+                self.threads.open, thread_id, kept, workspace, model, image_limit
+            )
         except AgentCliError as error:
             self.busy.discard(thread_id)
             raise Rejected(409, f"thread {thread_id!r}: {error}") from None
@@ -129,14 +135,16 @@ class PostgresThreads(FileThreads):
             sys.stderr.write(f"agentcli: warning: {error}; runs fail until it is back\n")
             sys.stderr.flush()
 
-    async def claim(self, thread_id: str, workspace: Path, model: str) -> Claim:
+    async def claim(self, thread_id: str, workspace: Path, model: str, image_limit: int) -> Claim:
         if thread_id in self.busy:
             raise busy(thread_id)
         self.busy.add(thread_id)
         owner = f"{self.replica}:{uuid.uuid4().hex[:8]}"
         try:
             kept = self.threads.take(thread_id)
-            session = await asyncio.to_thread(self._open, thread_id, owner, kept, workspace, model)
+            session = await asyncio.to_thread(
+                self._open, thread_id, owner, kept, workspace, model, image_limit
+            )
         except BaseException:
             self.busy.discard(thread_id)
             raise
@@ -145,7 +153,13 @@ class PostgresThreads(FileThreads):
         return claim
 
     def _open(
-        self, thread_id: str, owner: str, kept: Session | None, workspace: Path, model: str
+        self,
+        thread_id: str,
+        owner: str,
+        kept: Session | None,
+        workspace: Path,
+        model: str,
+        image_limit: int,
     ) -> Session:
         """(A worker thread.) The lease, then the thread's rows: kept ones caught up, or
         all read, or a new thread's header."""
@@ -160,11 +174,13 @@ class PostgresThreads(FileThreads):
                     catch_up_rows(store, kept)
                     session = kept
                 else:
-                    session = load_rows(store, session_id)  # type: ignore[assignment]
+                    session = load_rows(store, session_id, image_limit)  # type: ignore[assignment]
                 if session is None:
-                    return Session.create(
+                    session = Session.create(
                         workspace, model, session_id, writer=lambda: RowWriter(store, session_id, 0)
                     )
+                    session.image_limit = image_limit  # for the rows other replicas add
+                    return session
                 last = session.read_to.offset
                 session.continue_writing(lambda: RowWriter(store, session_id, last))
                 return session

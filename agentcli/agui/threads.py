@@ -20,6 +20,7 @@ from typing import Any
 
 from agentcli.agui.snapshot import SnapshotWire
 from agentcli.agui.wire import CONFIRM_PREFIX, message_from_sdk, text_of
+from agentcli.conversation.images import DEFAULT_MAX_BYTES
 from agentcli.conversation.messages import Conversation, Message, ToolCall
 from agentcli.records import dataclass, field
 from agentcli.risk import Decision
@@ -37,14 +38,19 @@ def session_id_for(thread_id: str) -> str:
     return "thread-" + hashlib.sha256(thread_id.encode()).hexdigest()[:32]
 
 
-def open_thread(thread_id: str, workspace: Path, model: str) -> Session:
-    """The thread's session: continued when it is on disk, new otherwise."""
+def open_thread(
+    thread_id: str, workspace: Path, model: str, image_limit: int = DEFAULT_MAX_BYTES
+) -> Session:
+    """The thread's session: continued when it is on disk (its images within
+    `image_limit` read, to be sent on), new otherwise."""
     session_id = session_id_for(thread_id)
     path = sessions_dir() / f"{session_id}.jsonl"
     if path.exists():
         # No waiting for another writer: a wait here would hold up every run of the server.
-        return Session.open(path, lock_wait=0)
-    return Session.create(workspace, model, session_id=session_id)
+        return Session.open(path, lock_wait=0, images=image_limit)
+    session = Session.create(workspace, model, session_id=session_id)
+    session.image_limit = image_limit  # what another process appends, read by catch_up
+    return session
 
 
 KEPT_THREADS = 64  # sessions kept between runs; the least recently run leave first
@@ -79,7 +85,13 @@ class KeptThreads:
         self.wires.pop(thread_id, None)
 
     @staticmethod
-    def open(thread_id: str, kept: Session | None, workspace: Path, model: str) -> Session:
+    def open(
+        thread_id: str,
+        kept: Session | None,
+        workspace: Path,
+        model: str,
+        image_limit: int = DEFAULT_MAX_BYTES,
+    ) -> Session:
         """The kept session brought up to date, or (none kept, or its file replaced or cut)
         the thread's session read from its file."""
         if kept is not None:
@@ -88,7 +100,7 @@ class KeptThreads:
                     return kept
             except OSError:
                 pass  # opened anew below, which says what is wrong with the file
-        return open_thread(thread_id, workspace, model)
+        return open_thread(thread_id, workspace, model, image_limit)
 
 
 @dataclass(slots=True)

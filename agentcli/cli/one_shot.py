@@ -30,7 +30,12 @@ def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) 
         raise UsageError("--continue and --resume contradict each other; pass one of them")
     if resume or continue_:
         path = find_session(resume) if resume else latest_for(settings.workspace)
-        return Session.open(path, lock_wait=settings.config.get("sessions.lock_wait"))
+        config = settings.config
+        return Session.open(
+            path,
+            lock_wait=config.get("sessions.lock_wait"),
+            images=config.get("images.max_bytes"),  # only a run sends images on: it reads them
+        )
     return Session.create(settings.workspace, str(settings.model))
 
 

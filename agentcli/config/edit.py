@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from agentcli.config.files import config_text
 from agentcli.config.schema import check_type, did_you_mean, is_known
 from agentcli.errors import ConfigError, UsageError
 
@@ -38,8 +39,7 @@ def _open_table(path: Path, key: str, *, super_tables: bool = False) -> tuple[An
     table reads `[mcp.servers.NAME]`), and the key's last part."""
     import tomlkit
 
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    document = _parsed(path, text)
+    document = _parsed(path, config_text(path) or "")
     *tables, leaf = key.split(".")
     node: Any = document
     for part in tables:
@@ -104,7 +104,7 @@ def remove_key(path: Path, key: str) -> bool:
 
     if not path.exists():
         return False
-    document = _parsed(path, path.read_text(encoding="utf-8"))
+    document = _parsed(path, config_text(path) or "")
     *tables, leaf = key.split(".")
     node: Any = document
     for part in tables:

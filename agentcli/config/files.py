@@ -55,19 +55,27 @@ def line_of(text: str, key: str) -> int | None:
     return None
 
 
-def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """The file's settings as flat keys, and warnings for keys agentcli does not know.
-    Raises ConfigError for a syntax error or a value of the wrong type."""
+def config_text(path: Path) -> str | None:
+    """A configuration file's text, None when there is none. One line (ConfigError) when it
+    cannot be read: a FIFO or a directory put in its place is never waited on."""
     from agentcli.regular_files import read_text
 
     try:
-        text = read_text(path)  # a FIFO put in its place cannot hang the start
+        return read_text(path)
     except FileNotFoundError:
-        return {}, []
+        return None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+
+
+def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The file's settings as flat keys, and warnings for keys agentcli does not know.
+    Raises ConfigError for a syntax error or a value of the wrong type."""
+    text = config_text(path)
+    if text is None:
+        return {}, []
     import tomllib  # only when a file exists: most runs have none
 
     try:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.paths import data_dir
+from agentcli.regular_files import read_text
 
 
 def _store() -> Path:
@@ -18,7 +19,7 @@ def _store() -> Path:
 
 def _load() -> dict[str, Any]:
     try:
-        data = json.loads(_store().read_text(encoding="utf-8"))
+        data = json.loads(read_text(_store()))
     except (OSError, ValueError):  # none yet, damaged, or an unreadable data directory
         data = {}
     if not isinstance(data, dict):

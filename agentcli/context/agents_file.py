@@ -11,6 +11,8 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
+from agentcli.regular_files import read_text
+
 MAX_FILES = 20_000  # a huge tree is sampled, not walked whole
 LAYOUT_ENTRIES = 15
 
@@ -128,18 +130,18 @@ def project_name(root: Path) -> str:
         ("Cargo.toml", lambda d: d["package"]["name"]),
     ):
         try:
-            return str(read(tomllib.loads((root / file).read_text(encoding="utf-8"))))
+            return str(read(tomllib.loads(read_text(root / file))))
         except (OSError, ValueError, KeyError, TypeError):
             pass
     try:
-        return str(json.loads((root / "package.json").read_text(encoding="utf-8"))["name"])
+        return str(json.loads(read_text(root / "package.json"))["name"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
     try:
-        text = (root / "go.mod").read_text(encoding="utf-8")
+        text = read_text(root / "go.mod")
         if found := re.search(r"^module\s+(\S+)", text, re.MULTILINE):
             return found.group(1)
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         pass
     return root.name
 
@@ -147,7 +149,7 @@ def project_name(root: Path) -> str:
 def test_command(root: Path, found: list[str]) -> str:
     def text(name: str) -> str:
         try:
-            return (root / name).read_text(encoding="utf-8", errors="replace")
+            return read_text(root / name, errors="replace")
         except OSError:
             return ""
 

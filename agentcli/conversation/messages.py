@@ -43,6 +43,10 @@ class Message:
     # On user and tool messages: images for a model that sees them. `content` describes
     # each one too, for the models that do not (agentcli.conversation.images).
     images: list[ImagePart] = field(default_factory=list)
+    # On messages read back from a session: the references its file records of their images
+    # ({"sha256", "mimeType", "size"}), which `sessions show` and export describe without
+    # opening an image file; `images` holds those that were loaded to be sent on.
+    stored_images: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def user(cls, text: str, images: list[ImagePart] | None = None) -> Message:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import ConfigError
 from agentcli.records import dataclass, field
+from agentcli.regular_files import read_text
 
 if TYPE_CHECKING:
     from agentcli.config.resolve import Config
@@ -219,7 +220,7 @@ def _has_hooks(path: Path) -> bool:
 
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_text(path))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from agentcli.errors import ConfigError
 from agentcli.records import dataclass, field
+from agentcli.regular_files import read_text
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -270,7 +271,7 @@ def _where(config: Any, key: str) -> str:
         if not found or layer.path is None:
             continue
         try:
-            text = layer.path.read_text(encoding="utf-8")
+            text = read_text(layer.path)
         except (OSError, UnicodeDecodeError):
             return f"{layer.path}: "
         number = line_of(text, found[0])

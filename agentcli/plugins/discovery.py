@@ -20,6 +20,7 @@ import zlib
 from typing import Any
 
 from agentcli.records import dataclass
+from agentcli.regular_files import read_bytes
 
 GROUPS = ("agentcli.tools", "agentcli.providers")
 _FORMAT = 1
@@ -79,7 +80,7 @@ def _cache_file() -> Any:
 
 def _read(path: Any, key: list[Any]) -> dict[str, list[list[str]]] | None:
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_bytes(path))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("key") != key:

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from agentcli.policy.shell_parse import SimpleCommand
+from agentcli.regular_files import read_text
 from agentcli.workspace.sensitive import sensitive_reason
 
 MAX_ENTRIES = 20_000  # a tree larger than this is not searched for them: it may hold one
@@ -69,7 +70,7 @@ def sensitive_below(directory: Path, *, hidden: bool = True) -> str | None:
 def holds_credential(config: Path) -> bool:
     """Whether a git configuration holds a token or password (not just a helper's name)."""
     try:
-        text = config.read_text(encoding="utf-8", errors="replace")
+        text = read_text(config, errors="replace")
     except OSError:
         return False
     return _CREDENTIAL.search(text) is not None

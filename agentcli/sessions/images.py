@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
-from agentcli.conversation.images import ImagePart, image_type
+from agentcli.conversation.images import ImagePart, human_size, image_type
+from agentcli.regular_files import kind_of
 
 EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 
@@ -62,54 +64,79 @@ def check_refs(value: Any) -> str | None:
     if not isinstance(value, list):
         return "a message whose images is not a list"
     for ref in value:
-        if not isinstance(ref, dict) or not isinstance(ref.get("sha256"), str):
+        if not isinstance(ref, dict) or not _is_digest(ref.get("sha256")):
             return "an image reference without its sha256"
         if ref.get("mimeType") not in EXTENSIONS:
             return "an image reference of no image type agentcli stores"
     return None
 
 
+def _is_digest(value: Any) -> bool:
+    """64 lowercase hex digits: the reference names a file here, never a path elsewhere."""
+    return isinstance(value, str) and len(value) == 64 and all(c in HEX for c in value)
+
+
+HEX = frozenset("0123456789abcdef")
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def read_stored(path: Path, size: Any) -> bytes | None:
-    """A stored image's bytes when the file is what its record says: a regular file (a
-    FIFO cannot hang the read, a link is not followed) of exactly the recorded size (a
-    2 GB file put in its place is never read); None otherwise."""
+def read_stored(path: Path, size: Any, max_bytes: int) -> bytes | str:
+    """A stored image's bytes when the file is what its record says, else why not. Both
+    the recorded size and `max_bytes` are checked before the file is opened, and the file's
+    own size before a byte is read: a 2 GB file put in its place is never read. Opened
+    non-blocking (a FIFO cannot hang the read), a link not followed, regular files only."""
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        return None
+        return "no recorded size"
+    if size > max_bytes:
+        return "over images.max_bytes"
     try:
         fd = os.open(path, READ_FLAGS)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as stream:
+    except FileNotFoundError:
+        return "missing"
+    except OSError as error:
+        return "a link, not followed" if error.errno == errno.ELOOP else "unreadable"
+    try:  # checked before fdopen, which refuses a directory with an error of its own
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
-            return None
-        data = stream.read(size + 1)
-    return data if len(data) == size else None
+        if not stat.S_ISREG(info.st_mode):
+            return f"{kind_of(info.st_mode)}, not a regular file"
+        if info.st_size != size:
+            return "not of its recorded size"
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(size + 1)
+    finally:
+        os.close(fd)
+    return data if len(data) == size else "not of its recorded size"
 
 
-def load_images(session_path: Path, refs: list[dict[str, Any]]) -> tuple[list[ImagePart], int]:
-    """The images the references name, and how many could not be loaded (missing, not of
-    their recorded size, or not the bytes their hash names): those stay their
-    descriptions in the message text."""
+def load_images(
+    session_path: Path, refs: list[dict[str, Any]], max_bytes: int
+) -> tuple[list[ImagePart], list[str]]:
+    """The images the references name, and why each of the others could not be loaded
+    (missing, not a regular file of their recorded size, over `max_bytes`, or not the
+    bytes their hash names): those stay their descriptions in the message text."""
     import hashlib
 
     directory = images_dir(session_path)
-    images, lost = [], 0
+    images, lost = [], []
     for ref in refs:
         path = directory / f"{ref['sha256']}.{EXTENSIONS[ref['mimeType']]}"
-        data = read_stored(path, ref.get("size"))
-        if data is None:
-            lost += 1
+        data = read_stored(path, ref.get("size"), max_bytes)
+        if isinstance(data, str):
+            lost.append(data)
             continue
         kind = image_type(data[:16])
         if hashlib.sha256(data).hexdigest() != ref["sha256"] or kind is None:
-            lost += 1
+            lost.append("not the image its hash names")
             continue
         images.append(ImagePart.of_bytes(data, kind))  # its bytes' type, whatever was recorded
     return images, lost
+
+
+def describe_ref(ref: dict[str, Any]) -> str:
+    """An image as its record names it, for `sessions show`: its file is not opened."""
+    size = ref.get("size")
+    shown = human_size(size) if isinstance(size, int) and not isinstance(size, bool) else "?"
+    return f"{ref['mimeType']}, {shown}, sha256 {ref['sha256'][:12]}"
 
 
 def remove_images(session_path: Path) -> None:

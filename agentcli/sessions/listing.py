@@ -10,7 +10,7 @@ from typing import Any
 
 from agentcli.conversation.messages import Message, message_to_dict
 from agentcli.records import asdict, dataclass
-from agentcli.sessions.images import image_ref
+from agentcli.sessions.images import describe_ref, image_ref
 from agentcli.sessions.session import Session
 from agentcli.sessions.shapes import session_entries
 from agentcli.sessions.store import SessionReadError, sessions_dir, unreadable
@@ -229,6 +229,7 @@ def transcript_markdown(session: Session) -> str:
             break
         if message.role == "user":
             out += ["## User", "", message.content, ""]
+            out += _images(message)
         elif message.role == "assistant":
             out += ["## Assistant", ""]
             if message.content:
@@ -238,7 +239,15 @@ def transcript_markdown(session: Session) -> str:
         elif message.role == "tool":
             label = "✗ error" if message.error else "result"
             out += [f"*{label}:*", "", _fence(message.content), ""]
+            out += _images(message)
     return "\n".join(out)
+
+
+def _images(message: Message) -> list[str]:
+    """A message's stored images, by what its record says of each: no image file is read."""
+    if not message.stored_images:
+        return []
+    return [f"- stored image: {describe_ref(ref)}" for ref in message.stored_images] + [""]
 
 
 def _forwarded(value: Any) -> list[str]:
@@ -257,8 +266,9 @@ def _forwarded(value: Any) -> list[str]:
 def _exported(message: Message) -> dict[str, Any]:
     """A message as the session file has it: its images named, their bytes left out."""
     data = message_to_dict(message)
-    if message.images:
-        data["images"] = [image_ref(image) for image in message.images]
+    refs = message.stored_images or [image_ref(image) for image in message.images]
+    if refs:
+        data["images"] = refs
     return data
 
 

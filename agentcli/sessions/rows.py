@@ -91,17 +91,29 @@ class RowWriter:
                 return
 
 
-def row_images(store: PostgresStore, refs: list[dict[str, Any]]) -> tuple[list[ImagePart], int]:
-    """The images references name, from the store, each checked against its hash (as
-    agentcli.sessions.images checks a stored file); and how many could not be had."""
-    images, lost = [], 0
+def row_images(
+    store: PostgresStore, refs: list[dict[str, Any]], max_bytes: int
+) -> tuple[list[ImagePart], list[str]]:
+    """The images references name, from the store, each checked against its recorded size
+    and `max_bytes` before it is fetched and against its hash after (as
+    agentcli.sessions.images checks a stored file); and why each other could not be had."""
+    images, lost = [], []
     for ref in refs:
+        size = ref.get("size")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            lost.append("no recorded size")
+            continue
+        if size > max_bytes:
+            lost.append("over images.max_bytes")
+            continue
         data = store.image(ref["sha256"])
         kind = image_type(data[:16]) if data is not None else None
-        if data is None or kind is None or hashlib.sha256(data).hexdigest() != ref["sha256"]:
-            lost += 1
-            continue
-        images.append(ImagePart.of_bytes(data, kind))
+        if data is None:
+            lost.append("missing")
+        elif kind is None or hashlib.sha256(data).hexdigest() != ref["sha256"]:
+            lost.append("not the image its hash names")
+        else:
+            images.append(ImagePart.of_bytes(data, kind))
     return images, lost
 
 
@@ -115,8 +127,9 @@ def label(store: PostgresStore, thread_id: str) -> str:
     return f"{store.name} thread {thread_id}"
 
 
-def load_rows(store: PostgresStore, thread_id: str) -> Session | None:
-    """A stored session as recorded, to read or continue (None: no rows of it)."""
+def load_rows(store: PostgresStore, thread_id: str, images: int | None = None) -> Session | None:
+    """A stored session as recorded, to read or continue (None: no rows of it). Its
+    images are fetched only with `images` (images.max_bytes): to send them on."""
     rows = store.rows(thread_id)
     if not rows:
         return None
@@ -124,13 +137,16 @@ def load_rows(store: PostgresStore, thread_id: str) -> Session | None:
     entries = session_entries(
         local_path(thread_id),
         warnings,
-        images=True,
+        images=images,
         records=rows,
         label=label(store, thread_id),
-        image_loader=lambda refs: row_images(store, refs),
+        image_loader=lambda refs, limit: row_images(store, refs, limit),
     )
     last = rows[-1][0]
-    return Session.restored(local_path(thread_id), entries, warnings, Cursor(ROWS_FILE, last, last))
+    path = local_path(thread_id)
+    session = Session.restored(path, entries, warnings, Cursor(ROWS_FILE, last, last))
+    session.image_limit = images  # the rows catch_up_rows reads later are read as these
+    return session
 
 
 def catch_up_rows(store: PostgresStore, session: Session) -> None:
@@ -142,10 +158,10 @@ def catch_up_rows(store: PostgresStore, session: Session) -> None:
             session_entries(
                 session.path,
                 session.warnings,
-                images=True,
+                images=session.image_limit,
                 records=rows,
                 label=label(store, session.id),
-                image_loader=lambda refs: row_images(store, refs),
+                image_loader=lambda refs, limit: row_images(store, refs, limit),
             )
         )
         session.read_to = Cursor(ROWS_FILE, rows[-1][0], rows[-1][0])

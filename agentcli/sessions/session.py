@@ -71,6 +71,9 @@ class Session:
     # How far the file is known (read, or written by this session's writer): a session
     # kept in memory between runs reads only what was appended after it (catch_up).
     read_to: Cursor = field(default_factory=Cursor)
+    # The largest stored image read back to be sent on (images.max_bytes); None: a session
+    # read to be shown, whose images are described by their references, never read.
+    image_limit: int | None = None
 
     # --- creating and loading
 
@@ -101,15 +104,18 @@ class Session:
         return session
 
     @classmethod
-    def open(cls, path: Path, *, lock_wait: float = LOCK_WAIT_SECONDS) -> Session:
+    def open(
+        cls, path: Path, *, lock_wait: float = LOCK_WAIT_SECONDS, images: int | None = None
+    ) -> Session:
         """An earlier session, to continue: its file is locked first (waiting up to
-        `lock_wait` seconds for another writer), then read, so no turn is missed."""
+        `lock_wait` seconds for another writer), then read, so no turn is missed. With
+        `images` (images.max_bytes), its stored images are read to be sent on."""
         try:
             writer: SessionWriter | OSError = SessionWriter(path, lock_wait=lock_wait)
         except OSError as error:
             writer = error
         try:
-            session = cls.load(path)
+            session = cls.load(path, images=images)
         except BaseException:
             if isinstance(writer, SessionWriter):
                 writer.close()
@@ -118,17 +124,20 @@ class Session:
         return session
 
     @classmethod
-    def load(cls, path: Path) -> Session:
+    def load(cls, path: Path, *, images: int | None = None) -> Session:
         """A session as recorded, to read (no lock, line by line). Lines that cannot be
         used are skipped, each said in `warnings`; a damaged header leaves the session
-        readable, known by its file name."""
+        readable, known by its file name. Its images are read only with `images` (the
+        largest to read): to show a session, their references describe them."""
         warnings: list[str] = []
         cursor = Cursor()
-        entries = session_entries(path, warnings, images=True, cursor=cursor)
+        entries = session_entries(path, warnings, images=images, cursor=cursor)
         first = next(entries, None)
         if first is None:
             raise UsageError(f"{path} is not an agentcli session file (no line of one)")
-        return cls.restored(path, itertools.chain([first], entries), warnings, cursor)
+        session = cls.restored(path, itertools.chain([first], entries), warnings, cursor)
+        session.image_limit = images  # what catch_up reads later is read as this was
+        return session
 
     @classmethod
     def restored(
@@ -162,7 +171,8 @@ class Session:
                 writer.close()
                 return False
             if size > known.offset:
-                self.restore(session_entries(self.path, self.warnings, images=True, cursor=known))
+                limit = self.image_limit
+                self.restore(session_entries(self.path, self.warnings, images=limit, cursor=known))
                 if known.file != file:  # replaced between the lock and the read
                     writer.close()
                     return False

@@ -5,6 +5,7 @@ rest of the session reads as if it were not there."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ ROLES = ("system", "user", "assistant", "tool")
 HEADER_FIELDS = ("id", "created", "workspace", "model", "agentcli")
 CONTENT_IN_EVENT = "contentInEvent"  # a tool message whose content is its result event's
 SHOWN_WARNINGS = 5  # per file: the rest are counted in one more line
-# references -> (the images, how many could not be had): a store's own way to load them
-ImageLoader = Callable[[list[dict[str, Any]]], tuple[list[ImagePart], int]]
+# (references, the largest to read) -> (the images, why each other could not be had): a
+# store's own way to load them
+ImageLoader = Callable[[list[dict[str, Any]], int], tuple[list[ImagePart], list[str]]]
 
 
 class BadRecord(ValueError):
@@ -155,15 +157,17 @@ def session_entries(
     path: Path,
     warnings: list[str],
     *,
-    images: bool = False,
+    images: int | None = None,
     cursor: Cursor | None = None,
     records: Iterable[tuple[int, Any]] | None = None,
     label: str | None = None,
     image_loader: ImageLoader | None = None,
 ) -> Iterator[Entry]:
     """The usable lines of a session file, in order, checked; the others are warnings.
-    A tool message stored with CONTENT_IN_EVENT gets its result event's content back;
-    with `images`, messages get their stored images back (agentcli.sessions.images).
+    A tool message stored with CONTENT_IN_EVENT gets its result event's content back.
+    Messages keep their images' references (`stored_images`); only with `images` (the
+    largest image to read: images.max_bytes) are the images read, to be sent on, and those
+    that cannot be are one warning for the file (agentcli.sessions.images).
     With `cursor`, from where it points (agentcli.sessions.store.iter_lines).
     Raises SessionReadError when the file cannot be read at all.
 
@@ -171,6 +175,7 @@ def session_entries(
     by seq), read through the same checks; `label` names them in warnings, and
     `image_loader` gives their images back."""
     skipped = Skipped(label or path, warnings)
+    lost: list[str] = []  # why each image that could not be loaded was not
     results: dict[str, str] = {}  # result events' contents, until their messages come
     source = (
         iter_lines(path, skipped.add, cursor) if records is None else _objects(records, skipped)
@@ -190,10 +195,16 @@ def session_entries(
                     skipped.repaired(number, "; ".join(dict.fromkeys(notes)))
                 if isinstance(data, dict) and data.get(CONTENT_IN_EVENT):
                     message.content = _stored_result(results, message)
-                if images and isinstance(data, dict) and data.get("images"):
-                    message.images = _stored_images(
-                        path, number, data["images"], warnings, image_loader, label
-                    )
+                if isinstance(data, dict) and data.get("images"):
+                    message.stored_images = _refs(label or path, number, data["images"], warnings)
+                    if images is not None:
+                        loaded, why = (
+                            load_images(path, message.stored_images, images)
+                            if image_loader is None
+                            else image_loader(message.stored_images, images)
+                        )
+                        message.images = loaded
+                        lost.extend(why)
                 yield Entry("message", message)
             elif kind == "compaction":
                 yield Entry("compaction", compaction_of(record))
@@ -209,6 +220,9 @@ def session_entries(
         except BadRecord as bad:
             skipped.add(number, str(bad))
     skipped.done()
+    if lost:
+        kept = images_dir(path) if image_loader is None else "the store"
+        warnings.append(lost_images(label or path, kept, lost))
 
 
 def _objects(records: Iterable[tuple[int, Any]], skipped: Skipped) -> Iterator[tuple[int, Any]]:
@@ -219,29 +233,23 @@ def _objects(records: Iterable[tuple[int, Any]], skipped: Skipped) -> Iterator[t
             skipped.add(number, "JSON, but not a record")
 
 
-def _stored_images(
-    path: Path,
-    number: int,
-    refs: Any,
-    warnings: list[str],
-    loader: ImageLoader | None = None,
-    label: str | None = None,
-) -> list[ImagePart]:
-    """A damaged reference or a missing image costs only the image: the message text
-    still describes it."""
-    where = label or path
+def _refs(where: Path | str, number: int, refs: Any, warnings: list[str]) -> list[dict[str, Any]]:
+    """A damaged reference costs only the images: the message text still describes them."""
     problem = check_refs(refs)
     if problem is not None:
         warnings.append(f"{where}: line {number}: {problem}; its images are left out")
         return []
-    loaded, lost = load_images(path, refs) if loader is None else loader(refs)
-    if lost:
-        kept = images_dir(path) if loader is None else "the store"
-        warnings.append(
-            f"{where}: line {number}: {lost} of its images are missing or damaged in "
-            f"{kept}; the model gets their descriptions"
-        )
-    return loaded
+    return list(refs)
+
+
+def lost_images(where: Path | str, kept: Path | str, lost: list[str]) -> str:
+    """One warning for all the stored images of a session that cannot be sent on."""
+    counts = Counter(lost)
+    reasons = "; ".join(f"{n} {why}" for why, n in counts.items())
+    return (
+        f"{where}: {len(lost)} of its stored images cannot be sent on ({reasons}, in "
+        f"{kept}); the model gets their descriptions"
+    )
 
 
 def _stored_result(results: dict[str, str], message: Message) -> str:

@@ -75,8 +75,11 @@ def _images_of(path: Path, record: dict[str, Any]) -> list[tuple[str, str, bytes
         if not isinstance(ref, dict) or ref.get("mimeType") not in EXTENSIONS:
             continue
         name = f"{ref.get('sha256')}.{EXTENSIONS[ref['mimeType']]}"
-        data = read_stored(images_dir(path) / name, ref.get("size"))
-        if data is not None:
+        # Copied whatever images.max_bytes says now: the recorded size is the bound (the
+        # file's own size is checked against it before a byte is read).
+        size = ref.get("size")
+        data = read_stored(images_dir(path) / name, size, size if isinstance(size, int) else 0)
+        if isinstance(data, bytes):
             found.append((str(ref["sha256"]), ref["mimeType"], data))
     return found
 

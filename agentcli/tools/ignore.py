@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from agentcli.records import dataclass
+from agentcli.regular_files import read_text
 
 GITIGNORE = ".gitignore"
 
@@ -236,9 +237,9 @@ Chain = tuple[tuple[str, RuleSet], ...]  # (directory relative to the base, its 
 
 def _load_rules(directory: str) -> RuleSet | None:
     try:
-        with open(os.path.join(directory, GITIGNORE), "rb") as f:
-            text = f.read().decode("utf-8", errors="replace")
-    except OSError:  # missing, a directory, unreadable: no rules, as with ripgrep
+        # a FIFO in a repository's place of a .gitignore is not waited on
+        text = read_text(os.path.join(directory, GITIGNORE), errors="replace")
+    except OSError:  # missing, not a regular file, unreadable: no rules, as with ripgrep
         return None
     rules = parse_gitignore(text)
     return RuleSet(rules) if rules else None

@@ -184,7 +184,8 @@ class SlashCommands:
             self.repl.say(f"already in session {path.stem}")
             return
         wait = self.repl.settings.config.get("sessions.lock_wait")
-        session = Session.open(path, lock_wait=wait)
+        limit = self.repl.settings.config.get("images.max_bytes")
+        session = Session.open(path, lock_wait=wait, images=limit)
         for warning in session.warnings:
             self.repl.say(f"warning: {one_line(warning)}")
         await self.repl.switch_session(session)

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from agentcli.records import dataclass, field
+from agentcli.regular_files import read_bytes
 
 MAX_KEPT_BYTES = 2_000_000  # a larger file is listed as changed, not diffed
 
@@ -36,7 +37,7 @@ class WorkspaceChanges:
                 if size > MAX_KEPT_BYTES:
                     self.files[path] = Before(None, too_large=True)
                     return
-                self.files[path] = Before(path.read_bytes())
+                self.files[path] = Before(read_bytes(path))
             except FileNotFoundError:
                 self.files[path] = Before(None)
             except OSError:
@@ -56,7 +57,7 @@ class WorkspaceChanges:
         for path, before in list(self.files.items()):
             shown = self.shown(path)
             try:
-                now: bytes | None = path.read_bytes()
+                now: bytes | None = read_bytes(path)
             except FileNotFoundError:
                 now = None
             except OSError as error:
