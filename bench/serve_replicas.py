@@ -59,9 +59,9 @@ async def concurrent(url: str, runs: int, prefix: str = "c") -> list[tuple[float
         return await asyncio.gather(*(one_run(client, url, name, name) for name in names))
 
 
-async def sequential(url: str, runs: int, threads: int) -> list[tuple[float, int]]:
+async def sequential(url: str, runs: range, threads: int) -> list[tuple[float, int]]:
     async with httpx.AsyncClient(timeout=600) as client:
-        return [await one_run(client, url, f"s{n % threads}", f"s{n}") for n in range(runs)]
+        return [await one_run(client, url, f"s{n % threads}", f"s{n}") for n in runs]
 
 
 def rss_mb(processes: list[subprocess.Popen[bytes]]) -> list[float]:
@@ -139,8 +139,14 @@ def measure(label: str, args: argparse.Namespace, store: str | None, count: int)
             started = time.monotonic()
             burst = asyncio.run(concurrent(url, args.concurrent))
             burst_wall = time.monotonic() - started
+            rss_burst = rss_mb(processes)
+            # In two halves, RSS between them: growth after the burst's high-water mark is
+            # what a long-running replica would keep gaining.
+            half = args.sequential // 2
             started = time.monotonic()
-            rolling = asyncio.run(sequential(url, args.sequential, args.threads))
+            rolling = asyncio.run(sequential(url, range(half), args.threads))
+            rss_half = rss_mb(processes)
+            rolling += asyncio.run(sequential(url, range(half, args.sequential), args.threads))
             rolling_wall = time.monotonic() - started
             rss_end, conns_end = rss_mb(processes), pg_connections(store)
         finally:
@@ -155,7 +161,7 @@ def measure(label: str, args: argparse.Namespace, store: str | None, count: int)
         "burst_wall": burst_wall,
         "rolling": rolling,
         "rolling_wall": rolling_wall,
-        "rss": (rss_start, rss_end),
+        "rss": (rss_start, rss_burst, rss_half, rss_end),
         "conns": (conns_start, conns_end),
     }
 
@@ -171,8 +177,11 @@ def report(result: dict[str, Any]) -> None:
             f"p95 {percentile(times, 0.95) * 1000:7.1f} ms"
             f"  events received {sum(n for _, n in runs)}"
         )
-    start, end = result["rss"]
-    print(f"  RSS MB per replica  start {[round(x) for x in start]}  end {[round(x) for x in end]}")
+    start, burst, half, end = ([round(x) for x in sizes] for sizes in result["rss"])
+    print(
+        f"  RSS MB per replica  start {start}  after the burst {burst}  "
+        f"half the sequential runs {half}  end {end}"
+    )
     print(f"  pg connections      start {result['conns'][0]}  end {result['conns'][1]}")
 
 

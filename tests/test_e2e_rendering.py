@@ -403,12 +403,18 @@ def test_chat_previews_a_commands_output_not_its_header(
     )
     session = chat("--yes", env={"NO_COLOR": "1"})
     lines = lines_of(session.turn("run them"))
+    # The read-only command is folded in the REPL; opened, it shows its preview.
+    assert any(line.startswith("✓ Ran 1 read-only command") for line in lines), lines
+    failed_lines = lines
+    lines = expanded = lines_of(session.command("/expand 1", "hello-out"))
 
     ok = lines.index(next(line for line in lines if line.startswith("✓ run_shell")))
     assert lines[ok].startswith("✓ run_shell: exit 0, 1 line"), lines[ok]  # (· sandbox …)
     assert len(TIMING.findall(lines[ok])) == 1, lines[ok]
     assert lines[ok + 1] == "hello-out"  # the output, not `$ echo` and `exit code 0 · …`
+    lines = failed_lines  # a failed command is never folded
     failed = lines.index(next(line for line in lines if line.startswith("✗ run_shell")))
     assert lines[failed].startswith("✗ run_shell failed: exit 2, 1 line"), lines[failed]
     assert "no-such-dir" in lines[failed + 1]  # why it failed, under the line
-    assert not [line for line in lines if line.startswith(("exit code", "$ "))], lines
+    headers = [line for line in [*lines, *expanded] if line.startswith(("exit code", "$ "))]
+    assert not headers, headers
