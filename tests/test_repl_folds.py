@@ -90,15 +90,21 @@ def transcript(lines: list[str], prompt: str) -> list[str]:
 # --- the fix task ----------------------------------------------------------------------
 
 
+def fixed_at_100(start: StartTerminal, server: ScriptedServer, workspace: Path) -> Terminal:
+    """The fix task in a 100-column REPL, both approvals answered `y`."""
+    fix_task(server, workspace)
+    terminal = start("chat", columns=100)
+    terminal.send("fix the bug in sub\r")
+    answer_each(terminal, "yy")
+    return terminal
+
+
 def test_the_fix_task_at_100_columns_fits_in_25_rows_with_each_menu_folded(
     term: StartTerminal,  # noqa: F811 - the fixture imported above
     server: ScriptedServer,
     workspace: Path,
 ) -> None:
-    fix_task(server, workspace)
-    terminal = term("chat", columns=100)
-    terminal.send("fix the bug in sub\r")
-    answer_each(terminal, "yy")
+    terminal = fixed_at_100(term, server, workspace)
 
     lines = terminal.lines()
     shown = transcript(lines, "fix the bug in sub")
@@ -143,10 +149,7 @@ def test_ctrl_o_shows_the_last_folded_item_and_expand_n_any(
     server: ScriptedServer,
     workspace: Path,
 ) -> None:
-    fix_task(server, workspace)
-    terminal = term("chat", columns=100)
-    terminal.send("fix the bug in sub\r")
-    answer_each(terminal, "yy")
+    terminal = fixed_at_100(term, server, workspace)
 
     terminal.send(CTRL_O)  # the last: the test command
     terminal.wait_for("[4] ✓ run_shell python3 test_calc.py · allowed once")
