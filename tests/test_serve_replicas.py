@@ -132,6 +132,22 @@ def deployment(
     return {r.name: r for r in replicas}, proxy
 
 
+Deployed = tuple[dict[str, Replica], HAProxy]
+
+
+@pytest.fixture
+def deployed(
+    start_cli: StartCli,
+    server: ScriptedServer,
+    postgres: PostgresServer,
+    postgres_dsn: str,
+    haproxy,  # noqa: F811
+    tmp_path: Path,
+) -> Deployed:
+    """3 replicas on one PostgreSQL database, up behind HAProxy: (replicas by name, proxy)."""
+    return deployment(start_cli, server, postgres, postgres_dsn, haproxy, tmp_path)
+
+
 def held(before: str, gate: Gate, after: str) -> Reply:
     """A text answer that streams `before`, waits for the gate, then ends with `after`."""
     head = Reply.text([before], finish_reason=None, usage=None, done=False)
@@ -184,14 +200,10 @@ def run_once_free(url: str, body: dict, deadline: float = 30) -> tuple[str, list
 
 
 def test_a_thread_hops_replicas_every_run_and_its_conversation_goes_on(
-    start_cli: StartCli,
+    deployed: Deployed,
     server: ScriptedServer,
-    postgres: PostgresServer,
-    postgres_dsn: str,
-    haproxy,  # noqa: F811
-    tmp_path: Path,
 ):
-    _, proxy = deployment(start_cli, server, postgres, postgres_dsn, haproxy, tmp_path)
+    _, proxy = deployed
     served, history = [], [USER]
     for turn in range(4):
         server.enqueue(Reply.text([f"answer {turn}"]))
@@ -210,15 +222,11 @@ def test_a_thread_hops_replicas_every_run_and_its_conversation_goes_on(
 
 
 def test_an_approval_asked_on_one_replica_is_answered_on_another(
-    start_cli: StartCli,
+    deployed: Deployed,
     server: ScriptedServer,
-    postgres: PostgresServer,
-    postgres_dsn: str,
-    haproxy,  # noqa: F811
-    tmp_path: Path,
     workspace: Path,
 ):
-    _, proxy = deployment(start_cli, server, postgres, postgres_dsn, haproxy, tmp_path)
+    _, proxy = deployed
     write = {"id": "call_w", "name": "write_file", "arguments": {"path": "n.txt", "content": "y\n"}}
     server.enqueue(Reply.tool_calls([write]))
     asked_on, events = run_through(
@@ -245,14 +253,12 @@ def test_an_approval_asked_on_one_replica_is_answered_on_another(
 
 
 def test_a_replica_killed_mid_run_loses_the_thread_to_another_which_marks_it_interrupted(
-    start_cli: StartCli,
+    deployed: Deployed,
     server: ScriptedServer,
     postgres: PostgresServer,
     postgres_dsn: str,
-    haproxy,  # noqa: F811
-    tmp_path: Path,
 ):
-    replicas, proxy = deployment(start_cli, server, postgres, postgres_dsn, haproxy, tmp_path)
+    replicas, proxy = deployed
     gate = Gate()
     server.enqueue(held("partial ", gate, "never said"))
     try:
@@ -284,14 +290,10 @@ def test_a_replica_killed_mid_run_loses_the_thread_to_another_which_marks_it_int
 
 
 def test_two_clients_racing_on_one_thread_one_runs_and_the_other_gets_one_409(
-    start_cli: StartCli,
+    deployed: Deployed,
     server: ScriptedServer,
-    postgres: PostgresServer,
-    postgres_dsn: str,
-    haproxy,  # noqa: F811
-    tmp_path: Path,
 ):
-    _, proxy = deployment(start_cli, server, postgres, postgres_dsn, haproxy, tmp_path)
+    _, proxy = deployed
     gate = Gate()
     server.enqueue(held("won ", gate, "the race"))
     start = threading.Barrier(2)
@@ -327,14 +329,12 @@ def test_two_clients_racing_on_one_thread_one_runs_and_the_other_gets_one_409(
 
 
 def test_the_database_restarted_mid_run_fails_that_run_in_one_line_then_runs_go_on(
-    start_cli: StartCli,
+    deployed: Deployed,
     server: ScriptedServer,
     postgres: PostgresServer,
     postgres_dsn: str,
-    haproxy,  # noqa: F811
-    tmp_path: Path,
 ):
-    replicas, proxy = deployment(start_cli, server, postgres, postgres_dsn, haproxy, tmp_path)
+    replicas, proxy = deployed
     gate = Gate()
     server.enqueue(held("before ", gate, "after"))
     stopped = False
@@ -375,12 +375,8 @@ def test_the_database_restarted_mid_run_fails_that_run_in_one_line_then_runs_go_
 
 
 def test_http_agent_hops_replicas_and_answers_an_approval_elsewhere(
-    start_cli: StartCli,
+    deployed: Deployed,
     server: ScriptedServer,
-    postgres: PostgresServer,
-    postgres_dsn: str,
-    haproxy,  # noqa: F811
-    tmp_path: Path,
     workspace: Path,
 ):
     """@ag-ui/client's HttpAgent through HAProxy: a thread of three text runs, then an
@@ -388,7 +384,7 @@ def test_http_agent_hops_replicas_and_answers_an_approval_elsewhere(
     modules = os.environ.get("AGUI_NODE_MODULES", "")
     if not modules or not (Path(modules) / "@ag-ui" / "client").is_dir():
         pytest.skip("node and @ag-ui/client are not installed (set AGUI_NODE_MODULES)")
-    _, proxy = deployment(start_cli, server, postgres, postgres_dsn, haproxy, tmp_path)
+    _, proxy = deployed
     for turn in range(3):
         server.enqueue(Reply.text([f"answer {turn}"]))
     write = {
