@@ -246,6 +246,33 @@ def test_a_session_without_a_login_says_to_log_in_and_login_needs_a_terminal(
     assert_one_error(headless, "needs a person at a terminal", "agentcli mcp login sec")
 
 
+def test_a_login_stopped_before_the_browser_came_back_keeps_the_stored_tokens(
+    run_cli: RunCli,
+    server: ScriptedServer,
+    cli_home: Path,
+    logged_in: Callable[..., str],
+    pty_cli: Callable[..., Any],
+) -> None:
+    import pexpect
+
+    logged_in()
+    path = token_file(cli_home, "sec")
+    before = path.read_bytes()
+
+    again = pty_cli(["mcp", "login", "sec"], width=1000, timeout=60)
+    again.expect(r"Waiting for the browser to come back")
+    again.sendintr()  # Ctrl-C: the person gives up on this login
+    again.expect(pexpect.EOF)
+    again.close()
+    assert again.exitstatus != 0 or again.signalstatus is not None
+    assert path.read_bytes() == before  # what the first login stored is still there, whole
+
+    result = run_tools(run_cli, server, "sec", call("sec", "whoami"))
+    assert result.returncode == 0, result.stderr
+    client_id = json.loads(before)["client"]["client_id"]
+    assert results(server)["call_whoami"] == f"client {client_id}"
+
+
 def test_a_401_on_a_later_call_refreshes_once_and_the_call_succeeds(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path, logged_in: Callable[..., str]
 ) -> None:

@@ -54,14 +54,16 @@ async def login(
     from agentcli.errors import ConfigError
     from agentcli.mcp.oauth import AgentcliOAuth, LoginPrompt
     from agentcli.mcp.oauth_callback import CallbackListener, has_display, open_browser
+    from agentcli.mcp.oauth_store import LoginTokens
     from agentcli.output.visible import visible
 
     try:
         headers = config.resolved_headers()
     except ConfigError as error:
         raise LoginFailed(str(error)) from None
-    store = TokenFile(config.name, config.url or "")
-    store.forget()  # a login starts afresh: a new registration for this listener's port
+    # A login starts afresh (a new registration for this listener's port), and what was
+    # stored is replaced only when it ends with tokens.
+    store = LoginTokens(TokenFile(config.name, config.url or ""))
     listener = CallbackListener()
 
     async def show(url: str) -> None:
@@ -89,7 +91,7 @@ async def login(
         raise LoginFailed(_explain(config, innermost_error(error))) from None
     finally:
         listener.close()
-    return store.has_tokens()
+    return store.keep()
 
 
 async def _connect(config: ServerConfig, headers: dict[str, str], auth: Any) -> None:

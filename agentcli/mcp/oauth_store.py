@@ -45,7 +45,7 @@ class TokenFile:
         # The SDK keeps only the lifetime; the moment it ends is what a later run needs.
         lifetime = tokens.expires_in
         record["expires_at"] = time.time() + lifetime if lifetime else None
-        self._write(record)
+        self.write(record)
 
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -55,7 +55,7 @@ class TokenFile:
     async def set_client_info(self, client_info: Any) -> None:
         record = self._read()
         record["client"] = client_info.model_dump(mode="json", exclude_none=True)
-        self._write(record)
+        self.write(record)
 
     # --- agentcli's own
 
@@ -94,7 +94,8 @@ class TokenFile:
             return {}
         return record
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def write(self, record: dict[str, Any]) -> None:
+        """Replaces the file with `record` for this URL (atomically: never half a file)."""
         record["url"] = self.url
         directory = self.path.parent
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -113,6 +114,31 @@ class TokenFile:
             with contextlib.suppress(OSError):
                 temporary.unlink()
             raise
+
+
+class LoginTokens(TokenFile):
+    """The store a login's flow writes to: it starts empty (a new registration for this
+    login's listener port), holds what the flow gives in memory, and replaces the stored
+    file only when kept. A login that is cancelled, times out or fails leaves the tokens
+    that were stored before, still working."""
+
+    def __init__(self, stored: TokenFile) -> None:
+        super().__init__(stored.name, stored.url, stored.path.parent)
+        self.stored = stored
+        self.record: dict[str, Any] = {}
+
+    def _read(self) -> dict[str, Any]:
+        return dict(self.record)
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.record = {**record, "url": self.url}
+
+    def keep(self) -> bool:
+        """Stores what the login got, if it got tokens; whether it did."""
+        if not self.record.get("tokens"):
+            return False
+        self.stored.write(dict(self.record))
+        return True
 
 
 def _validated(model: Any, saved: Any) -> Any:
