@@ -12,11 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from tests.scripted_server import ScriptedServer
 
 # The real PostgreSQL server fixtures (`postgres`, `postgres_dsn`): tests/postgres.py.
 pytest_plugins = ("tests.postgres",)
+
+# Property tests draw the same examples in every run, so a verdict never depends on the
+# run (a random draw that fails once and passes on the rerun is a flaky test). To explore
+# new examples on purpose: HYPOTHESIS_PROFILE=explore python -m pytest tests/test_x.py.
+settings.register_profile("repeatable", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 AGENTCLI = Path(sys.executable).parent / "agentcli"
 ERROR_PREFIX = "agentcli: error:"
