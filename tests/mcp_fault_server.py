@@ -3,6 +3,7 @@ large structured results, plain values FastMCP-style, a call that never answers.
 
     python tests/mcp_fault_server.py            # the server
     python tests/mcp_fault_server.py --banner   # prints a line that is not JSON-RPC first
+    python tests/mcp_fault_server.py --busy-banner  # ... then works 4 CPU seconds first
     python tests/mcp_fault_server.py --raw      # a hand-written server: `bytes` answers
                                                 # with bytes that are not UTF-8, `described`
                                                 # with text beside other structured content
@@ -85,9 +86,16 @@ def banner() -> None:
     """A line that is not JSON-RPC, printed as a server does when it is about to serve
     (after its imports: what the grace after such a line covers is the protocol's start,
     not how long a loaded machine takes to import the SDK)."""
-    if "--banner" in sys.argv:
+    if "--banner" in sys.argv or "--busy-banner" in sys.argv:
         sys.stdout.write("starting the fault server...\n")
         sys.stdout.flush()
+    if "--busy-banner" in sys.argv:
+        # Then works for longer than the grace after such a line (CPU time, which passes
+        # no faster than the clock, however loaded the machine): a slow import.
+        import time
+
+        while time.process_time() < 4.0:
+            pass
 
 
 if __name__ == "__main__":

@@ -115,6 +115,17 @@ def test_a_banner_before_the_protocol_is_forgiven(
     assert warning_lines(result.stderr) == []
 
 
+def test_a_banner_then_a_slow_start_is_forgiven_while_the_server_works(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    """Busy for longer than the grace after its banner (a slow import on a loaded
+    machine): still starting, not a program that is no MCP server."""
+    write_config(cli_home, fault_server("--busy-banner", extra="start_timeout = 290"))
+    result, message = run_one_call(run_cli, server, "plain", {"n": 7})
+    assert message["content"] == "7"
+    assert warning_lines(result.stderr) == []
+
+
 def test_each_result_reaches_the_model_and_the_file_once(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path
 ) -> None:

@@ -35,6 +35,9 @@ from agentcli.tools.source import ToolSource
 
 STOP_GRACE = 2.0  # seconds between SIGTERM and SIGKILL at close
 GARBAGE_GRACE = 3.0  # seconds a start waits for the protocol after a line that is not it
+# CPU seconds the server's processes must use in a GARBAGE_GRACE for the wait to go on: a
+# server that printed a banner and is still importing is working; junk then idle is not.
+BUSY_CPU = 0.05
 LOG_TAIL = 300  # characters of the server's stderr quoted when it fails
 
 
@@ -309,10 +312,7 @@ class McpServer(ToolSource):
                 return_when=asyncio.FIRST_COMPLETED,
             )
             if not ready.done() and garbled.done():
-                # Not JSON-RPC on stdout: a banner printed before the protocol starts is
-                # forgiven if the answer follows soon; a program that is no MCP server
-                # fails now, not at the start timeout.
-                await asyncio.wait({ready}, timeout=min(GARBAGE_GRACE, deadline - loop.time()))
+                await self._forgive_banner(ready, deadline)
         finally:
             garbled.cancel()
         if not ready.done():
@@ -336,6 +336,28 @@ class McpServer(ToolSource):
             if is_wrong_shape(inner):  # the same in every sandbox profile: no hint
                 raise NotMcp(wrong_shape(answer_name(inner), inner)) from None
             raise StartFailed(self._explain(inner)) from None
+
+    async def _forgive_banner(self, ready: asyncio.Future[None], deadline: float) -> None:
+        """Not JSON-RPC on stdout: a banner printed before the protocol starts is forgiven
+        while the server is visibly working (its processes use CPU: a slow import on a
+        loaded machine), up to the start timeout; a program that is no MCP server, idle
+        after its line for GARBAGE_GRACE, fails then, not at the start timeout."""
+        loop = asyncio.get_running_loop()
+        used = self._cpu_seconds()
+        while not ready.done() and loop.time() < deadline:
+            await asyncio.wait({ready}, timeout=min(GARBAGE_GRACE, deadline - loop.time()))
+            now = self._cpu_seconds()
+            if now - used < BUSY_CPU:
+                return
+            used = now
+
+    def _cpu_seconds(self) -> float:
+        total = 0.0
+        for process in self._tree():
+            with contextlib.suppress(psutil.Error):
+                times = process.cpu_times()
+                total += times.user + times.system
+        return total
 
     async def _serve(self, ready: asyncio.Future[None]) -> None:
         from mcp import ClientSession
