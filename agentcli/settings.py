@@ -73,6 +73,8 @@ def base_url_problem(url: str) -> str | None:
 
     if shown(url) != url:
         return f"holds bytes that are not UTF-8 ({shown(url)!r})"
+    if _CONTROL.search(url):  # no URL holds one (httpx refuses it when sending)
+        return f"holds a control character ({url!r}): check for a stray character"
     scheme, sep, _ = url.partition("://")
     if sep and scheme.lower() in ("http", "https"):
         return _address_problem(url)
@@ -82,6 +84,8 @@ def base_url_problem(url: str) -> str | None:
     local = host in ("localhost", "::1", ":") or host.startswith("127.")
     return f"needs a scheme: {'http' if local else 'https'}://{url}"
 
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 # What no host name or address holds: white space, control characters, and the characters
 # RFC 3986 leaves out of URLs. (A name of other letters is IDNA's: httpx encodes it.)

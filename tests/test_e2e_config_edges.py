@@ -20,7 +20,9 @@ BAD_URLS = {
     "a port out of range": ("http://127.0.0.1:99999/v1", "Port out of range"),
     "a port that is not a number": ("http://127.0.0.1:abc/v1", "does not parse"),
     "no host": ("http:///v1", "has no host"),
-    "an escape in the host": ("http://exa\x1bmple/v1", "cannot be one"),
+    "an escape in the host": ("http://exa\x1bmple/v1", "control character"),
+    "an escape in the path": ("http://127.0.0.1:9/v1\x1b[31m", "control character"),
+    "a tab in the path": ("http://127.0.0.1:9/v\t1", "control character"),
 }
 
 
@@ -70,6 +72,16 @@ MCP_ERRORS = {
         '[mcp.servers.x]\ncommand = "c"\n[mcp.servers.x.tools.t]\nrisk = "wild"\n',
         "line 4",
         "mcp.servers.x.tools.t.risk",
+    ),
+    "a url's port out of range": (
+        '[mcp.servers.x]\nurl = "http://127.0.0.1:70000/mcp"\n',
+        "line 2",
+        "mcp.servers.x.url: does not parse",
+    ),
+    "an escape in a url": (
+        '[mcp.servers.x]\nurl = "http://127.0.0.1:9/m\\u001b[2J"\n',
+        "line 2",
+        "mcp.servers.x.url: holds a control character",
     ),
 }
 

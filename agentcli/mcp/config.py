@@ -164,6 +164,11 @@ def parse_server(name: str, table: Any) -> ServerConfig:
         not isinstance(url, str) or not url.startswith(("http://", "https://"))
     ):
         raise _fail(name, "url", "must be an http:// or https:// URL")
+    if url is not None:
+        from agentcli.settings import base_url_problem
+
+        if problem := base_url_problem(url):  # a port out of range, a control character
+            raise _fail(name, "url", problem)
     env = _strings(name, "env", table.get("env"))
     for variable in env:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
