@@ -85,11 +85,17 @@ def cases(transport: str, count: int, megabytes: int) -> None:
             took, events, _ = asyncio.run(one(table, tool, {"count": count}))
         progress_events = events if tool == "progress" else progress_events
         print(f"  {f'{count:,} {label}':<32}{took:>9.2f}{events:>9,}{count / took:>14,.0f}")
+    took_by_size = {}
     for size in sorted({10, megabytes}):
         with reached(transport) as table:
             took, _, shown = asyncio.run(one(table, "big", {"size": size * 1_000_000}))
+        took_by_size[size] = took
         print(f"  {f'a {size} MB result line':<32}{took:>9.2f}{'':>9}{size / took:>11,.0f} MB")
     print(f"  (a {megabytes} MB line: the model got {shown:,} characters, capped)")
+    if megabytes != 10:
+        ratio, linear = took_by_size[megabytes] / took_by_size[10], megabytes / 10
+        said = f"linear: {linear:g}, quadratic: {linear**2:g}"
+        print(f"  {megabytes} MB / 10 MB time: {ratio:.1f} ({said})")
     print(f"  progress events per notification: {progress_events / count:.5f}")
 
 
