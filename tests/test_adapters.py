@@ -184,3 +184,25 @@ def test_the_mcp_sdk_still_decodes_stdio_through_a_name_in_its_module() -> None:
     assert "TextReceiveStream(" in source, "mcp.client.stdio no longer decodes that way"
     install()
     assert stdio.TextReceiveStream is WholeLines
+
+
+def test_the_mcp_sdk_still_opens_legacy_sse_through_a_name_in_its_module() -> None:
+    """agentcli.adapters.mcp_sse_events replaces `sse_within_origin` in mcp.client.sse (its
+    limit on one event, 1 MiB, is not an argument of `sse_client`): the SDK's legacy
+    client must still open its stream through that name, which must still take the limit."""
+    import mcp.client.sse as sse
+
+    from agentcli.adapters.mcp_sse_events import install
+
+    source = Path(sse.__file__).read_text(encoding="utf-8")
+    assert "sse_within_origin(client, url)" in source, "mcp.client.sse no longer opens that way"
+    opened = sse.sse_within_origin
+    original = getattr(opened, "original", opened)
+    assert "max_event_size" in inspect.signature(original).parameters
+    try:
+        install(5_000)
+        assert sse.sse_within_origin.event_limit == 5_000  # type: ignore[attr-defined]
+        install(6_000)  # again, another limit: the original wrapped, not the wrapper
+        assert sse.sse_within_origin.original is original  # type: ignore[attr-defined]
+    finally:
+        sse.sse_within_origin = opened  # as it was, for what else runs in this process

@@ -1,5 +1,6 @@
 """MCP floods, from outside: the installed `agentcli run` against a hand-written server that
-floods (tests/fixtures/mcp/flood_server.py) and the scripted model server.
+floods (tests/fixtures/mcp/flood_server.py) and the scripted model server, the server
+reached over each transport: stdio, streamable HTTP, and the legacy HTTP+SSE transport.
 
 - 20,000 progress notifications on one call: the session gains a bounded number of lines
   (the latest value a few times a second), and the call is answered, not cancelled.
@@ -7,7 +8,8 @@ floods (tests/fixtures/mcp/flood_server.py) and the scripted model server.
 - Progress moves a call's deadline: a server that reports every fraction of its timeout
   and answers after several timeouts' worth is answered; a silent one times out as before.
 - A long result line is read whole (the SDK's reader is given whole lines: unit-checked,
-  since a verdict by elapsed time would depend on the machine's load).
+  since a verdict by elapsed time would depend on the machine's load); over HTTP, a 10 MB
+  result is one SSE event, past the SDK's 1 MiB limit on one (agentcli raises it).
 
 The bounds are rates: what a limit of N a second allows over the run's own duration (the
 run is timed only to compute that allowance, never to judge it)."""
@@ -18,6 +20,7 @@ import asyncio
 import re
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +31,36 @@ from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_sessions import only_session, records
 from tests.test_mcp import toml_str, tool_messages, write_config
+from tests.test_mcp_http import listening_servers
 
 pytest.importorskip("mcp")
 FLOOD_SERVER = Path(__file__).parent / "fixtures" / "mcp" / "flood_server.py"
 FLOOD = 20_000
 
 
-def flood_server(cli_home: Path, extra: str = "") -> None:
-    write_config(
-        cli_home,
-        f"[mcp.servers.flood]\ncommand = {toml_str(sys.executable)}\n"
-        f"args = [{toml_str(str(FLOOD_SERVER))}]\ntrusted = true\n{extra}\n",
-    )
+TRANSPORTS = ["stdio", "streamable-http", "sse"]
+Configure = Callable[..., None]
+
+
+@pytest.fixture(params=TRANSPORTS)
+def flood_server(request: pytest.FixtureRequest, cli_home: Path) -> Iterator[Configure]:
+    """flood_server(extra="") configures the flood server `flood` over the transport of the
+    test's parameter (over HTTP: started now, on a port of its own, stopped at teardown)."""
+    transport = request.param
+    with listening_servers() as start:
+
+        def configure(extra: str = "") -> None:
+            if transport == "stdio":
+                reach = (
+                    f"command = {toml_str(sys.executable)}\nargs = [{toml_str(str(FLOOD_SERVER))}]"
+                )
+            else:
+                url = start([str(FLOOD_SERVER), transport])
+                chosen = "sse" if transport == "sse" else "http"
+                reach = f"url = {toml_str(url)}\ntransport = {toml_str(chosen)}"
+            write_config(cli_home, f"[mcp.servers.flood]\n{reach}\ntrusted = true\n{extra}\n")
+
+        yield configure
 
 
 def run_call(
@@ -58,9 +79,9 @@ def run_call(
 
 
 def test_a_flood_of_progress_keeps_the_latest_value_and_the_session_small(
-    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, flood_server: Configure
 ) -> None:
-    flood_server(cli_home, "tool_timeout = 600")
+    flood_server("tool_timeout = 600")
     _, content, took = run_call(run_cli, server, "progress", {"count": FLOOD})
     assert content == f"sent {FLOOD} progress notifications"  # answered, not cancelled
     session = only_session(cli_home)
@@ -74,9 +95,9 @@ def test_a_flood_of_progress_keeps_the_latest_value_and_the_session_small(
 
 
 def test_a_flood_of_logs_is_rate_limited_with_a_count_of_the_dropped(
-    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, flood_server: Configure
 ) -> None:
-    flood_server(cli_home)
+    flood_server()
     result, content, took = run_call(run_cli, server, "logs", {"count": FLOOD})
     assert content == f"sent {FLOOD} log messages"
     shown = [line for line in result.stderr.splitlines() if "log line " in line]
@@ -93,18 +114,18 @@ def test_a_flood_of_logs_is_rate_limited_with_a_count_of_the_dropped(
 
 
 def test_progress_moves_the_deadline_so_a_working_server_is_answered(
-    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+    run_cli: RunCli, server: ScriptedServer, flood_server: Configure
 ) -> None:
     """A 2 s limit; progress every 0.25 s for 6 s: three limits' worth, never a silent 2 s."""
-    flood_server(cli_home, "tool_timeout = 2")
+    flood_server("tool_timeout = 2")
     _, content, _ = run_call(run_cli, server, "pulse", {"every": 0.25, "beats": 24})
     assert content == "pulsed"
 
 
 def test_a_silent_call_still_times_out_with_the_same_message(
-    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, flood_server: Configure
 ) -> None:
-    flood_server(cli_home, "tool_timeout = 1")
+    flood_server("tool_timeout = 1")
     _, content, _ = run_call(run_cli, server, "silent", {})
     assert "no answer within 1 s, so the call was cancelled" in content
     assert "raise mcp.servers.flood.tool_timeout if it needs longer" in content
@@ -114,11 +135,14 @@ def test_a_silent_call_still_times_out_with_the_same_message(
 
 
 def test_a_ten_megabyte_result_line_is_read_whole_and_capped(
-    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, flood_server: Configure
 ) -> None:
-    flood_server(cli_home)
+    flood_server()
     _, content, _ = run_call(run_cli, server, "big", {"size": 10_000_000})
     assert content.startswith("xxxx") and len(content) < 100_000  # the head and tail
+    kept = re.search(r"the full output is in (\S+) \(read it", content)
+    assert kept, content[-2000:]
+    assert Path(kept[1]).stat().st_size == 10_000_000  # received whole, kept whole
 
 
 def test_the_sdk_reader_is_given_whole_lines() -> None:

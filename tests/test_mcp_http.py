@@ -7,13 +7,14 @@ tokens a session then uses, refreshes, and never shows."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +30,16 @@ FIXTURE = Path(__file__).with_name("mcp_http_server.py")
 StartHttp = Callable[..., str]
 
 
-@pytest.fixture
-def http_server() -> Iterator[StartHttp]:
-    """http_server(transport, *flags) -> the URL of a fixture server; all stop at teardown."""
+@contextlib.contextmanager
+def listening_servers() -> Iterator[Callable[[Sequence[str]], str]]:
+    """start(argv) -> the URL that `python *argv` says it listens at (its first line on
+    stdout, `listening URL`: the start is bound by that line, not by a wait); all stop at
+    the end."""
     started: list[subprocess.Popen[str]] = []
 
-    def start(transport: str, *flags: str) -> str:
+    def start(argv: Sequence[str]) -> str:
         process = subprocess.Popen(
-            [sys.executable, str(FIXTURE), transport, *flags],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
+            [sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
         )
         started.append(process)
         assert process.stdout is not None
@@ -47,12 +47,21 @@ def http_server() -> Iterator[StartHttp]:
         assert line.startswith("listening "), line
         return line.split()[1]
 
-    yield start
-    for process in started:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stdout is not None:
-            process.stdout.close()
+    try:
+        yield start
+    finally:
+        for process in started:
+            process.terminate()
+            process.wait(timeout=10)
+            if process.stdout is not None:
+                process.stdout.close()
+
+
+@pytest.fixture
+def http_server() -> Iterator[StartHttp]:
+    """http_server(transport, *flags) -> the URL of a fixture server; all stop at teardown."""
+    with listening_servers() as start:
+        yield lambda transport, *flags: start([str(FIXTURE), transport, *flags])
 
 
 def write_config(cli_home: Path, text: str) -> None:

@@ -18,6 +18,9 @@ STREAMABLE, SSE = "streamable-http", "sse"
 LEGACY_STATUSES = frozenset({400, 404, 405})  # a POST a legacy server does not take
 CONNECT_TIMEOUT = 30.0  # seconds to connect, write, or wait for a pool connection
 READ_TIMEOUT = 300.0  # a server may hold an event stream open this long between events
+# One SSE event (one message: a result) may be this large, as a stdio line may: the SDK's
+# own limit, 1 MiB, failed the connection at a result a stdio server sends whole.
+MAX_EVENT_BYTES = 256 * 1024 * 1024
 
 
 class HttpAnswers:
@@ -76,6 +79,10 @@ async def open_http(
     if transport == SSE:
         from mcp.client.sse import sse_client
 
+        from agentcli.adapters import mcp_sse_events
+
+        mcp_sse_events.install(MAX_EVENT_BYTES)  # (the SDK's legacy client takes no limit)
+
         return await stack.enter_async_context(
             sse_client(
                 url,
@@ -89,7 +96,8 @@ async def open_http(
     from mcp.client.streamable_http import streamable_http_client
 
     http = await stack.enter_async_context(client(headers))
-    return await stack.enter_async_context(streamable_http_client(url, http_client=http))
+    opened = streamable_http_client(url, http_client=http, max_sse_event_size=MAX_EVENT_BYTES)
+    return await stack.enter_async_context(opened)
 
 
 def explain_http(config: ServerConfig, answers: HttpAnswers | None) -> str:
