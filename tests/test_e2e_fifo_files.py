@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import RunCli, assert_one_error
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -41,21 +43,30 @@ def test_a_fifo_among_the_sessions_is_skipped_by_listings_and_named_by_a_resume(
 # --- the other readers of files someone else can write (issue 40 item 4) ------------------
 
 
+@pytest.mark.parametrize("backend", ["python", "auto"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"name": "search_files", "arguments": {"pattern": "*.txt"}},
+        {"name": "search_content", "arguments": {"pattern": "needle"}},
+    ],
+    ids=["files", "content"],
+)
 def test_a_fifo_as_a_gitignore_is_no_rules_not_a_hang(
-    run_cli: RunCli, server: ScriptedServer, workspace: Path
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, backend: str, call: dict
 ) -> None:
-    """A cloned repository can hold a FIFO named .gitignore: agentcli's own walk searches
-    without its rules, as with a missing one. (ripgrep itself waits on such a FIFO: the
-    Python backend is the one agentcli controls, so it is the one tested.)"""
-    (workspace / "found.txt").write_text("x\n")
-    os.mkfifo(workspace / ".gitignore")
-    call = {"id": "call_s", "name": "search_files", "arguments": {"pattern": "*.txt"}}
-    server.enqueue(Reply.tool_calls([call]), Reply.text(["done"]))
-    env = {"AGENTCLI_SEARCH_BACKEND": "python"}
-    result = run_cli(["run", "find the text files"], server=server, env=env, timeout=60)
+    """A cloned repository can hold a FIFO named .gitignore (and a model can make one):
+    the search goes on without its rules, as with a missing one, on both backends
+    (ripgrep itself would wait on it for ever: it is stopped, and the walk serves)."""
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "found.txt").write_text("a needle\n")
+    os.mkfifo(workspace / "sub" / ".gitignore")
+    server.enqueue(Reply.tool_calls([{"id": "call_s", **call}]), Reply.text(["done"]))
+    env = {"AGENTCLI_SEARCH_BACKEND": backend}
+    result = run_cli(["run", "--yes", "search"], server=server, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     [tool] = [m for m in server.requests[1].json["messages"] if m["role"] == "tool"]
-    assert "found.txt" in tool["content"]
+    assert "found.txt" in tool["content"], tool["content"]
 
 
 def test_a_fifo_as_a_peer_hooks_file_is_skipped_not_a_hang(

@@ -91,6 +91,46 @@ class RgRejected(Exception):
     """ripgrep refused the search (most likely the regular expression)."""
 
 
+class RgWaitsOnFifo(OSError):
+    """ripgrep was waiting to open a FIFO (a `.gitignore` that is one, as a cloned or
+    hostile tree can hold), which it would do for ever: stopped, and the walk, which reads
+    regular files only, serves instead (as for any ripgrep that cannot run)."""
+
+
+# What Linux shows in /proc/PID/task/TID/wchan for a thread blocked opening a FIFO that has
+# no other end yet. Nothing ripgrep should open is one, so it is stopped on sight (where
+# /proc does not say, ripgrep runs unwatched, as before).
+_FIFO_WAITS = frozenset({"wait_for_partner", "fifo_open"})
+FIFO_WATCH_SECONDS = 0.25  # how often a running ripgrep is looked at
+
+
+def waits_on_fifo(pid: int) -> bool:
+    """Whether a thread of process `pid` is blocked opening a FIFO (Linux's /proc)."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/wchan", encoding="ascii") as channel:
+                if channel.read().strip() in _FIFO_WAITS:
+                    return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+async def _stop_if_waiting_on_fifo(proc: asyncio.subprocess.Process) -> bool:
+    import asyncio
+
+    while proc.returncode is None:
+        await asyncio.sleep(FIFO_WATCH_SECONDS)
+        if proc.returncode is None and waits_on_fifo(proc.pid):
+            proc.kill()
+            return True
+    return False
+
+
 @dataclass(slots=True)
 class _Setup:
     cwd: str  # the searched directory, through its open fd
@@ -190,6 +230,7 @@ async def _run_rg(
     )
     assert proc.stdout is not None and proc.stderr is not None
     errors = asyncio.ensure_future(_read_capped(proc.stderr, 16384))
+    watch = asyncio.ensure_future(_stop_if_waiting_on_fifo(proc))
     chunks: list[bytes] = []
     size = 0
     truncated = False
@@ -208,6 +249,9 @@ async def _run_rg(
             proc.kill()
             await proc.wait()
         errors.cancel()
+        watch.cancel()
+    if watch.done() and not watch.cancelled() and watch.result():
+        raise RgWaitsOnFifo("ripgrep waited to open a FIFO")
     return _RgRun(b"".join(chunks), err.decode("utf-8", "replace"), code, truncated)
 
 
