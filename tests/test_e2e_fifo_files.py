@@ -52,15 +52,25 @@ def test_a_fifo_among_the_sessions_is_skipped_by_listings_and_named_by_a_resume(
     ],
     ids=["files", "content"],
 )
-def test_a_fifo_as_a_gitignore_is_no_rules_not_a_hang(
-    run_cli: RunCli, server: ScriptedServer, workspace: Path, backend: str, call: dict
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])
+def test_a_gitignore_that_is_no_file_is_no_rules_not_a_hang(
+    run_cli: RunCli,
+    server: ScriptedServer,
+    workspace: Path,
+    backend: str,
+    call: dict,
+    kind: str,
 ) -> None:
-    """A cloned repository can hold a FIFO named .gitignore (and a model can make one):
-    the search goes on without its rules, as with a missing one, on both backends
-    (ripgrep itself would wait on it for ever: it is stopped, and the walk serves)."""
+    """A cloned repository can hold a FIFO named .gitignore, or a link to /dev/zero (and
+    a model can make either): the search goes on without its rules, as with a missing
+    one, on both backends (ripgrep itself would wait on the FIFO for ever, and read the
+    endless line until memory ran out: it is stopped, and the walk serves)."""
     (workspace / "sub").mkdir()
     (workspace / "sub" / "found.txt").write_text("a needle\n")
-    os.mkfifo(workspace / "sub" / ".gitignore")
+    if kind == "fifo":
+        os.mkfifo(workspace / "sub" / ".gitignore")
+    else:
+        (workspace / "sub" / ".gitignore").symlink_to("/dev/zero")
     server.enqueue(Reply.tool_calls([{"id": "call_s", **call}]), Reply.text(["done"]))
     env = {"AGENTCLI_SEARCH_BACKEND": backend}
     result = run_cli(["run", "--yes", "search"], server=server, env=env, timeout=120)

@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 BACKEND_ENV = "AGENTCLI_SEARCH_BACKEND"
 RG_OUTPUT_LIMIT = 32 * 1024 * 1024  # search output read before ripgrep is stopped
 RG_LISTING_LIMIT = 256 * 1024 * 1024  # the same for a file listing (all paths are needed)
+# The heap ripgrep may use (RLIMIT_DATA): it follows a `.gitignore` that is a link, and one
+# to /dev/zero is a line that never ends, read until memory runs out. At the limit it
+# stops, and the walk (which reads regular files only) serves. Its own needs are far less.
+RG_MEMORY_LIMIT = 1024 * 1024 * 1024
 
 # Flags that make ripgrep list what agentcli.tools.ignore.Tree lists. --no-ignore-parent
 # keeps it from reading .gitignore files above the searched directory; those between the
@@ -118,6 +122,17 @@ def waits_on_fifo(pid: int) -> bool:
         except (OSError, ValueError):
             continue
     return False
+
+
+def _limit_memory(pid: int) -> None:
+    # Set from here, as the child is started without a preexec function (unsafe beside
+    # threads): ripgrep has read nothing yet, and whatever it allocates next is bounded.
+    try:
+        import resource
+
+        resource.prlimit(pid, resource.RLIMIT_DATA, (RG_MEMORY_LIMIT, RG_MEMORY_LIMIT))
+    except (ImportError, AttributeError, OSError):  # not Linux, or it has already ended
+        pass
 
 
 async def _stop_if_waiting_on_fifo(proc: asyncio.subprocess.Process) -> bool:
@@ -229,6 +244,7 @@ async def _run_rg(
         stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None
+    _limit_memory(proc.pid)
     errors = asyncio.ensure_future(_read_capped(proc.stderr, 16384))
     watch = asyncio.ensure_future(_stop_if_waiting_on_fifo(proc))
     chunks: list[bytes] = []
