@@ -318,6 +318,7 @@ TAILS = {"quote": "> q4 tail\n", "list": "- l4 tail\n", "table": "| t4 tail | t4
 # first row: two): the re-wrap pushes the block's top exactly to the pane's first row.
 INTROS = {"quote": "Intro.\n\n", "list": "Intro.\n\n", "table": "Intro.  \nIntro two.\n\n"}
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (re-wraps)")
+both_colour_modes = pytest.mark.parametrize("colour", [True, False], ids=["colour", "NO_COLOR"])
 
 
 def tmux_run(tmp_path: Path, env: dict[str, str], workspace: Path, columns: int) -> Tmux:
@@ -328,6 +329,38 @@ def tmux_run(tmp_path: Path, env: dict[str, str], workspace: Path, columns: int)
     return tmux
 
 
+def narrowed_mid_block(
+    server: ScriptedServer,
+    tmp_path: Path,
+    cli_home: Path,
+    workspace: Path,
+    pieces: list[str],
+    tail: str,
+    colour: bool,
+) -> str:
+    """Streams `pieces` to a fresh 80-column pane, holds the stream there (the last piece's
+    block still open), narrows the pane to 60 columns, then lets `tail` and `END` come;
+    the pane's whole history then."""
+    extra = {"TERM": "xterm-256color", **({} if colour else {"NO_COLOR": "1"})}
+    env = build_env(cli_home, server, extra)
+    gate = Gate()
+    head = Reply.text(pieces, finish_reason=None, usage=None, done=False)
+    rest = Reply.text([tail, "\nEND\n"])  # (its role chunk: said again)
+    server.enqueue(Reply(kind="stream", steps=(*head.steps, gate, *rest.steps)))
+    tmux = tmux_run(tmp_path, env, workspace, 80)
+    try:
+        tmux.wait_for(pieces[-1].split()[1])  # the open block drawn, the stream held
+        tmux("resize-window", "-x", "60", "-y", "24")
+        while tmux("display", "-p", "#{pane_width}").strip() != "60":
+            time.sleep(0.05)
+        gate.set()
+        tmux.wait_for("END")
+        return tmux.screen(history=True)
+    finally:
+        gate.set()
+        tmux("kill-server")
+
+
 def shown_once(history: str, markers: list[str]) -> None:
     for marker in markers:
         found = re.findall(rf"(?<!\w){re.escape(marker)}(?!\w)", history)
@@ -335,7 +368,7 @@ def shown_once(history: str, markers: list[str]) -> None:
 
 
 @needs_tmux
-@pytest.mark.parametrize("colour", [True, False], ids=["colour", "NO_COLOR"])
+@both_colour_modes
 @pytest.mark.parametrize("kind", sorted(OPEN_BLOCKS))
 def test_a_resize_inside_an_open_block_leaves_no_old_rendering(
     server: ScriptedServer, workspace: Path, cli_home: Path, tmp_path: Path, kind, colour
@@ -344,30 +377,49 @@ def test_a_resize_inside_an_open_block_leaves_no_old_rendering(
     tmux re-wraps the region's rows, pushing them up to the first row, where erasing them
     must not be a whole-screen clear (tmux keeps a copy of that in its history); what the
     pane holds then, history included, is each line of the answer once."""
-    pieces, gate = OPEN_BLOCKS[kind], Gate()
-    head = Reply.text([INTROS[kind], *pieces], finish_reason=None, usage=None, done=False)
-    rest = Reply.text([TAILS[kind], "\nEND\n"])  # (its role chunk: said again)
-    server.enqueue(Reply(kind="stream", steps=(*head.steps, gate, *rest.steps)))
-    extra = {"TERM": "xterm-256color", **({} if colour else {"NO_COLOR": "1"})}
-    tmux = tmux_run(tmp_path, build_env(cli_home, server, extra), workspace, 80)
-    try:
-        tmux.wait_for(pieces[-1].split()[1])  # the open block drawn, the stream held
-        tmux("resize-window", "-x", "60", "-y", "24")
-        while tmux("display", "-p", "#{pane_width}").strip() != "60":
-            time.sleep(0.05)
-        gate.set()
-        tmux.wait_for("END")
-        history = tmux.screen(history=True)
-    finally:
-        gate.set()
-        tmux("kill-server")
-
+    pieces = OPEN_BLOCKS[kind]
+    history = narrowed_mid_block(
+        server, tmp_path, cli_home, workspace, [INTROS[kind], *pieces], TAILS[kind], colour
+    )
     markers = re.findall(r"\b[qlt]\db?\b", "".join([*pieces, TAILS[kind]]))
     shown_once(history, ["Intro.", *markers, "END"])
     lines = history.splitlines()
     intro = max(i for i, line in enumerate(lines) if line.startswith("Intro"))
     assert lines[intro + 1] == "", history  # one blank line: no cell of the region is left
     assert all(len(line) <= 60 for line in history.splitlines()[1:]), history  # all redrawn
+
+
+# Open blocks taller than half the 24-row pane, near its top: each row wraps at 60 columns.
+LONG = "long enough to wrap at sixty columns when the pane narrows"
+TALL_BLOCKS = {
+    "quote": ([f"> q{n:02d} the quoted line {LONG}\n" for n in range(14)], "> q99 tail\n"),
+    "list": ([f"- l{n:02d} the item {LONG}\n" for n in range(14)], "- l99 tail\n"),
+    "numbered": ([f"{n + 1}. n{n:02d} the item {LONG}\n" for n in range(14)], "15. n99 tail\n"),
+    "table": (
+        ["| c1 | c2 |\n", "|---|---|\n"]
+        + [f"| t{n:02d} the cell {LONG} | t{n:02d}b |\n" for n in range(13)]
+        + ["| t13 | t13b |\n"],
+        "| t99 | t99b |\n",
+    ),
+}
+
+
+@needs_tmux
+@both_colour_modes
+@pytest.mark.parametrize("kind", sorted(TALL_BLOCKS))
+def test_narrowing_inside_a_tall_open_block_leaves_no_copy_in_the_history(
+    server: ScriptedServer, workspace: Path, cli_home: Path, tmp_path: Path, kind, colour
+) -> None:
+    """80 → 60 columns while a block taller than half the pane streams from its top rows:
+    the re-wrap pushes rows above the pane's first row, into tmux's history, where nothing
+    can erase them; so no row of the region may be there to be pushed — the history holds
+    each line of the answer once."""
+    pieces, tail = TALL_BLOCKS[kind]
+    history = narrowed_mid_block(
+        server, tmp_path, cli_home, workspace, ["Intro.\n\n", *pieces], tail, colour
+    )
+    markers = re.findall(r"\b[qlnt]\d\db?\b", "".join([*pieces, tail]))
+    shown_once(history, ["Intro.", *markers, "END"])
 
 
 @needs_tmux

@@ -10,10 +10,11 @@ screen now: each row drawn, counted in cells (a wide character is two), against 
 of the moment — a terminal that re-wraps its lines on a resize (tmux, most others) turns one
 row drawn at 120 columns into three at 40; xterm and the Linux console cut lines instead, so
 there a row stays a row. The region's rows carry no trailing padding (padding would make a
-narrower terminal re-wrap them into more rows) and are kept to a third of the screen, so
-even re-wrapped three times over they stay on it (the cursor cannot go up past the top).
-Erasing never clears from the screen's top-left corner, which tmux would take for a
-whole-screen clear and keep a copy of in its history.
+narrower terminal re-wrap them into more rows) and are kept to a third of the screen and to
+what a re-wrap can push up without reaching above the screen's top (agentcli.ui.live_room):
+a tall open block has its settled first rows printed for good as it grows, at the width it
+began at, and only its newest rows redrawn. Erasing never clears from the screen's top-left
+corner, which tmux would take for a whole-screen clear and keep a copy of in its history.
 
 A link shows its URL after its text, `text (URL)`, unless the terminal is known to draw
 OSC 8 hyperlinks (agentcli.output.terminal.shows_hyperlinks).
@@ -31,6 +32,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from agentcli.output import terminal
+from agentcli.ui import live_room
 
 FENCES = ("```", "~~~")
 REDRAW_SECONDS = 0.1  # the live region's frame time: ten redraws a second at most
@@ -183,6 +185,9 @@ class MarkdownStream:
         # Lines of the REPL's own (a message queued) while the answer streams: drawn under
         # it in the live region, printed after it once it ends — never between its blocks.
         self._asides: list[str] = []
+        self._above: list[int] = []  # cells of the rows this stream printed, newest last
+        self._committed: list[list[Any]] = []  # the open block's rows printed for good
+        self._pinned: int | None = None  # the width they were rendered at
 
     def _size(self) -> tuple[int, int]:
         size = self.console.size
@@ -254,10 +259,16 @@ class MarkdownStream:
         self._block.append(line)
         return False
 
-    def _render(self, text: str) -> list[list[Any]]:
-        """`text` as rows of segments at the terminal's width now, without trailing padding
-        or leading and trailing blank rows."""
-        lines = self.console.render_lines(markdown(text, self.code_theme), pad=False)
+    def _render(self, text: str, width: int | None = None) -> list[list[Any]]:
+        """`text` as rows of segments at `width` (the terminal's width now if None),
+        without trailing padding or leading and trailing blank rows."""
+        return self._rendered(markdown(text, self.code_theme), width)
+
+    def _rendered(self, document: Any, width: int | None) -> list[list[Any]]:
+        options = self.console.options
+        if width is not None:
+            options = options.update(width=width)
+        lines = self.console.render_lines(document, options, pad=False)
         lines = [_rstrip(line) for line in lines]
         while lines and not _has_text(lines[0]):
             lines.pop(0)
@@ -270,7 +281,8 @@ class MarkdownStream:
         from rich.segment import SegmentLines
 
         with self.console.capture() as capture:
-            self.console.print(SegmentLines(lines, new_lines=True), end="")
+            # Not cropped: rows printed at the width their block began at may be wider now.
+            self.console.print(SegmentLines(lines, new_lines=True), end="", crop=False)
         return capture.get().removesuffix("\n")
 
     def _print_block(self) -> bool:
@@ -282,15 +294,47 @@ class MarkdownStream:
         self._block = []
         if terminal.dumb() and self.console.file.isatty():
             self.console.size = terminal.size()  # Rich assumes 80 columns there: ask
-        lines = self._render(text)
-        if not lines:
+        committed, pinned = self._committed, self._pinned
+        self._committed, self._pinned = [], None
+        lines = self._render(text, pinned)  # where rows are printed already: at their width
+        if not lines and not committed:
             return False
+        # Its first rows printed for good: the rest. Should the whole block have rendered
+        # them otherwise (rare: a list that reached 100 items, say), from the first that
+        # differs — a row shown twice rather than one lost.
+        start = next(
+            (i for i, row in enumerate(committed) if i >= len(lines) or lines[i] != row),
+            len(committed),
+        )
+        rest = lines[start:]
         out = self.console.file
-        gap = "\n" if self._printed else ""  # one blank line between blocks
-        out.write(self.region.erase() + gap + self._ansi(lines) + "\n")
+        out.write(self.region.erase() + (self._printing(rest, not committed) if rest else ""))
         out.flush()
-        self._printed = True
         return True
+
+    def _printing(self, lines: list[list[Any]], first: bool) -> str:
+        """The text that prints `lines` for good (after a blank line where they are the
+        `first` of a block under another one), noting them as rows above the region."""
+        from rich.segment import Segment
+
+        gap = "\n" if self._printed and first else ""  # one blank line between blocks
+        if gap:
+            self._above.append(0)
+        self._above.extend(Segment.get_line_length(line) for line in lines)
+        del self._above[:-1000]  # more rows than any screen holds
+        self._printed = True
+        return gap + self._ansi(lines) + "\n"
+
+    def _rows_above(self) -> int:
+        """The rows this stream printed that are on the screen now, as far as they go up
+        (counted at the width of the moment) — rows known to be above the live region."""
+        columns, lines = self._size()
+        rows = 0
+        for cells in reversed(self._above):
+            if rows >= lines:
+                break
+            rows += live_room.taken(cells, columns) if self.region.reflowing else 1
+        return min(rows, lines)
 
     # --- the live region
 
@@ -329,14 +373,35 @@ class MarkdownStream:
                 self.console.file.flush()
             return
         self._drawn_at = self._clock()
-        lines = self._render(self.open_text()) if self._block or self._partial else []
-        keep = max(3, self.console.size.height // 3)  # room to re-wrap three times over
-        lines = lines[-keep:]
+        lines, printed = self._open_rows() if self._block or self._partial else ([], "")
         cells = [Segment.get_line_length(line) for line in lines]
         rows = [self._ansi(lines)] if lines else []
         for aside in self._asides[-3:]:  # the newest few: the region must stay on screen
             rows.append(aside)
             cells.append(_cells_of(aside))
         out = self.console.file
-        out.write(self.region.erase() + self.region.draw("\n".join(rows), cells))
+        out.write(self.region.erase() + printed + self.region.draw("\n".join(rows), cells))
         out.flush()
+
+    def _open_rows(self) -> tuple[list[list[Any]], str]:
+        """The open block's rows for the live region, and the text printing for good the
+        settled first rows that no longer fit in it (agentcli.ui.live_room)."""
+        from rich.segment import Segment
+
+        columns, height = self._size()
+        document = markdown(self.open_text(), self.code_theme)
+        lines = self._rendered(document, self._pinned)[len(self._committed) :]
+        room = live_room.split(
+            [Segment.get_line_length(line) for line in lines],
+            self._rows_above(),
+            columns if self.region.reflowing else 0,
+            max(3, height // 3),  # a third of the screen at most
+            may_commit=live_room.settles(document.parsed),
+        )
+        printed = ""
+        if room.commit:
+            settled = lines[: room.commit]
+            printed = self._printing(settled, not self._committed)
+            self._pinned = columns if self._pinned is None else self._pinned
+            self._committed.extend(settled)
+        return lines[room.commit + room.hidden :], printed
