@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import build_env
 from tests.scripted_server import Reply, ScriptedServer, cut_at
-from tests.sse_server import Gate, Pause
+from tests.sse_server import Gate
 from tests.terminal_screen import Terminal
 
 DOCS_DIR = Path(__file__).parent / "data" / "markdown"
@@ -113,14 +113,17 @@ def test_a_resize_between_pieces_loses_nothing(
         ["Alpha " * 10 + "\n\n", *words[:30]], finish_reason=None, usage=None, done=False
     ).steps
     rest = Reply.text([*words[30:], "\n\nEND\n"]).steps  # (its role chunk: said again)
-    server.enqueue(Reply(kind="stream", steps=(*steps, Pause(1.0), *rest)))
+    gate = Gate()  # the rest comes after the resize, however slow the machine
+    server.enqueue(Reply(kind="stream", steps=(*steps, gate, *rest)))
     env = terminal_env(cli_home, server, {**EVERY_PIECE, "XTERM_VERSION": "pyte"})
     terminal = Terminal(["run", "go"], env=env, cwd=workspace, columns=120)
     try:
         terminal.wait_for("w29")
         terminal.resize(40)
+        gate.set()
         assert terminal.finish() == 0
     finally:
+        gate.set()
         terminal.close()
     lines = terminal.lines()
     assert sum(line.count("w00") for line in lines) == 1, lines
