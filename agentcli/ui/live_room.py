@@ -13,8 +13,9 @@ in two); a narrower one still may push a few rows out."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from agentcli.records import dataclass
 
 NARROWING = 2  # the region survives the terminal narrowing to 1/NARROWING of its width
 UNSETTLED = 2  # the newest rows never printed for good: new text may still change them
