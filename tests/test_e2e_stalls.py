@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RunCli, assert_one_error
+from tests.conftest import RunCli, StartCli, assert_one_error
 from tests.scripted_server import Reply, ScriptedServer
-from tests.sse_server import Pause
+from tests.sse_server import Gate
 from tests.test_e2e_sessions import jsonl_events
 
 
@@ -51,27 +51,42 @@ def test_one_stalled_attempt_is_retried(
     assert result.stdout == "Answered.\n"
 
 
+def silent_until_announced(
+    start_cli: StartCli, server: ScriptedServer, reply: Reply, at: int, args: list[str]
+) -> tuple[str, str]:
+    """Runs agentcli on a reply that goes silent after `at` steps until agentcli has said
+    it waits (its stderr line), then goes on: bound by that line, not by a pause."""
+    gate = Gate()
+    server.enqueue(dataclasses.replace(reply, steps=(*reply.steps[:at], gate, *reply.steps[at:])))
+    process = start_cli(args, server=server)
+    assert process.stderr is not None
+    said = []
+    try:
+        for line in process.stderr:
+            said.append(line)
+            if "waiting for the server" in line:
+                break
+    finally:
+        gate.set()
+    out, rest = process.communicate(timeout=120)
+    assert process.returncode == 0, "".join(said) + rest
+    return out, "".join(said) + rest
+
+
 @pytest.mark.parametrize("where", ["before the answer", "mid-answer"])
-def test_silence_is_announced(run_cli: RunCli, server: ScriptedServer, where: str) -> None:
-    quick = Reply.text(["Hello", " there."])
+def test_silence_is_announced(start_cli: StartCli, server: ScriptedServer, where: str) -> None:
     at = 1 if where == "mid-answer" else 0  # after "Hello", or before anything
-    steps = (*quick.steps[:at], Pause(6.5), *quick.steps[at:])
-    reply = dataclasses.replace(quick, steps=steps)
-    server.enqueue(reply)
-    result = run_cli(["run", "-o", "jsonl", "hi"], server=server)
-
-    assert result.returncode == 0, result.stderr
-    waits = [e for e in jsonl_events(result.stdout) if e.get("name") == "waiting"]
+    args = ["run", "-o", "jsonl", "hi"]
+    out, err = silent_until_announced(start_cli, server, Reply.text(["Hello", " there."]), at, args)
+    waits = [e for e in jsonl_events(out) if e.get("name") == "waiting"]
     assert [e["value"]["seconds"] for e in waits] == [5], waits
-    assert "agentcli: waiting for the server… 5s" in result.stderr.splitlines()
+    assert "agentcli: waiting for the server… 5s" in err.splitlines()
 
 
-def test_text_mode_shows_the_wait_on_stderr(run_cli: RunCli, server: ScriptedServer) -> None:
-    quick = Reply.text(["Hello."])
-    server.enqueue(dataclasses.replace(quick, steps=(Pause(5.5), *quick.steps)))
-    result = run_cli(["run", "hi"], server=server)
-    assert result.stdout == "Hello.\n"
-    assert "waiting for the server… 5s" in result.stderr
+def test_text_mode_shows_the_wait_on_stderr(start_cli: StartCli, server: ScriptedServer) -> None:
+    out, err = silent_until_announced(start_cli, server, Reply.text(["Hello."]), 0, ["run", "hi"])
+    assert out == "Hello.\n"
+    assert "waiting for the server… 5s" in err
 
 
 @pytest.mark.parametrize(
