@@ -1,25 +1,33 @@
 """Sequential runs on ONE thread of one `agentcli serve` process, the model a local scripted
 server: does a run's latency stay flat as the thread grows?
 
-    python bench/serve_thread.py [--runs 2000] [--window 50]
+    python bench/serve_thread.py [--runs 2000] [--window 50] [--full-history] [--blind-model]
 
 Starts `agentcli serve` on a free loopback port and posts N RunAgentInputs one after
 another on the same thread, each a new user message; with --full-history, after the whole
 history the last MESSAGES_SNAPSHOT gave (as AG-UI clients send it). Reports the median
 latency of the first and the last `--window` runs and their ratio (target: at most 1.2x
-from run 1 to run 2,000).
+from run 1 to run 2,000). The model request carries the whole thread (what every chat API
+takes); with --blind-model the model is a server that reads each request's body and parses
+none of it (nor keeps it, as the scripted server does), which leaves agentcli's part of the
+drift: the difference is the model server's reading of a growing request.
 `BENCH_SERVE_CMD` runs another build (an older one, in its own venv) instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +40,51 @@ from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 AGENTCLI = str(Path(sys.executable).with_name("agentcli"))
 TARGET = 1.2
+
+
+class BlindModel(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat stream that reads the request's body and ignores it."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+        parts = [
+            {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}}]},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        ]
+        body = "".join(f"data: {json.dumps(p)}\n\n" for p in parts) + "data: [DONE]\n\n"
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def blind_model() -> Iterator[str]:
+    """The blind model's base URL while it serves."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), BlindModel)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@contextlib.contextmanager
+def scripted_model(runs: int) -> Iterator[str]:
+    with ScriptedServer() as server:
+        for n in range(runs):
+            server.enqueue(Reply.text([f"answer {n}"]))
+        yield server.base_url
 
 
 def one_run(client: httpx.Client, url: str, n: int, history: list[dict]) -> float:
@@ -54,13 +107,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--window", type=int, default=50, help="runs in each median")
     parser.add_argument("--full-history", action="store_true", help="send every message")
+    parser.add_argument("--blind-model", action="store_true", help="a model ignoring the body")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as home, ScriptedServer() as server:
-        for n in range(args.runs):
-            server.enqueue(Reply.text([f"answer {n}"]))
+    model = blind_model() if args.blind_model else scripted_model(args.runs)
+    with tempfile.TemporaryDirectory() as home, model as base_url:
         env = {
             **os.environ,
-            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_BASE_URL": base_url,
             "OPENAI_API_KEY": "bench",
             "AGENTCLI_HOME": home,
         }
@@ -93,7 +146,10 @@ def main() -> int:
     first = statistics.median(latencies[:window])
     last = statistics.median(latencies[-window:])
     ratio = last / first
-    print(f"{args.runs} sequential runs on one thread; the session file ends at {size:,} bytes")
+    sends = "the whole history" if args.full_history else "the new message"
+    model = "a model server ignoring the body" if args.blind_model else "the scripted model"
+    print(f"{args.runs} sequential runs on one thread ({sends}; {model});")
+    print(f"  the session file ends at {size:,} bytes")
     print(f"  median of runs 1-{window}: {first * 1000:7.1f} ms")
     print(f"  median of the last {window}:   {last * 1000:7.1f} ms")
     verdict = "PASS" if ratio <= TARGET else "FAIL"

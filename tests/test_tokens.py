@@ -6,12 +6,12 @@ from __future__ import annotations
 import random
 
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from agentcli.agent.compaction import Compactor, estimate_tokens
 from agentcli.conversation.messages import Conversation, Message, ToolCall
 from agentcli.conversation.tokens import TokenTally, messages_tokens
 from agentcli.records import replace
+from tests.message_edits import apply_edit, edits
 
 
 def _conversation(count: int) -> Conversation:
@@ -64,38 +64,16 @@ def test_the_compactors_measure_follows_a_compaction():
     assert conversation.tokens.measured == before
 
 
-_edits = st.lists(
-    st.tuples(
-        st.sampled_from(["append", "replace", "edit", "delete", "insert", "calls", "drop"]),
-        st.integers(min_value=0, max_value=10_000),
-        st.text(max_size=30),
-    ),
-    max_size=40,
-)
-
-
 @settings(max_examples=200, deadline=None)
-@given(_edits)
-def test_after_any_edits_the_tally_equals_the_sum_from_scratch(edits):
+@given(edits("part"))
+def test_after_any_edits_the_tally_equals_the_sum_from_scratch(changes):
     messages = _conversation(5).messages
     tally = TokenTally()
-    for kind, where, text in edits:
-        at = where % len(messages) if messages else 0
-        if kind == "append" or not messages:
-            messages.append(Message.user(text))
-        elif kind == "replace":
-            messages[at] = replace(messages[at], content=text)
-        elif kind == "edit":
-            messages[at].content = messages[at].content + text
-        elif kind == "delete":
-            del messages[at]
-        elif kind == "insert":
-            messages.insert(at, Message(role="assistant", content=text))
-        elif kind == "calls":
-            messages[at].tool_calls.append(ToolCall(id=text, name="t", arguments=text))
-        else:  # a measure of part of them, as after a compaction
-            part = messages[at:]
+    for kind, where, text in changes:
+        if kind == "part" and messages:  # a measure of part of them, as after a compaction
+            part = messages[where % len(messages) :]
             assert tally.count(part) == messages_tokens(part)
+        apply_edit(messages, kind, where, text)
         assert tally.count(messages) == messages_tokens(messages)
 
 

@@ -1,8 +1,8 @@
 """Estimated tokens of messages, kept per message between measures: a long conversation
 (a served thread of thousands of messages) is measured before every model step, and
 re-encoding every message each time made a run's cost grow with the thread. A
-conversation holds one `TokenTally`; a measure costs an identity check per message it
-counted before and an estimate per message it did not.
+conversation holds one `TokenTally`; a measure costs a check in C per message it counted
+before (agentcli.conversation.seen) and an estimate per message it did not.
 
 A message is known again by identity, with its content's identity and its calls' names
 and arguments: a message replaced, edited or given other calls is measured anew, so a
@@ -11,6 +11,8 @@ tally always equals the sum from scratch (tests/test_tokens.py)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from agentcli.conversation.seen import PerMessage, SeenMessages
 
 if TYPE_CHECKING:
     from agentcli.conversation.messages import Message
@@ -40,37 +42,30 @@ def messages_tokens(messages: list[Message]) -> int:
     return sum(message_tokens(message) for message in messages)
 
 
-def _calls_key(message: Message) -> tuple[str, ...]:
-    """What of its calls a message's estimate depends on (equal keys, equal tokens)."""
-    return tuple(part for call in message.tool_calls for part in (call.name, call.arguments))
-
-
 class TokenTally:
-    """The messages' estimates, kept between measures of one conversation."""
+    """The messages' estimates, kept between measures of one conversation: the running
+    total of the list measured last, as far as it is unchanged, and each message's own."""
 
     def __init__(self) -> None:
-        # id(message) -> (the message, its content, its calls' key, its tokens); the
-        # message is held, so its id is not reused while its entry is here.
-        self._kept: dict[int, tuple[Message, str, tuple[str, ...], int]] = {}
+        self._seen = SeenMessages()
+        self._sums = [0]  # _sums[n]: the tokens of the first n messages of the list seen
+        self._kept: PerMessage[int] = PerMessage()  # each message's, for a list in another order
         self.measured = 0  # messages estimated so far (tests count them)
 
     def count(self, messages: list[Message]) -> int:
-        kept = self._kept
-        total = 0
-        for message in messages:
-            entry = kept.get(id(message))
-            if (
-                entry is not None
-                and entry[0] is message
-                and entry[1] is message.content
-                and entry[2] == (_calls_key(message) if message.tool_calls else ())
-            ):
-                total += entry[3]
-                continue
-            tokens = message_tokens(message)
-            self.measured += 1
-            kept[id(message)] = (message, message.content, _calls_key(message), tokens)
-            total += tokens
-        if len(kept) > 2 * len(messages) + 64:  # messages the conversation no longer holds
-            self._kept = {id(m): kept[id(m)] for m in messages if id(m) in kept}
+        unchanged = self._seen.unchanged(messages)
+        del self._sums[unchanged + 1 :]
+        total = self._sums[unchanged]
+        for message in messages[unchanged:]:
+            total += self._tokens(message)
+            self._sums.append(total)
+        self._seen.see(messages, unchanged)
+        self._kept.keep_only(messages)
         return total
+
+    def _tokens(self, message: Message) -> int:
+        tokens = self._kept.get(message)
+        if tokens is None:
+            self.measured += 1
+            tokens = self._kept.put(message, message_tokens(message))
+        return tokens
