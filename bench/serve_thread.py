@@ -1,25 +1,37 @@
 """Sequential runs on ONE thread of one `agentcli serve` process, the model a local scripted
 server: does a run's latency stay flat as the thread grows?
 
-    python bench/serve_thread.py [--runs 2000] [--window 50]
+    python bench/serve_thread.py [--runs 2000] [--window 50] [--full-history] [--blind-model]
 
 Starts `agentcli serve` on a free loopback port and posts N RunAgentInputs one after
 another on the same thread, each a new user message; with --full-history, after the whole
 history the last MESSAGES_SNAPSHOT gave (as AG-UI clients send it). Reports the median
 latency of the first and the last `--window` runs and their ratio (target: at most 1.2x
-from run 1 to run 2,000).
+from run 1 to run 2,000). Then `--window` more runs of the thread, each followed by a run
+of a new thread, and the ratio of their medians: the same comparison under the same load
+(on a shared machine the load drifts over the minutes between run 1 and run 2,000).
+
+The model request carries the whole thread (what every chat API takes); with
+--blind-model the model is a server that reads each request's body and parses none of it
+(nor keeps it, as the scripted server does), which leaves agentcli's part of the drift:
+the difference is the model server's reading of a growing request.
 `BENCH_SERVE_CMD` runs another build (an older one, in its own venv) instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,9 +46,55 @@ AGENTCLI = str(Path(sys.executable).with_name("agentcli"))
 TARGET = 1.2
 
 
-def one_run(client: httpx.Client, url: str, n: int, history: list[dict]) -> float:
+class BlindModel(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat stream that reads the request's body and ignores it."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+        parts = [
+            {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}}]},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        ]
+        body = "".join(f"data: {json.dumps(p)}\n\n" for p in parts) + "data: [DONE]\n\n"
+        data = body.encode()
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+        )
+        self.close_connection = True
+        self.wfile.write(head.encode() + data)  # one write: no wait on a delayed ACK
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def blind_model() -> Iterator[str]:
+    """The blind model's base URL while it serves."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), BlindModel)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@contextlib.contextmanager
+def scripted_model(runs: int) -> Iterator[str]:
+    with ScriptedServer() as server:
+        for n in range(runs):
+            server.enqueue(Reply.text([f"answer {n}"]))
+        yield server.base_url
+
+
+def one_run(client: httpx.Client, url: str, thread: str, n: int, history: list[dict]) -> float:
     message = {"id": f"u{n}", "role": "user", "content": f"message {n}"}
-    body = run_input("bench-thread", f"r{n}", [*history, message])
+    body = run_input(thread, f"r{n}", [*history, message])
     start = time.monotonic()
     response = client.post(url, json=body, headers={"Accept": "text/event-stream"})
     elapsed = time.monotonic() - start
@@ -54,13 +112,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--window", type=int, default=50, help="runs in each median")
     parser.add_argument("--full-history", action="store_true", help="send every message")
+    parser.add_argument("--blind-model", action="store_true", help="a model ignoring the body")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as home, ScriptedServer() as server:
-        for n in range(args.runs):
-            server.enqueue(Reply.text([f"answer {n}"]))
+    window = min(args.window, max(1, args.runs // 4))
+    model = blind_model() if args.blind_model else scripted_model(args.runs + 2 * window)
+    with tempfile.TemporaryDirectory() as home, model as base_url:
         env = {
             **os.environ,
-            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_BASE_URL": base_url,
             "OPENAI_API_KEY": "bench",
             "AGENTCLI_HOME": home,
         }
@@ -76,28 +135,46 @@ def main() -> int:
             text=True,
         )
         latencies: list[float] = []
+        # After the N runs: `window` more on the long thread, each followed by a run of a
+        # new thread (its runs 1 to `window`), so that both are timed under the same load.
+        late: list[float] = []
+        fresh: list[float] = []
         try:
             wait_ready(process, url)
-            history: list[dict] = []
+            histories: dict[str, list[dict]] = {"long": [], "fresh": []}
+
+            def run(thread: str, n: int) -> float:
+                kept = histories[thread] if args.full_history else []
+                return one_run(client, url, f"bench-{thread}", n, kept)
+
             with httpx.Client(timeout=120) as client:
-                for n in range(args.runs):
-                    kept = history if args.full_history else []
-                    latencies.append(one_run(client, url, n, kept))
-                    if args.full_history:
-                        history = kept
+                latencies = [run("long", n) for n in range(args.runs)]
+                for n in range(window):
+                    late.append(run("long", args.runs + n))
+                    fresh.append(run("fresh", n))
         finally:
             process.terminate()
             process.wait(timeout=10)
-            size = sum(p.stat().st_size for p in Path(home).rglob("thread-*.jsonl"))
-    window = min(args.window, max(1, args.runs // 4))
+            size = sum(p.stat().st_size for p in Path(home).rglob("thread-bench-long.jsonl"))
     first = statistics.median(latencies[:window])
     last = statistics.median(latencies[-window:])
     ratio = last / first
-    print(f"{args.runs} sequential runs on one thread; the session file ends at {size:,} bytes")
+    sends = "the whole history" if args.full_history else "the new message"
+    model = "a model server ignoring the body" if args.blind_model else "the scripted model"
+    print(f"{args.runs} sequential runs on one thread ({sends}; {model});")
+    print(f"  the session file ends at {size:,} bytes")
     print(f"  median of runs 1-{window}: {first * 1000:7.1f} ms")
     print(f"  median of the last {window}:   {last * 1000:7.1f} ms")
     verdict = "PASS" if ratio <= TARGET else "FAIL"
     print(f"  ratio {ratio:.2f}x (target <= {TARGET}x): {verdict}")
+    interleaved = statistics.median(late) / statistics.median(fresh)
+    print(
+        f"  then interleaved, under the same load: runs {args.runs + 1}-{args.runs + window} "
+        f"of this thread {statistics.median(late) * 1000:.1f} ms, runs 1-{window} of a new one "
+        f"{statistics.median(fresh) * 1000:.1f} ms"
+    )
+    verdict = "PASS" if interleaved <= TARGET else "FAIL"
+    print(f"  ratio {interleaved:.2f}x (target <= {TARGET}x): {verdict}")
     return 0
 
 

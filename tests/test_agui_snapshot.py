@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
 
 from agentcli.agui import wire
 from agentcli.agui.snapshot import SnapshotWire, thread_messages
 from agentcli.conversation import events as ev
 from agentcli.conversation.messages import Message, ToolCall
+from tests.message_edits import apply_edit, edits
 
 pytest.importorskip("ag_ui")
 
@@ -75,6 +77,16 @@ def test_a_message_changed_in_place_is_encoded_anew():
     record = snapshots.record(messages, [])
     assert '"content":"changed"' in record
     assert record == whole(messages, [], timestamp_of(record))
+
+
+@settings(max_examples=100, deadline=None)
+@given(edits())
+def test_after_any_edits_the_record_is_the_whole_threads_encoding(changes):
+    snapshots, messages = SnapshotWire(), thread()
+    for kind, where, text in changes:
+        apply_edit(messages, kind, where, text)
+        record = snapshots.record(messages, [])
+        assert record == whole(messages, [], timestamp_of(record))
 
 
 def test_a_wrong_shape_is_refused_as_before():

@@ -8,6 +8,8 @@ installed `agentcli serve` on 127.0.0.1 driven over HTTP, the model a scripted s
   the answer comes while the server still has the file open for reading);
 - the `MESSAGES_SNAPSHOT` after many runs (each message's encoding kept between runs) is
   what a server that kept nothing encodes of the same thread;
+- plug-ins are found and loaded once per serve process: one installed while it runs is
+  offered after a restart;
 - `limits.state`: 20 `copy` ops that would double the state past it are refused whole, with
   a clear result to the model; the state is unchanged and the server's memory did not grow.
 """
@@ -40,12 +42,12 @@ USER = {"id": "u1", "role": "user", "content": "hi"}
 def serve(start_cli: StartCli, server: ScriptedServer):
     """Starts `agentcli serve` on a free port: (url, process)."""
 
-    def start() -> tuple[str, subprocess.Popen[str]]:
+    def start(env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen[str]]:
         port = free_port()
         process = start_cli(
             ["serve", "--port", str(port), "--token-env", "AGUI_TOKEN"],
             server=server,
-            env={"AGUI_TOKEN": TOKEN},
+            env={"AGUI_TOKEN": TOKEN, **(env or {})},
         )
         url = f"http://127.0.0.1:{port}/"
         wait_ready(process, url)
@@ -111,6 +113,47 @@ def test_a_thread_file_replaced_between_runs_is_read_anew(
     server.enqueue(Reply.text(["two"]))
     post_run(url, run_input("swap", "r2", [{"id": "u2", "role": "user", "content": "again"}]))
     assert server.requests[1].json["messages"][1]["content"] == "HO"
+
+
+def install_plugin(site: Path) -> None:
+    """A distribution with an `agentcli.tools` entry point, as pip would leave it."""
+    dist = site / "agentcli_served-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: agentcli-served\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[agentcli.tools]\nserved = agentcli_served\n")
+    (site / "agentcli_served.py").write_text(
+        "def shout(text: str) -> str:\n    '''Shout the text.'''\n    return text.upper()\n\n\n"
+        "def register_tools(register):\n    register(shout, risk='low')\n"
+    )
+
+
+def offered(request: object) -> set[str]:
+    return {t["function"]["name"] for t in request.json["tools"]}  # type: ignore[attr-defined]
+
+
+def test_plugins_installed_while_serve_runs_are_offered_after_a_restart(
+    serve, server: ScriptedServer, tmp_path: Path
+):
+    site = tmp_path / "site"
+    site.mkdir()
+    # (a __pycache__ written in `site` would count as an installation)
+    env = {"PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+    url, process = serve(env)
+    server.enqueue(Reply.text(["one"]))
+    post_run(url, run_input("p1", "r1", [USER]))
+    install_plugin(site)
+
+    server.enqueue(Reply.text(["two"]), Reply.text(["three"]))
+    post_run(url, run_input("p2", "r1", [USER]))  # a new thread: a session of its own
+    post_run(url, run_input("p1", "r2", [{"id": "u2", "role": "user", "content": "again"}]))
+    assert [("shout" in offered(r)) for r in server.requests] == [False, False, False]
+
+    process.terminate()
+    process.wait(timeout=10)
+    again, _ = serve(env)
+    server.enqueue(Reply.text(["four"]))
+    post_run(again, run_input("p1", "r3", [{"id": "u3", "role": "user", "content": "x"}]))
+    assert "shout" in offered(server.requests[3])
 
 
 def readers_of(process: subprocess.Popen[str], path: Path) -> int:

@@ -1,7 +1,8 @@
 """Context management: when a conversation nears the model's context window, older turns
 are replaced by a summary the model writes, while the system and project instructions and
 the latest turns stay verbatim. The session file keeps everything; only what is sent
-shrinks."""
+shrinks. What a conversation uses is measured before every step, from each message's
+estimate kept by the conversation (agentcli.conversation.tokens)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from agentcli.agent.waiting import WaitingNotice
 from agentcli.conversation import events as ev
 from agentcli.conversation.messages import Conversation, Message
+from agentcli.conversation.tokens import TokenTally, messages_tokens, text_tokens
 from agentcli.providers.base import ModelRequest, Provider, events_in
 from agentcli.records import dataclass, replace
 
@@ -21,7 +23,6 @@ RESULT_CHARS_IN_TRANSCRIPT = 2_000
 # share of it (the rest is the instructions, the summary so far and the summary to write).
 PIECE_SHARE = 0.6
 MIN_PIECE_TOKENS = 1_000  # below this, windows are test artifacts, not models
-_HIGH_BYTES = bytes(range(128, 256))
 
 SUMMARY_SYSTEM = """You condense a conversation between a user and a coding agent so that the
 agent can continue the work without the full history. Write a faithful summary: the user's
@@ -34,30 +35,19 @@ def summary_section(summary: str) -> str:
     return f"\n\n## Summary of the earlier conversation\n\n{summary}"
 
 
-def text_tokens(text: str) -> int:
-    """An estimate that errs high: 3 ASCII characters per token (English runs nearer 4,
-    code about 3) and 2 UTF-8 bytes per token beyond ASCII (a CJK character, 3 bytes, is
-    counted 1.5 tokens; tokenizers give it 1 to 1.5)."""
-    data = text.encode("utf-8", "surrogatepass")
-    ascii_bytes = len(data.translate(None, _HIGH_BYTES))
-    return ascii_bytes // 3 + (len(data) - ascii_bytes) // 2 + 1
-
-
-def estimate_tokens(system: str, messages: list[Message], tools: list[dict[str, Any]]) -> int:
-    return text_tokens(system) + tools_tokens(tools) + messages_tokens(messages)
+def estimate_tokens(
+    system: str,
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    tally: TokenTally | None = None,
+) -> int:
+    """`tally`: the conversation's, which knows the messages it measured before."""
+    counted = tally.count(messages) if tally is not None else messages_tokens(messages)
+    return text_tokens(system) + tools_tokens(tools) + counted
 
 
 def tools_tokens(tools: list[dict[str, Any]]) -> int:
     return text_tokens(json.dumps(tools, ensure_ascii=False))
-
-
-def messages_tokens(messages: list[Message]) -> int:
-    total = 0
-    for message in messages:
-        total += 4 + text_tokens(message.content)  # 4: the message's own framing
-        for call in message.tool_calls:
-            total += text_tokens(call.name) + text_tokens(call.arguments)
-    return total
 
 
 def split_text(text: str, budget: int) -> list[str]:
@@ -97,12 +87,16 @@ TRIM_NOTE = "\n[… {cut} characters of this result were left out to fit the con
 
 
 def fit_to_window(
-    system: str, messages: list[Message], tools: list[dict[str, Any]], window: int
+    system: str,
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    window: int,
+    tally: TokenTally | None = None,
 ) -> list[Message]:
     """What to send when even the latest turns are beyond the window (compaction keeps them
     verbatim): the oldest tool results shortened first, until the request fits. Copies;
     the conversation and the session file keep every result whole."""
-    excess = estimate_tokens(system, messages, tools) - int(window * FIT_SHARE)
+    excess = estimate_tokens(system, messages, tools, tally) - int(window * FIT_SHARE)
     if excess <= 0:
         return messages
     fitted = list(messages)
@@ -169,12 +163,16 @@ class Compactor:
     before: Callable[[str], Awaitable[None]] | None = None
 
     def fit(
-        self, system: str, messages: list[Message], tools: list[dict[str, Any]]
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        tally: TokenTally | None = None,
     ) -> list[Message]:
-        return fit_to_window(system, messages, tools, self.window)
+        return fit_to_window(system, messages, tools, self.window, tally)
 
     def used(self, system: str, conversation: Conversation, tools: list[dict[str, Any]]) -> int:
-        return estimate_tokens(system, conversation.visible(), tools)
+        return estimate_tokens(system, conversation.visible(), tools, conversation.tokens)
 
     def needed(self, system: str, conversation: Conversation, tools: list[dict[str, Any]]) -> bool:
         return self.over(self.used(system, conversation, tools))

@@ -183,7 +183,7 @@ class AgentLoop:
             messages = [Message.user("(The conversation continues from the summary.)"), *messages]
         system = self.current_system(conversation)
         if self.compactor is not None:
-            messages = self.compactor.fit(system, messages, self.tools)
+            messages = self.compactor.fit(system, messages, self.tools, conversation.tokens)
         messages = images_for_request(
             messages,
             takes_images=bool(getattr(self.provider, "takes_images", False)),

@@ -490,6 +490,9 @@ def serve(options: ServeOptions, host: str, port: int) -> int:
     """Runs the server until SIGINT/SIGTERM."""
     if not is_loopback(host) and options.token is None:  # checked by the command too
         raise UsageError(f"--host {host} needs --token-env NAME")
+    from agentcli.plugins import keep_found
+
+    keep_found()  # found and loaded by the first run, not again by each
     app = build_app(options)
     try:
         import uvicorn

@@ -2,11 +2,12 @@
 each run: every message is validated and encoded by the SDK's models once and its JSON
 kept, and the event is those pieces inside the SDK's own encoding of an empty snapshot.
 Byte for byte what `wire.encode(MessagesSnapshot(messages=thread_messages(...)))` writes
-(tests/test_agui_snapshot.py), in time that grows with the new messages, not the thread.
+(tests/test_agui_snapshot.py), in time that grows with the new messages, not the thread
+(besides a check in C of those it encoded before, and copying the bytes out).
 
 A message is known again by identity: a thread never changes a message once it holds it
 (content and calls are set before `Conversation.add`), and its content's identity and
-its calls' count are checked too, so one changed in place is encoded anew."""
+its calls' names and arguments are checked too, so one changed in place is encoded anew."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 from agentcli.agui import wire
 from agentcli.conversation import events as ev
 from agentcli.conversation.messages import Message
+from agentcli.conversation.seen import PerMessage, SeenMessages
 
 _EMPTY_END = '"messages":[]}\n\n'
 
@@ -57,22 +59,18 @@ class SnapshotWire:
     """One thread's encoded messages, kept between its runs."""
 
     def __init__(self) -> None:
-        # id(message) -> (the message, its content when encoded, its JSON); the message is
-        # held, so its id is not reused while its entry is here.
-        self.kept: dict[int, tuple[Message, str, int, str]] = {}
+        # The messages last recorded without confirm calls, joined, and where each ends in
+        # the join: what of them is unchanged is reused whole (agentcli.conversation.seen).
+        self._seen = SeenMessages()
+        self._joined = ""
+        self._ends: list[int] = []
+        self.kept: PerMessage[str] = PerMessage()  # each message's JSON
         self.encoded = 0  # messages validated and encoded so far (tests count them)
 
     def message_json(self, message: Message) -> str:
-        entry = self.kept.get(id(message))
-        if (
-            entry is not None
-            and entry[0] is message
-            and entry[1] is message.content
-            and entry[2] == len(message.tool_calls)
-        ):
-            return entry[3]
-        text = self._encode(wire.message_to_wire(message))
-        self.kept[id(message)] = (message, message.content, len(message.tool_calls), text)
+        text = self.kept.get(message)
+        if text is None:
+            text = self.kept.put(message, self._encode(wire.message_to_wire(message)))
         return text
 
     def _encode(self, message: dict[str, Any]) -> str:
@@ -88,10 +86,25 @@ class SnapshotWire:
         envelope = wire.encode(ev.MessagesSnapshot(messages=[]))
         if not envelope.endswith(_EMPTY_END):  # not the SDK's layout we know: its own way
             return wire.encode(ev.MessagesSnapshot(messages=thread_messages(messages, confirms)))
-        pieces = self._pieces(messages, confirms) if confirms else map(self.message_json, messages)
-        joined = ",".join(pieces)
-        self._forget_others(messages)
+        joined = ",".join(self._pieces(messages, confirms)) if confirms else self._join(messages)
+        self.kept.keep_only(messages)
         return envelope[: -len("]}\n\n")] + joined + "]}\n\n"
+
+    def _join(self, messages: list[Message]) -> str:
+        """The messages' JSON joined, the unchanged lead of the last join taken whole."""
+        unchanged = self._seen.unchanged(messages)
+        del self._ends[unchanged:]
+        joined = self._joined[: self._ends[-1]] if self._ends else ""
+        pieces = [joined] if joined else []
+        length = len(joined)
+        for message in messages[unchanged:]:
+            piece = self.message_json(message)
+            length += len(piece) + bool(pieces)
+            pieces.append(piece)
+            self._ends.append(length)
+        self._joined = ",".join(pieces)
+        self._seen.see(messages, unchanged)
+        return self._joined
 
     def _pieces(
         self, messages: list[Message], confirms: list[tuple[str | None, dict[str, Any]]]
@@ -110,9 +123,3 @@ class SnapshotWire:
             else:
                 pieces.append(self.message_json(message))
         return pieces + [self._encode(item) for item in fresh.values()]
-
-    def _forget_others(self, messages: list[Message]) -> None:
-        """Entries of messages the thread no longer holds (a thread read anew from its
-        file) are dropped once they outnumber the thread's own."""
-        if len(self.kept) > 2 * len(messages) + 64:
-            self.kept = {id(m): self.kept[id(m)] for m in messages if id(m) in self.kept}

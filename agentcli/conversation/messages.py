@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentcli.conversation.tokens import TokenTally
 from agentcli.records import dataclass, field
 
 if TYPE_CHECKING:
@@ -156,6 +157,7 @@ class Conversation:
         self.messages: list[Message] = list(messages or [])
         self.summary: str | None = None
         self.start = 0  # first message sent verbatim
+        self.tokens = TokenTally()  # the messages' estimated tokens, kept between steps
         self.on_add: Callable[[Message], None] = lambda message: None
 
     def add(self, message: Message) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentcli.plugins import PROVIDERS_GROUP, entry_points, origin
+from agentcli.plugins import PROVIDERS_GROUP, entry_points, kept, origin
 from agentcli.providers.spec import ProviderSpec
 from agentcli.records import replace
 
@@ -56,8 +56,16 @@ def provider_spec(kind: Any) -> ProviderSpec | None:
     return provider_plugins()[0].get(kind)
 
 
+# The process's provider plug-ins, loaded once when its plug-ins are kept
+# (agentcli.plugins.keep_found: `agentcli serve`).
+_kept: tuple[dict[str, ProviderSpec], list[str]] | None = None
+
+
 def provider_plugins() -> tuple[dict[str, ProviderSpec], list[str]]:
     """Provider types from `agentcli.providers` plug-ins, and what went wrong loading them."""
+    global _kept
+    if _kept is not None and kept():
+        return dict(_kept[0]), list(_kept[1])
     found: dict[str, ProviderSpec] = {}
     problems = []
     for entry in entry_points(PROVIDERS_GROUP):
@@ -71,4 +79,6 @@ def provider_plugins() -> tuple[dict[str, ProviderSpec], list[str]]:
             )
         for kind, spec in registrar.specs.items():  # what it registered before it failed too
             found.setdefault(kind, spec)
+    if kept():
+        _kept = (dict(found), list(problems))
     return found, problems

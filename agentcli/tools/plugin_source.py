@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli.plugins import TOOLS_GROUP, entry_points, origin
+from agentcli.plugins import TOOLS_GROUP, entry_points, kept, origin
 from agentcli.tools.registry import ToolRegistrar
 from agentcli.tools.source import StaticSource
 
@@ -23,26 +23,45 @@ class PluginSource(StaticSource):
     def load(self) -> None:
         if self.state != "not loaded":
             return
-        registrar = ToolRegistrar(self.name)
-        try:
-            module = self.entry.load()
-            register_tools = getattr(module, "register_tools", None)
-            if not callable(register_tools):
-                raise TypeError(f"{self.entry.value} has no register_tools(register) function")
-            register_tools(registrar)
-        except Exception as error:  # whatever a plug-in does wrong, the rest goes on
-            self.state, self.error = "failed", f"{type(error).__name__}: {error}"
+        tools, error = _registered(self.entry)
+        if error is not None:
+            self.state, self.error = "failed", error
             self.problems.append(
                 f"plug-in {self.entry.name} ({self.origin}) could not be loaded: {self.error}; "
                 "skipped"
             )
             return
-        for tool in registrar.tools:
+        for tool in tools:
             self.add(tool)
         self.state = "loaded"
 
     async def start(self) -> None:
         self.load()
+
+
+# What each entry point registered (or why it failed), kept for the process when its
+# plug-ins are (agentcli.plugins.keep_found: a served process loads each one once).
+_loaded: dict[tuple[str, str], tuple[list[Any], str | None]] = {}
+
+
+def _registered(entry: Any) -> tuple[list[Any], str | None]:
+    key = (entry.name, entry.value)
+    if key in _loaded:
+        return _loaded[key]
+    registrar = ToolRegistrar(f"plugin:{entry.name}")
+    error = None
+    try:
+        module = entry.load()
+        register_tools = getattr(module, "register_tools", None)
+        if not callable(register_tools):
+            raise TypeError(f"{entry.value} has no register_tools(register) function")
+        register_tools(registrar)
+    except Exception as failure:  # whatever a plug-in does wrong, the rest goes on
+        error = f"{type(failure).__name__}: {failure}"
+    done = (registrar.tools if error is None else [], error)
+    if kept():
+        _loaded[key] = done
+    return done
 
 
 def plugin_sources() -> list[PluginSource]:

@@ -1,0 +1,103 @@
+"""What a cache of per-message work (a conversation's token estimates, a served thread's
+snapshot encoding) saw last, to tell how many leading messages of a list are the same
+ones, unchanged: the check runs in C (`map` over the identities of the messages, of their
+contents and of their calls' counts), so a long thread costs next to nothing to re-check,
+and only its calls (names and arguments, which may be set in place) are compared in
+Python. A message replaced, edited or given other calls ends the unchanged part."""
+
+from __future__ import annotations
+
+from operator import attrgetter, eq, is_
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from agentcli.conversation.messages import Message
+
+T = TypeVar("T")
+_content = attrgetter("content")
+_calls = attrgetter("tool_calls")
+
+
+def calls_key(message: Message) -> tuple[str, ...]:
+    """What of its calls work on a message depends on (their names and arguments)."""
+    return tuple(part for call in message.tool_calls for part in (call.name, call.arguments))
+
+
+class SeenMessages:
+    """The list a cache worked on last (its messages held, so no identity is reused)."""
+
+    def __init__(self) -> None:
+        self._messages: list[Message] = []
+        self._contents: list[str] = []
+        self._counts: list[int] = []
+        self._with_calls: list[tuple[int, tuple[str, ...]]] = []  # (position, calls_key)
+
+    def unchanged(self, messages: list[Message]) -> int:
+        """How many leading messages of `messages` are the ones seen, as they were."""
+        seen = self._messages
+        count = min(len(seen), len(messages))
+        if not (
+            all(map(is_, messages, seen))
+            and all(map(is_, map(_content, messages), self._contents))
+            and all(map(eq, map(len, map(_calls, messages)), self._counts))
+        ):
+            count = next((i for i in range(count) if not self._same(messages[i], i)), count)
+        for position, key in self._with_calls:
+            if position >= count:
+                break
+            if calls_key(messages[position]) != key:
+                return position
+        return count
+
+    def _same(self, message: Message, position: int) -> bool:
+        return (
+            message is self._messages[position]
+            and message.content is self._contents[position]
+            and len(message.tool_calls) == self._counts[position]
+        )
+
+    def see(self, messages: list[Message], unchanged: int) -> None:
+        """`messages` is the list seen now, of which `unchanged` lead as they were."""
+        added = messages[unchanged:]
+        del self._messages[unchanged:], self._contents[unchanged:], self._counts[unchanged:]
+        self._messages.extend(added)
+        self._contents.extend(map(_content, added))
+        self._counts.extend(map(len, map(_calls, added)))
+        while self._with_calls and self._with_calls[-1][0] >= unchanged:
+            self._with_calls.pop()
+        self._with_calls.extend(
+            (unchanged + n, calls_key(m)) for n, m in enumerate(added) if m.tool_calls
+        )
+
+
+class PerMessage(Generic[T]):
+    """Work done on each message (its estimate, its encoding), known again by identity,
+    with its content's identity and its calls' key: a message changed is done anew."""
+
+    def __init__(self) -> None:
+        # id(message) -> (the message, its content, its calls' key, the work); the message
+        # is held, so its id is not reused while its entry is here.
+        self._kept: dict[int, tuple[Message, str, tuple[str, ...], T]] = {}
+
+    def get(self, message: Message) -> T | None:
+        entry = self._kept.get(id(message))
+        if (
+            entry is not None
+            and entry[0] is message
+            and entry[1] is message.content
+            and entry[2] == (calls_key(message) if message.tool_calls else ())
+        ):
+            return entry[3]
+        return None
+
+    def put(self, message: Message, work: T) -> T:
+        key = calls_key(message) if message.tool_calls else ()
+        self._kept[id(message)] = (message, message.content, key, work)
+        return work
+
+    def keep_only(self, messages: list[Message]) -> None:
+        """Entries of messages no longer held (a thread read anew, a compaction's older
+        turns) are dropped once they outnumber the list's."""
+        kept = self._kept
+        if len(kept) > 2 * len(messages) + 64:
+            self._kept = {id(m): kept[id(m)] for m in messages if id(m) in kept}
