@@ -7,11 +7,18 @@ Python. A message replaced, edited or given other calls ends the unchanged part.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import attrgetter, eq, is_
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from agentcli.conversation.messages import Message
+
+class Message(Protocol):
+    """What these caches read of a message (agentcli.conversation.messages.Message, which
+    holds a conversation's token tally: so it is named by its shape here, not imported)."""
+
+    content: str
+    tool_calls: Sequence[Any]
+
 
 T = TypeVar("T")
 _content = attrgetter("content")

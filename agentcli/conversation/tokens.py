@@ -10,12 +10,7 @@ tally always equals the sum from scratch (tests/test_tokens.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from agentcli.conversation.seen import PerMessage, SeenMessages
-
-if TYPE_CHECKING:
-    from agentcli.conversation.messages import Message
+from agentcli.conversation.seen import Message, PerMessage, SeenMessages
 
 _HIGH_BYTES = bytes(range(128, 256))
 FRAMING = 4  # each message's own framing (role, separators)
