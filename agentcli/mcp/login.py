@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,14 @@ async def login(
             ) from None
 
     provider = AgentcliOAuth(config, store, LoginPrompt(listener.redirect_uri, show, wait))
+    # Ctrl-C is Python's own KeyboardInterrupt, raised where the loop is, which leaves it
+    # at once (exit 130): asyncio.run's handler only cancels the task, a cancellation that
+    # must cross the SDK's task groups, which can absorb it (the login then waited its
+    # 300 s out: seen under load).
+    try:
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread: nothing to take over
+        previous = None
     try:
         await _connect(config, headers, provider)
     except LoginFailed:
@@ -90,6 +99,8 @@ async def login(
 
         raise LoginFailed(_explain(config, innermost_error(error))) from None
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
         listener.close()
     return store.keep()
 
