@@ -9,6 +9,7 @@ setting, on both backends."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -114,6 +115,10 @@ class Listener:
             conn.close()
 
     def close(self) -> None:
+        # A close alone does not wake an accept() waiting in another thread (Linux): the
+        # join then waited its 10 s at every teardown. A shutdown does.
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
         self.thread.join(timeout=10)
 
