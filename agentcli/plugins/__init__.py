@@ -18,38 +18,41 @@ not for each run: plug-ins installed or removed while it runs are seen after a r
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 TOOLS_GROUP = "agentcli.tools"
 PROVIDERS_GROUP = "agentcli.providers"
+T = TypeVar("T")
 
 
-# The process's entry points by group, once `keep_found` was called; None: each caller
-# asks the discovery (which is cached on disk, but still reads the cache).
-_found: dict[str, list[Any]] | None = None
+# What this process found and loaded of its plug-ins, once `keep_found` was called; None:
+# each caller finds and loads them again (discovery is cached on disk, but still read).
+_kept: dict[Any, Any] | None = None
 
 
 def keep_found() -> None:
-    """From now on, this process's plug-ins are the ones found first (see `kept`)."""
-    global _found
-    if _found is None:
-        _found = {}
+    """From now on, this process finds and loads each plug-in once (`agentcli serve`)."""
+    global _kept
+    if _kept is None:
+        _kept = {}
 
 
-def kept() -> bool:
-    """Whether plug-ins are found once for this process: what was loaded of them may be
-    kept too (agentcli.tools.plugin_source, agentcli.providers.table)."""
-    return _found is not None
+def once(key: Any, make: Callable[[], T]) -> T:
+    """`make()`, made once for the process under `key` when its plug-ins are kept, else
+    each time (the entry points here, what they registered in agentcli.tools.plugin_source
+    and agentcli.providers.table)."""
+    if _kept is None:
+        return make()
+    if key not in _kept:
+        _kept[key] = make()
+    return _kept[key]
 
 
 def entry_points(group: str) -> list[Any]:
-    from agentcli.plugins.discovery import entry_points  # cached: see there
+    from agentcli.plugins import discovery  # cached: see there
 
-    if _found is None:
-        return entry_points(group)
-    if group not in _found:
-        _found[group] = entry_points(group)
-    return list(_found[group])
+    return list(once(("entry points", group), lambda: discovery.entry_points(group)))
 
 
 def origin(entry: Any) -> str:

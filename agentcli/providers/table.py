@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agentcli.plugins import PROVIDERS_GROUP, entry_points, kept, origin
+from agentcli.plugins import PROVIDERS_GROUP, entry_points, once, origin
 from agentcli.providers.spec import ProviderSpec
 from agentcli.records import replace
 
@@ -56,16 +56,14 @@ def provider_spec(kind: Any) -> ProviderSpec | None:
     return provider_plugins()[0].get(kind)
 
 
-# The process's provider plug-ins, loaded once when its plug-ins are kept
-# (agentcli.plugins.keep_found: `agentcli serve`).
-_kept: tuple[dict[str, ProviderSpec], list[str]] | None = None
-
-
 def provider_plugins() -> tuple[dict[str, ProviderSpec], list[str]]:
-    """Provider types from `agentcli.providers` plug-ins, and what went wrong loading them."""
-    global _kept
-    if _kept is not None and kept():
-        return dict(_kept[0]), list(_kept[1])
+    """Provider types from `agentcli.providers` plug-ins, and what went wrong loading them
+    (loaded once for a process that keeps its plug-ins: agentcli.plugins.once)."""
+    found, problems = once("provider plug-ins", _load_provider_plugins)
+    return dict(found), list(problems)
+
+
+def _load_provider_plugins() -> tuple[dict[str, ProviderSpec], list[str]]:
     found: dict[str, ProviderSpec] = {}
     problems = []
     for entry in entry_points(PROVIDERS_GROUP):
@@ -79,6 +77,4 @@ def provider_plugins() -> tuple[dict[str, ProviderSpec], list[str]]:
             )
         for kind, spec in registrar.specs.items():  # what it registered before it failed too
             found.setdefault(kind, spec)
-    if kept():
-        _kept = (dict(found), list(problems))
     return found, problems

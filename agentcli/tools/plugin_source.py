@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli.plugins import TOOLS_GROUP, entry_points, kept, origin
+from agentcli.plugins import TOOLS_GROUP, entry_points, once, origin
 from agentcli.tools.registry import ToolRegistrar
 from agentcli.tools.source import StaticSource
 
@@ -39,15 +39,13 @@ class PluginSource(StaticSource):
         self.load()
 
 
-# What each entry point registered (or why it failed), kept for the process when its
-# plug-ins are (agentcli.plugins.keep_found: a served process loads each one once).
-_loaded: dict[tuple[str, str], tuple[list[Any], str | None]] = {}
-
-
 def _registered(entry: Any) -> tuple[list[Any], str | None]:
-    key = (entry.name, entry.value)
-    if key in _loaded:
-        return _loaded[key]
+    """What the entry point registered, or why it failed (loaded once for a process that
+    keeps its plug-ins: agentcli.plugins.once)."""
+    return once(("tool plug-in", entry.name, entry.value), lambda: _register(entry))
+
+
+def _register(entry: Any) -> tuple[list[Any], str | None]:
     registrar = ToolRegistrar(f"plugin:{entry.name}")
     error = None
     try:
@@ -58,10 +56,7 @@ def _registered(entry: Any) -> tuple[list[Any], str | None]:
         register_tools(registrar)
     except Exception as failure:  # whatever a plug-in does wrong, the rest goes on
         error = f"{type(failure).__name__}: {failure}"
-    done = (registrar.tools if error is None else [], error)
-    if kept():
-        _loaded[key] = done
-    return done
+    return (registrar.tools if error is None else [], error)
 
 
 def plugin_sources() -> list[PluginSource]:
