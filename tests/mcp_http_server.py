@@ -9,9 +9,9 @@ is given) on stdout. With --oauth it is its own authorization server, through th
 auth routes: protected-resource and authorization-server metadata, dynamic client
 registration, an authorization endpoint that consents at once (it redirects straight back
 with a code: the "browser" in a test just follows redirects), PKCE code exchange, refresh.
-Tools: `add`, `whoami` (which client the token belongs to), `expire_tokens` (revokes every
-access token, so the next call gets a 401), `revoke_all` (refresh tokens too), `stats` (how
-many tokens were issued, by grant)."""
+Tools: `add`, `big` (a result of `size` characters), `whoami` (which client the token
+belongs to), `expire_tokens` (revokes every access token, so the next call gets a 401),
+`revoke_all` (refresh tokens too), `stats` (how many tokens were issued, by grant)."""
 
 from __future__ import annotations
 
@@ -132,6 +132,11 @@ def build(transport: str, base: str, oauth: bool, token_lifetime: int) -> Any:
     def add(a: int, b: int) -> str:
         """Adds two numbers."""
         return str(a + b)
+
+    @server.tool()
+    def big(size: int) -> str:
+        """`size` characters: one message larger than an SSE event the SDK reads by default."""
+        return "x" * size
 
     @server.tool()
     def whoami() -> str:

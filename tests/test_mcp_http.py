@@ -131,6 +131,25 @@ def test_the_transport_chosen_is_the_one_used(
     assert "legacy HTTP+SSE" in row["error"] and 'transport = "sse"' in row["error"], row
 
 
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+def test_a_ten_megabyte_result_from_the_sdk_s_own_server_arrives_whole(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, http_server: StartHttp, transport: str
+) -> None:
+    """The SDK's server, not agentcli's flood fixture: one result far past the 1 MiB the
+    SDK's client reads of one SSE event by default reaches the model cut and is kept whole."""
+    size = 10_000_000
+    url = http_server(transport)
+    chosen = "sse" if transport == "sse" else "http"
+    write_config(cli_home, server_table("sdk", url, f"transport = {json.dumps(chosen)}"))
+    result = run_tools(run_cli, server, "sdk", call("sdk", "big", {"size": size}))
+    assert result.returncode == 0, result.stderr
+    assert "did not start" not in result.stderr and "stopped" not in result.stderr, result.stderr
+    content = results(server)["call_big"]
+    kept = re.search(r"the full output is in (\S+) \(read it", content)
+    assert kept, content[-2000:]
+    assert Path(kept[1]).read_text() == "x" * size
+
+
 def test_a_bad_transport_is_one_config_error(run_cli: RunCli, cli_home: Path) -> None:
     refused = run_cli(["mcp", "add", "x", "--url", "http://127.0.0.1:9/", "--transport", "ws"])
     assert refused.returncode == 2
