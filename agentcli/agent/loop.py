@@ -189,7 +189,9 @@ class AgentLoop:
             takes_images=bool(getattr(self.provider, "takes_images", False)),
             limit=self.images_per_request,
         )
-        request = ModelRequest(system=system, messages=messages, tools=self.tools)
+        request = ModelRequest(
+            system=system, messages=messages, tools=self.tools, encodings=conversation.encodings
+        )
         end = ev.StepEnd(finish_reason="stop")
         meter, self._overflow = StreamMeter(self.limits), None
         # aclosing: if anything stops this step early, the provider's stream (and its HTTP

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentcli.conversation.encoded import EncodedMessages
 from agentcli.conversation.tokens import TokenTally
 from agentcli.records import dataclass, field
 
@@ -158,6 +159,8 @@ class Conversation:
         self.summary: str | None = None
         self.start = 0  # first message sent verbatim
         self.tokens = TokenTally()  # the messages' estimated tokens, kept between steps
+        # Each wire format's encoding of the messages (providers'), kept between steps.
+        self.encodings: dict[str, EncodedMessages] = {}
         self.on_add: Callable[[Message], None] = lambda message: None
 
     def add(self, message: Message) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+from agentcli.conversation.encoded import EncodedMessages
 from agentcli.conversation.events import Event, StepEnd
 from agentcli.conversation.messages import Message
 from agentcli.records import dataclass, field
@@ -16,6 +17,9 @@ class ModelRequest:
     messages: list[Message]
     tools: list[dict[str, Any]] = field(default_factory=list)  # {name, description, parameters}
     max_tokens: int | None = None  # a cap for this request alone (an MCP server's sampling)
+    # The conversation's kept encodings of its messages (Conversation.encodings), which a
+    # provider reuses for what it sent before; None: the messages are encoded anew.
+    encodings: dict[str, EncodedMessages] | None = None
 
 
 @dataclass(frozen=True, slots=True)

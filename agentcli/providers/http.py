@@ -20,6 +20,7 @@ from agentcli.providers.retry import (
     server_hint,
 )
 from agentcli.providers.sse import LineTooLong, SSEDecoder, SSEMessage
+from agentcli.records import dataclass
 from agentcli.text.decoding import loads, writable
 
 if TYPE_CHECKING:
@@ -200,21 +201,39 @@ def _untrusted(error: Exception) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class EncodedValue:
+    """A body's value already encoded as JSON (`text`), put in the body as it is: a long
+    conversation's messages, most of them encoded for an earlier request. `plain()` gives
+    the value itself, for the rare body that must be written anew (a lone surrogate)."""
+
+    text: str
+    plain: Callable[[], Any]
+
+
 def json_body(headers: Mapping[str, str], body: dict[str, Any] | None) -> dict[str, Any]:
     """The request's headers and content for a JSON `body`, encoded as httpx's `json=`
     would, except that a lone surrogate that slipped past every edge is written as
-    agentcli.text.decoding shows it instead of failing the request with UnicodeEncodeError."""
+    agentcli.text.decoding shows it instead of failing the request with UnicodeEncodeError.
+    An `EncodedValue` of the body's top level is spliced in as its text."""
     if body is None:
         return {"headers": headers}
 
-    def dump(value: Any) -> bytes:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return text.encode("utf-8")
+    def dump(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+    def spliced(value: dict[str, Any]) -> str:
+        encoded = [f"{dump(k)}:{v.text}" for k, v in value.items() if isinstance(v, EncodedValue)]
+        if not encoded:
+            return dump(value)
+        rest = dump({k: v for k, v in value.items() if not isinstance(v, EncodedValue)})
+        return "{" + ",".join(encoded) + ("," + rest[1:] if rest != "{}" else "}")
 
     try:
-        content = dump(body)
+        content = spliced(body).encode("utf-8")
     except UnicodeEncodeError:
-        content = dump(writable(body))
+        plain = {k: v.plain() if isinstance(v, EncodedValue) else v for k, v in body.items()}
+        content = dump(writable(plain)).encode("utf-8")
     return {"headers": {**headers, "content-type": "application/json"}, "content": content}
 
 

@@ -6,16 +6,23 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentcli.conversation import events as ev
+from agentcli.conversation.encoded import EncodedMessages, kept_encoding
 from agentcli.conversation.images import ImagePart
 from agentcli.conversation.messages import Message
 from agentcli.errors import ProviderError, StreamCutError
 from agentcli.providers.base import ListedModel, ModelRequest, StreamItem
 from agentcli.providers.builtin import OPENAI
-from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError, with_retries
+from agentcli.providers.http import (
+    LISTING_TIMEOUT,
+    EncodedValue,
+    HttpProvider,
+    RetryableError,
+    with_retries,
+)
 from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
 from agentcli.providers.sse import SSEMessage
 from agentcli.text.decoding import loads
@@ -38,41 +45,89 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
         if message.role != "tool" and shown:
             wire.append(_result_images(shown, names))
             shown = []
-        if message.role == "tool":
-            content = message.content
-            if message.error and not content.lower().startswith(("error", "denied")):
-                content = f"Error: {content}"
-            wire.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
-            if message.images:
-                shown.append(message)
-        elif message.role == "assistant" and message.tool_calls:
+        if message.role == "assistant":
             names.update((call.id, call.name) for call in message.tool_calls)
-            wire.append(
-                {
-                    "role": "assistant",
-                    # A string even when empty: llama-cpp-python's server refuses null.
-                    "content": message.content,
-                    "tool_calls": [
-                        {
-                            "id": call.id,
-                            "type": "function",
-                            "function": {
-                                "name": call.name,
-                                "arguments": _history_arguments(call.arguments),
-                            },
-                        }
-                        for call in message.tool_calls
-                    ],
-                }
-            )
-        elif message.images:
-            parts = [{"type": "text", "text": message.content}, *map(_image_url, message.images)]
-            wire.append({"role": message.role, "content": parts})
-        else:
-            wire.append({"role": message.role, "content": message.content})
+        elif message.role == "tool" and message.images:
+            shown.append(message)
+        wire.append(_message_wire(message))
     if shown:
         wire.append(_result_images(shown, names))
     return wire
+
+
+def _message_wire(message: Message) -> dict[str, Any]:
+    """One message's own entry of the request (the images of tool results go after them,
+    in a message of their own: `_result_images`)."""
+    if message.role == "tool":
+        content = message.content
+        if message.error and not content.lower().startswith(("error", "denied")):
+            content = f"Error: {content}"
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            # A string even when empty: llama-cpp-python's server refuses null.
+            "content": message.content,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": _history_arguments(call.arguments),
+                    },
+                }
+                for call in message.tool_calls
+            ],
+        }
+    if message.images:
+        parts = [{"type": "text", "text": message.content}, *map(_image_url, message.images)]
+        return {"role": message.role, "content": parts}
+    return {"role": message.role, "content": message.content}
+
+
+def encoded_wire_messages(
+    system: str, messages: list[Message], kept: EncodedMessages
+) -> EncodedValue:
+    """`to_wire_messages(system, messages)` as JSON text, each message's part taken from
+    what `kept` holds of an earlier request (tests/test_openai_encoded.py: the same JSON)."""
+
+    def piece(listed: Sequence[Message], position: int) -> str:
+        message = listed[position]
+        own = kept.own_json(message, lambda m: _dump(_message_wire(m)))
+        if message.role == "tool":
+            return own
+        shown = _images_before(listed, position)
+        return f"{_dump(_result_images(shown, _names(listed, position)))},{own}" if shown else own
+
+    parts = kept.pieces(messages, piece)
+    head = [_dump({"role": "system", "content": system})] if system else []
+    shown = _images_before(messages, len(messages))
+    tail = [_dump(_result_images(shown, _names(messages, len(messages))))] if shown else []
+    text = "[" + ",".join([*head, *parts, *tail]) + "]"
+    return EncodedValue(text, lambda: to_wire_messages(system, messages))
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _images_before(messages: Sequence[Message], position: int) -> list[Message]:
+    """The tool results with images in the run of results just before `position`."""
+    start = position
+    while start > 0 and messages[start - 1].role == "tool":
+        start -= 1
+    return [m for m in messages[start:position] if m.images]
+
+
+def _names(messages: Sequence[Message], position: int) -> dict[str, str]:
+    """Call id -> tool name, of the calls before `position`."""
+    return {
+        call.id: call.name
+        for message in messages[:position]
+        if message.role == "assistant"
+        for call in message.tool_calls
+    }
 
 
 def _image_url(image: ImagePart) -> dict[str, Any]:
@@ -143,7 +198,9 @@ class OpenAIProvider(HttpProvider):
     def _body(self, request: ModelRequest, *, stream: bool = True) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": to_wire_messages(request.system, request.messages),
+            "messages": encoded_wire_messages(
+                request.system, request.messages, kept_encoding(request.encodings, "openai-chat")
+            ),
             "stream": stream,
         }
         if stream:
