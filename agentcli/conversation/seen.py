@@ -8,7 +8,7 @@ Python. A message replaced, edited or given other calls ends the unchanged part.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter, eq, is_
+from operator import attrgetter
 from typing import Any, Generic, Protocol, TypeVar
 
 
@@ -43,10 +43,14 @@ class SeenMessages:
         """How many leading messages of `messages` are the ones seen, as they were."""
         seen = self._messages
         count = min(len(seen), len(messages))
+        # Whole lists compared in C (`==` on lists takes identical items as equal at once,
+        # and equal contents or counts ask for the same work); the first change found in
+        # Python only when there is one.
+        head = messages if len(messages) == count else messages[:count]
         if not (
-            all(map(is_, messages, seen))
-            and all(map(is_, map(_content, messages), self._contents))
-            and all(map(eq, map(len, map(_calls, messages)), self._counts))
+            head == (seen if len(seen) == count else seen[:count])
+            and list(map(_content, head)) == self._contents[:count]
+            and list(map(len, map(_calls, head))) == self._counts[:count]
         ):
             count = next((i for i in range(count) if not self._same(messages[i], i)), count)
         for position, key in self._with_calls:
