@@ -208,6 +208,8 @@ def same_history(client: list[Any], thread: list[Message], running: set[str]) ->
         if m.role in ("user", "assistant", "tool")
         and not (m.role == "tool" and m.tool_call_id.startswith(CONFIRM_PREFIX))
     ]
+    if not running and len(theirs) != len(thread):  # the usual answer, without a pass
+        return False
     ours = [
         _shape(m.role, m.id, m.tool_call_id)
         for m in thread

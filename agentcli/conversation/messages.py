@@ -218,6 +218,8 @@ class Conversation:
         """Gives every tool call that has no result a synthetic "interrupted" result, so
         that no provider rejects the history. Returns how many were added."""
         answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
+        if all(call.id in answered for m in self.messages for call in m.tool_calls):
+            return 0  # the usual case, told without walking a long thread's positions
         added = 0
         position = 0
         while position < len(self.messages):

@@ -1,9 +1,9 @@
 """What a cache of per-message work (a conversation's token estimates, a served thread's
 snapshot encoding) saw last, to tell how many leading messages of a list are the same
-ones, unchanged: the check runs in C (`map` over the identities of the messages, of their
-contents and of their calls' counts), so a long thread costs next to nothing to re-check,
-and only its calls (names and arguments, which may be set in place) are compared in
-Python. A message replaced, edited or given other calls ends the unchanged part."""
+ones, unchanged: the check compares whole lists (of the messages, of their contents and
+of their calls' counts), about 110 µs for 4,000 messages, and only its calls (names and
+arguments, which may be set in place) are compared one by one. A message replaced,
+edited or given other calls ends the unchanged part."""
 
 from __future__ import annotations
 
@@ -43,14 +43,15 @@ class SeenMessages:
         """How many leading messages of `messages` are the ones seen, as they were."""
         seen = self._messages
         count = min(len(seen), len(messages))
-        # Whole lists compared in C (`==` on lists takes identical items as equal at once,
-        # and equal contents or counts ask for the same work); the first change found in
-        # Python only when there is one.
+        # Whole lists compared (`==` on lists takes identical items as equal at once, and
+        # equal contents or counts ask for the same work), the fields read by list
+        # comprehensions (twice as fast as attrgetter's map on these slotted records); the
+        # first change is looked for only when there is one.
         head = messages if len(messages) == count else messages[:count]
         if not (
             head == (seen if len(seen) == count else seen[:count])
-            and list(map(_content, head)) == self._contents[:count]
-            and list(map(len, map(_calls, head))) == self._counts[:count]
+            and [m.content for m in head] == self._contents[:count]
+            and [len(m.tool_calls) for m in head] == self._counts[:count]
         ):
             count = next((i for i in range(count) if not self._same(messages[i], i)), count)
         for position, key in self._with_calls:
