@@ -15,6 +15,7 @@ from typing import Any
 
 from agentcli.agent.session import Agent
 from agentcli.agui import wire
+from agentcli.agui.run_inputs import RunInputs
 from agentcli.agui.state import STATE_TOOL, ThreadState, UpdateStateTool, has_state
 from agentcli.agui.stores import Claim, StoreFailed, thread_store
 from agentcli.agui.threads import Plan, plan_run, same_history
@@ -120,6 +121,7 @@ class AgentServer:
         # What every run shares: one provider (its HTTP client's pool), made by the first
         # run, and the process trees, stopped when the server stops.
         self.shared = SharedParts(processes=LiveTrees())
+        self.inputs = RunInputs()  # requests validated, a thread's known lead not again
 
     def shared_parts(self) -> SharedParts:
         if self.shared.provider is None:
@@ -169,7 +171,6 @@ class AgentServer:
         return bytes(body)
 
     def parse_input(self, body: bytes) -> Any:
-        from ag_ui.core import RunAgentInput
         from pydantic import ValidationError
 
         from agentcli.text.decoding import contents, loads
@@ -179,7 +180,7 @@ class AgentServer:
         except ValueError as error:
             raise Rejected(400, f"the body is not JSON: {error}") from None
         try:
-            return RunAgentInput.model_validate(data)
+            return self.inputs.validate(data, len(body))
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "body"
