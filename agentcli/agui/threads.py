@@ -182,19 +182,17 @@ def _fresh(
     if not conversation.messages:
         return messages
     last = -1
-    for position, message in enumerate(messages):
+    for position in range(len(messages) - 1, -1, -1):  # from the end: the last one is wanted
+        message = messages[position]
         # By role, not getattr: a missing field is the SDK model's slow path.
         calls = (message.tool_calls if message.role == "assistant" else None) or []
         if message.id in known or any(c.id in ours for c in calls):
             last = position
+            break
     if last < 0:  # ids all renamed: what follows the client's last assistant message
         roles = [m.role for m in messages]
         last = max((i for i, role in enumerate(roles) if role == "assistant"), default=-1)
     return messages[last + 1 :]
-
-
-def _shape(role: str, ident: Any, call_id: Any) -> tuple[str, Any]:
-    return (role, call_id) if role == "tool" else (role, ident)
 
 
 def same_history(client: list[Any], thread: list[Message], running: set[str]) -> bool:
@@ -202,8 +200,10 @@ def same_history(client: list[Any], thread: list[Message], running: set[str]) ->
     call), leaving out what the thread does not keep as messages: system and developer
     messages (context) and the `confirm_tool_call` exchange (approvals); and the results
     of the `running` calls (approved calls this run runs: their events show them)."""
+    # (role, id), or ("tool", the call it answers); written out, not a call a message:
+    # a served thread may be thousands long.
     theirs = [
-        _shape(m.role, m.id, m.tool_call_id if m.role == "tool" else None)
+        ("tool", m.tool_call_id) if m.role == "tool" else (m.role, m.id)
         for m in client
         if m.role in ("user", "assistant", "tool")
         and not (m.role == "tool" and m.tool_call_id.startswith(CONFIRM_PREFIX))
@@ -211,7 +211,7 @@ def same_history(client: list[Any], thread: list[Message], running: set[str]) ->
     if not running and len(theirs) != len(thread):  # the usual answer, without a pass
         return False
     ours = [
-        _shape(m.role, m.id, m.tool_call_id)
+        ("tool", m.tool_call_id) if m.role == "tool" else (m.role, m.id)
         for m in thread
         if not (m.role == "tool" and m.tool_call_id in running)
     ]
