@@ -1,8 +1,10 @@
 """A conversation's messages encoded for one wire format, kept between model requests: a
 served thread of thousands of messages sends them all with every step, and encoding each
-one anew made a step's cost grow with the thread. The unchanged lead of the list (checked
-in C, agentcli.conversation.seen) is taken as it was; each message's own JSON is kept by
-identity, so a list in another order (after a compaction) reuses it too."""
+one anew made a step's cost grow with the thread. The unchanged lead of the list (told by
+agentcli.conversation.seen: the same messages, contents and calls) is taken as it was;
+each message's own JSON is kept by identity, with its content's and its calls', so a list
+in another order (after a compaction) reuses it too. What else a message's JSON depends on
+(its role, error, call id and images) is set before a conversation holds it."""
 
 from __future__ import annotations
 
