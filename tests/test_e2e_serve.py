@@ -347,3 +347,25 @@ def test_a_client_that_goes_away_cancels_its_run_and_the_thread_goes_on(
     sent = server.requests[1].json["messages"]
     assert sent[-1]["content"] == "again"
     assert "[interrupted by the user]" in sent[-2]["content"]  # the partial answer, marked
+
+
+def test_a_history_sent_again_is_checked_whole_and_a_wrong_new_message_named_by_its_place(
+    serve: Serve, server: ScriptedServer
+):
+    """serve validates only what a thread's last request did not send (run_inputs): what
+    the client sees must be what validating the whole request gives."""
+    url = serve()
+    server.enqueue(Reply.text(["first"]))
+    server.enqueue(Reply.text(["second"]))
+    events = post_run(url, run_input("t-kept", "r1", [USER]))
+    history = [m for e in events if e["type"] == "MESSAGES_SNAPSHOT" for m in e["messages"]]
+    wrong = {"id": "u2", "role": "user", "content": 7}
+    response = httpx.post(
+        url, json=run_input("t-kept", "r2", [*history, wrong]), headers=AUTH, timeout=30
+    )
+    assert response.status_code == 422
+    assert f"messages.{len(history)}.user.content" in response.json()["error"]
+    right = {"id": "u2", "role": "user", "content": "and now?"}
+    post_run(url, run_input("t-kept", "r3", [*history, right]))
+    sent = server.requests[1].json["messages"]
+    assert [m["content"] for m in sent if m["role"] != "system"] == ["hi", "first", "and now?"]
