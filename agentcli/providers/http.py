@@ -211,6 +211,11 @@ class EncodedValue:
     plain: Callable[[], Any]
 
 
+def compact_json(value: Any) -> str:
+    """A request's JSON, as the APIs take it: compact, UTF-8 text, no NaN."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def json_body(headers: Mapping[str, str], body: dict[str, Any] | None) -> dict[str, Any]:
     """The request's headers and content for a JSON `body`, encoded as httpx's `json=`
     would, except that a lone surrogate that slipped past every edge is written as
@@ -218,9 +223,7 @@ def json_body(headers: Mapping[str, str], body: dict[str, Any] | None) -> dict[s
     An `EncodedValue` of the body's top level is spliced in as its text."""
     if body is None:
         return {"headers": headers}
-
-    def dump(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    dump = compact_json
 
     def spliced(value: dict[str, Any]) -> str:
         encoded = [f"{dump(k)}:{v.text}" for k, v in value.items() if isinstance(v, EncodedValue)]

@@ -21,6 +21,7 @@ from agentcli.providers.http import (
     EncodedValue,
     HttpProvider,
     RetryableError,
+    compact_json,
     with_retries,
 )
 from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
@@ -94,22 +95,20 @@ def encoded_wire_messages(
 
     def piece(listed: Sequence[Message], position: int) -> str:
         message = listed[position]
-        own = kept.own_json(message, lambda m: _dump(_message_wire(m)))
+        own = kept.own_json(message, lambda m: compact_json(_message_wire(m)))
         if message.role == "tool":
             return own
         shown = _images_before(listed, position)
-        return f"{_dump(_result_images(shown, _names(listed, position)))},{own}" if shown else own
+        if not shown:
+            return own
+        return f"{compact_json(_result_images(shown, _names(listed, position)))},{own}"
 
     parts = kept.pieces(messages, piece)
-    head = [_dump({"role": "system", "content": system})] if system else []
+    head = [compact_json({"role": "system", "content": system})] if system else []
     shown = _images_before(messages, len(messages))
-    tail = [_dump(_result_images(shown, _names(messages, len(messages))))] if shown else []
+    tail = [compact_json(_result_images(shown, _names(messages, len(messages))))] if shown else []
     text = "[" + ",".join([*head, *parts, *tail]) + "]"
     return EncodedValue(text, lambda: to_wire_messages(system, messages))
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _images_before(messages: Sequence[Message], position: int) -> list[Message]:
@@ -264,7 +263,7 @@ class OpenAIProvider(HttpProvider):
     ) -> AsyncIterator[ev.Event | ev.StepEnd]:
         """One request with `stream: false`; the whole answer becomes the same events a
         stream would have produced. `notice`: the warning to give once it worked."""
-        completion = await self._request_json(
+        completion = await self._compact_json(
             "/chat/completions",
             headers=self._headers(stream=False),
             body=self._body(request, stream=False),
@@ -352,7 +351,7 @@ class OpenAIProvider(HttpProvider):
 
     async def list_models(self) -> list[ListedModel]:
         """`GET /models`: what the server serves (OpenAI, Ollama, llama.cpp, vLLM, ...)."""
-        listing = await self._request_json(
+        listing = await self._compact_json(
             "/models", headers=self._headers(stream=False), method="GET", timeout=LISTING_TIMEOUT
         )
         entries = listing.get("data") if isinstance(listing, dict) else listing
