@@ -16,8 +16,8 @@ from typing import Any
 
 from agentcli.agui import wire
 from agentcli.conversation import events as ev
+from agentcli.conversation.encoded import EncodedMessages
 from agentcli.conversation.messages import Message
-from agentcli.conversation.seen import PerMessage, SeenMessages
 
 _EMPTY_END = '"messages":[]}\n\n'
 
@@ -56,25 +56,23 @@ def encode_message(message: dict[str, Any]) -> str:
 
 
 class SnapshotWire:
-    """One thread's encoded messages, kept between its runs."""
+    """One thread's encoded messages, kept between its runs (agentcli.conversation.encoded:
+    the unchanged lead of the last record taken whole, each message's JSON by identity)."""
 
     def __init__(self) -> None:
-        # The messages last recorded without confirm calls, joined, and where each ends in
-        # the join: what of them is unchanged is reused whole (agentcli.conversation.seen).
-        self._seen = SeenMessages()
-        self._joined = ""
-        self._ends: list[int] = []
-        self.kept: PerMessage[str] = PerMessage()  # each message's JSON
-        self.encoded = 0  # messages validated and encoded so far (tests count them)
+        self._kept = EncodedMessages()
+        self._anew = 0  # messages a run's confirm calls joined, encoded for that record only
+
+    @property
+    def encoded(self) -> int:
+        """Messages validated and encoded so far (tests count them)."""
+        return self._kept.encoded + self._anew
 
     def message_json(self, message: Message) -> str:
-        text = self.kept.get(message)
-        if text is None:
-            text = self.kept.put(message, self._encode(wire.message_to_wire(message)))
-        return text
+        return self._kept.own_json(message, lambda m: encode_message(wire.message_to_wire(m)))
 
     def _encode(self, message: dict[str, Any]) -> str:
-        self.encoded += 1
+        self._anew += 1
         return encode_message(message)
 
     def record(
@@ -86,25 +84,14 @@ class SnapshotWire:
         envelope = wire.encode(ev.MessagesSnapshot(messages=[]))
         if not envelope.endswith(_EMPTY_END):  # not the SDK's layout we know: its own way
             return wire.encode(ev.MessagesSnapshot(messages=thread_messages(messages, confirms)))
-        joined = ",".join(self._pieces(messages, confirms)) if confirms else self._join(messages)
-        self.kept.keep_only(messages)
+        if confirms:
+            joined = ",".join(self._pieces(messages, confirms))
+            self._kept.own.keep_only(messages)
+        else:
+            joined = ",".join(
+                self._kept.pieces(messages, lambda listed, i: self.message_json(listed[i]))
+            )
         return envelope[: -len("]}\n\n")] + joined + "]}\n\n"
-
-    def _join(self, messages: list[Message]) -> str:
-        """The messages' JSON joined, the unchanged lead of the last join taken whole."""
-        unchanged = self._seen.unchanged(messages)
-        del self._ends[unchanged:]
-        joined = self._joined[: self._ends[-1]] if self._ends else ""
-        pieces = [joined] if joined else []
-        length = len(joined)
-        for message in messages[unchanged:]:
-            piece = self.message_json(message)
-            length += len(piece) + bool(pieces)
-            pieces.append(piece)
-            self._ends.append(length)
-        self._joined = ",".join(pieces)
-        self._seen.see(messages, unchanged)
-        return self._joined
 
     def _pieces(
         self, messages: list[Message], confirms: list[tuple[str | None, dict[str, Any]]]
