@@ -263,7 +263,7 @@ class OpenAIProvider(HttpProvider):
     ) -> AsyncIterator[ev.Event | ev.StepEnd]:
         """One request with `stream: false`; the whole answer becomes the same events a
         stream would have produced. `notice`: the warning to give once it worked."""
-        completion = await self._compact_json(
+        completion = await self._request_json(
             "/chat/completions",
             headers=self._headers(stream=False),
             body=self._body(request, stream=False),
@@ -351,7 +351,7 @@ class OpenAIProvider(HttpProvider):
 
     async def list_models(self) -> list[ListedModel]:
         """`GET /models`: what the server serves (OpenAI, Ollama, llama.cpp, vLLM, ...)."""
-        listing = await self._compact_json(
+        listing = await self._request_json(
             "/models", headers=self._headers(stream=False), method="GET", timeout=LISTING_TIMEOUT
         )
         entries = listing.get("data") if isinstance(listing, dict) else listing
