@@ -378,7 +378,10 @@ async def apply(agent: Agent, plan: Plan, relay: Relay, run_input: Any) -> None:
     for message in plan.messages:
         conversation.add(message)
     running = {call.id for call in plan.approved_calls}
-    if relay.snapshot and not same_history(run_input.messages, conversation.messages, running):
+    keys = conversation.indexed().keys
+    if relay.snapshot and not same_history(
+        run_input.messages, conversation.messages, running, keys
+    ):
         relay.send_snapshot()  # to the client only: the session has its messages
     state = plan.state
     if state is not None and has_state(state.value) and not has_state(run_input.state):
