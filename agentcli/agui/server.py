@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -18,7 +19,7 @@ from agentcli.agui import wire
 from agentcli.agui.run_inputs import RunInputs
 from agentcli.agui.state import STATE_TOOL, ThreadState, UpdateStateTool, has_state
 from agentcli.agui.stores import Claim, StoreFailed, thread_store
-from agentcli.agui.threads import Plan, plan_run, same_history
+from agentcli.agui.threads import KEPT_THREADS, ClientLead, Plan, plan_run, same_history
 from agentcli.assembly.session import SharedParts, new_provider, open_agent
 from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold
@@ -122,6 +123,8 @@ class AgentServer:
         # run, and the process trees, stopped when the server stops.
         self.shared = SharedParts(processes=LiveTrees())
         self.inputs = RunInputs()  # requests validated, a thread's known lead not again
+        # What each recent thread's last run planned of its client's messages.
+        self.leads: OrderedDict[str, ClientLead] = OrderedDict()
 
     def shared_parts(self) -> SharedParts:
         if self.shared.provider is None:
@@ -245,7 +248,9 @@ class AgentServer:
         server_tools = set(agent.registry.names())
         specs = self.frontend_specs(run_input, server_tools)
         conversation = agent.session.conversation
-        plan = plan_run(conversation, list(run_input.messages), server_tools)
+        plan = plan_run(
+            conversation, list(run_input.messages), server_tools, self._lead(run_input.thread_id)
+        )
         last = conversation.messages[-1].role if conversation.messages else None
         if plan.empty and last not in ("user", "tool"):
             raise Rejected(
@@ -266,6 +271,13 @@ class AgentServer:
             agent.session.conversation.messages, relay.confirms
         )
         return plan
+
+    def _lead(self, thread_id: str) -> ClientLead:
+        lead = self.leads.pop(thread_id, None) or ClientLead()
+        self.leads[thread_id] = lead
+        while len(self.leads) > KEPT_THREADS:
+            self.leads.popitem(last=False)
+        return lead
 
     def _thread_state(self, agent: Agent, run_input: Any) -> ThreadState:
         """The run's state: the client's when it sends one (recorded as the thread's),
@@ -378,9 +390,13 @@ async def apply(agent: Agent, plan: Plan, relay: Relay, run_input: Any) -> None:
     for message in plan.messages:
         conversation.add(message)
     running = {call.id for call in plan.approved_calls}
+    lead = plan.lead
+    theirs = lead.keys(run_input.messages, plan.planned) if lead is not None else None
+    if lead is not None:  # told now: what the run planned is in the thread
+        lead.record(conversation, run_input.messages, plan.notes, theirs)
     keys = conversation.indexed().keys
     if relay.snapshot and not same_history(
-        run_input.messages, conversation.messages, running, keys
+        run_input.messages, conversation.messages, running, keys, theirs
     ):
         relay.send_snapshot()  # to the client only: the session has its messages
     state = plan.state

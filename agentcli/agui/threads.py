@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -114,26 +115,91 @@ class Plan:
     notes: list[str] = field(default_factory=list)  # system/developer messages: context
     state: Any = None  # the run's ThreadState (agentcli.agui.state)
     forwarded: Any = None  # the client's forwardedProps
+    planned: int = 0  # leading client messages the thread's last run planned (ClientLead)
+    lead: Any = None  # the thread's ClientLead, told what this run planned once it is added
 
     @property
     def empty(self) -> bool:
         return not (self.results or self.approvals or self.messages)
 
 
-def plan_run(conversation: Conversation, messages: list[Any], server_tools: set[str]) -> Plan:
+class ClientLead:
+    """The client messages a thread's last run planned, and what plan_run and same_history
+    made of them. A client sends its whole history each run; the lead it sends again is
+    the very objects it validated to before (agentcli.agui.run_inputs keeps them), so a
+    list compare in C tells it, and only what follows is looked at. It holds for the same
+    conversation only while that has only grown (its index not made again): a thread read
+    anew, rewound or edited is planned whole."""
+
+    def __init__(self) -> None:
+        # Not held: a thread no longer kept must not stay in memory for this.
+        self._conversation: weakref.ref[Conversation] | None = None
+        self._generation = -1
+        self._length = 0  # the thread's messages when recorded
+        self._messages: list[Any] = []  # the client's messages planned
+        self._notes: list[str] = []  # their system and developer messages' text
+        self._keys: list[tuple[str, str | None]] = []  # same_history's keys of them
+
+    def planned(self, conversation: Conversation, messages: list[Any]) -> int:
+        """How many leading `messages` were planned for this thread as it is now."""
+        count = len(self._messages)
+        if (
+            not count
+            or self._conversation is None
+            or conversation is not self._conversation()
+            or conversation.indexed().generation != self._generation
+            or len(conversation.messages) < self._length
+            or len(messages) < count
+        ):
+            return 0
+        return count if messages[:count] == self._messages else 0
+
+    def notes(self, planned: int) -> list[str]:
+        return list(self._notes) if planned else []
+
+    def keys(self, messages: list[Any], planned: int) -> list[tuple[str, str | None]]:
+        """same_history's keys of the client's `messages`, of which `planned` lead."""
+        lead = self._keys if planned else []
+        return [*lead, *client_keys(messages[planned:])]
+
+    def record(
+        self,
+        conversation: Conversation,
+        messages: list[Any],
+        notes: list[str],
+        keys: list[tuple[str, str | None]],
+    ) -> None:
+        """The run planned `messages` and added what was new to `conversation`."""
+        self._conversation = weakref.ref(conversation)
+        self._generation = conversation.indexed().generation
+        self._length = len(conversation.messages)
+        self._messages, self._notes, self._keys = list(messages), list(notes), keys
+
+
+def plan_run(
+    conversation: Conversation,
+    messages: list[Any],
+    server_tools: set[str],
+    lead: ClientLead | None = None,
+) -> Plan:
     """Sorts the client's messages. A result is taken only for a call of a client tool: a
     call of the server's own tools gets its result here, under the policy, never from the
     client (which may only approve or deny it through `confirm_tool_call`). The server's
     session is the thread's memory: of a known thread, only user messages after what the
     session has are new (a client may have renamed the ids); a new thread takes the
-    client's whole history."""
+    client's whole history. With `lead`, the messages the thread's last run planned are
+    not looked at again (their notes are kept)."""
     plan = Plan()
     index = conversation.indexed()  # kept with the thread: no pass over it
     known, ours = index.ids, index.calls
     answered = _Answered(index.answered)
     fresh = set(map(id, _fresh(conversation, messages, known, ours)))
     imported: set[str] = set()
-    for message in messages:
+    if lead is not None:
+        plan.lead = lead
+        plan.planned = lead.planned(conversation, messages)
+        plan.notes = lead.notes(plan.planned)
+    for message in messages[plan.planned :] if plan.planned else messages:
         role = message.role
         if role in ("system", "developer"):
             plan.notes.append(text_of(message.content))
@@ -215,20 +281,15 @@ def same_history(
     thread: list[Message],
     running: set[str],
     keys: list[tuple[str, str | None]] | None = None,
+    client_keyed: list[tuple[str, str | None]] | None = None,
 ) -> bool:
     """Whether the client's messages are the thread's (by id, and tool results by their
     call), leaving out what the thread does not keep as messages: system and developer
     messages (context) and the `confirm_tool_call` exchange (approvals); and the results
     of the `running` calls (approved calls this run runs: their events show them).
-    `keys`: the thread's own, kept with it (MessageIndex.keys), when the caller has them."""
-    # (role, id), or ("tool", the call it answers); written out, not a call a message:
-    # a served thread may be thousands long.
-    theirs = [
-        ("tool", m.tool_call_id) if m.role == "tool" else (m.role, m.id)
-        for m in client
-        if m.role in ("user", "assistant", "tool")
-        and not (m.role == "tool" and m.tool_call_id.startswith(CONFIRM_PREFIX))
-    ]
+    `keys`: the thread's own, kept with it (MessageIndex.keys), and `client_keyed`: the
+    client's (client_keys), when the caller has them."""
+    theirs = client_keys(client) if client_keyed is None else client_keyed
     if not running and len(theirs) != len(thread):  # the usual answer, without a pass
         return False
     if not running and keys is not None:
@@ -239,6 +300,18 @@ def same_history(
         if not (m.role == "tool" and m.tool_call_id in running)
     ]
     return theirs == ours
+
+
+def client_keys(client: list[Any]) -> list[tuple[str, str | None]]:
+    """What same_history compares of the client's messages: (role, id), or ("tool", the call
+    it answers), leaving out context and approvals."""
+    # Written out, not a call a message: a served thread may be thousands long.
+    return [
+        ("tool", m.tool_call_id) if m.role == "tool" else (m.role, m.id)
+        for m in client
+        if m.role in ("user", "assistant", "tool")
+        and not (m.role == "tool" and m.tool_call_id.startswith(CONFIRM_PREFIX))
+    ]
 
 
 _YES = ("approve", "approved", "allow", "allowed", "yes", "y", "true", "ok", "confirm")

@@ -26,6 +26,7 @@ class MessageIndex:
         # history as agentcli.agui.threads.same_history compares it.
         self.keys: list[tuple[str, str | None]] = []
         self.with_images = 0  # messages that hold images
+        self.generation = 0  # how many times the index was made again from the messages
 
     def update(self, messages: Sequence[Any]) -> MessageIndex:
         held = self._messages
@@ -48,6 +49,7 @@ class MessageIndex:
         return self
 
     def _clear(self) -> None:
+        self.generation += 1
         self._messages.clear()
         self._edits = watch.edits()
         self.ids.clear()
