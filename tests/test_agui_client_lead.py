@@ -63,10 +63,7 @@ def test_a_plan_from_the_lead_is_the_plan_of_the_whole_history(steps):
             client.messages.append(SystemMessage(id=client.new_id("s"), content="be brief"))
         elif step == "frontend":
             pending = [
-                c.id
-                for m in client.messages
-                if m.role == "assistant"
-                for c in m.tool_calls or []
+                c.id for m in client.messages if m.role == "assistant" for c in m.tool_calls or []
             ]
             if pending:
                 call = pending[-1]
@@ -100,33 +97,34 @@ def test_a_plan_from_the_lead_is_the_plan_of_the_whole_history(steps):
         _answer(conversation, client, frontend=flag)
 
 
+def _question(conversation: Conversation, client: Client, lead: ClientLead, text: str):
+    """One run of a client that sends its whole history and a new question."""
+    client.messages.append(UserMessage(id=client.new_id("u"), content=text))
+    sent = list(client.messages)
+    plan = plan_run(conversation, sent, SERVER_TOOLS, lead)
+    for message in plan.messages:
+        conversation.add(message)
+    lead.record(conversation, sent, plan.notes, lead.keys(sent, plan.planned))
+    _answer(conversation, client, frontend=False)
+    return plan, sent
+
+
 def test_a_client_sending_its_history_again_is_planned_for_what_it_added():
     conversation, client, lead = Conversation(), Client(), ClientLead()
     for n in range(50):
-        client.messages.append(UserMessage(id=client.new_id("u"), content=f"q{n}"))
-        sent = list(client.messages)
-        plan = plan_run(conversation, sent, SERVER_TOOLS, lead)
+        plan, sent = _question(conversation, client, lead, f"q{n}")
         assert plan.planned == (len(sent) - 2 if n else 0)  # all but its answer and the new one
         assert [m.content for m in plan.messages] == [f"q{n}"]
-        for message in plan.messages:
-            conversation.add(message)
-        lead.record(conversation, sent, plan.notes, lead.keys(sent, plan.planned))
-        _answer(conversation, client, frontend=False)
 
 
 def test_a_thread_rewound_or_read_anew_is_planned_whole():
     conversation, client, lead = Conversation(), Client(), ClientLead()
     for n in range(3):
-        client.messages.append(UserMessage(id=client.new_id("u"), content=f"q{n}"))
-        sent = list(client.messages)
-        plan = plan_run(conversation, sent, SERVER_TOOLS, lead)
-        for message in plan.messages:
-            conversation.add(message)
-        lead.record(conversation, sent, plan.notes, lead.keys(sent, plan.planned))
-        _answer(conversation, client, frontend=False)
+        _question(conversation, client, lead, f"q{n}")
     sent = [*client.messages, UserMessage(id="u-last", content="again")]
     assert plan_run(conversation, sent, SERVER_TOOLS, lead).planned == len(sent) - 2
-    assert plan_run(Conversation(list(conversation.messages)), sent, SERVER_TOOLS, lead).planned == 0
+    reread = Conversation(list(conversation.messages))
+    assert plan_run(reread, sent, SERVER_TOOLS, lead).planned == 0
     del conversation.messages[2:]  # rewound: the questions after the first are new again
     plan = plan_run(conversation, sent, SERVER_TOOLS, lead)
     assert plan.planned == 0
