@@ -114,6 +114,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)  # system/developer messages: context
     state: Any = None  # the run's ThreadState (agentcli.agui.state)
     forwarded: Any = None  # the client's forwardedProps
+    # The client holds messages the thread keeps none of (system, developer, other roles,
+    # answers to confirm_tool_call): its messages are not the thread's, even by their ids.
+    unkept: bool = False
 
     @property
     def empty(self) -> bool:
@@ -137,8 +140,10 @@ def plan_run(conversation: Conversation, messages: list[Any], server_tools: set[
         role = message.role
         if role in ("system", "developer"):
             plan.notes.append(text_of(message.content))
+            plan.unkept = True
             continue
         if role not in ("user", "assistant", "tool"):
+            plan.unkept = True
             continue  # nothing agentcli keeps (message_from_sdk gives None)
         # Converted only when taken: a client sends its whole history each run, and
         # converting every message of it would make each run O(thread).
@@ -147,6 +152,7 @@ def plan_run(conversation: Conversation, messages: list[Any], server_tools: set[
             if call_id in answered:
                 continue
             if call_id.startswith(CONFIRM_PREFIX):
+                plan.unkept = True
                 target = ours.get(call_id[len(CONFIRM_PREFIX) :])
                 if target is not None and target.name in server_tools and target.id not in answered:
                     plan.approvals[target.id] = confirmation(message)
