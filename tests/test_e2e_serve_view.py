@@ -7,12 +7,14 @@ start snapshot of a run that sends only a new message, that message left out."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.agui_helpers import EventsClient, post_run, run_input, snapshots, types
+from tests.agui_helpers import TOKEN, EventsClient, post_run, run_input, snapshots, types
+from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_serve import CONFIRM_TOOL, PICK_COLOR, Serve, serve
 
@@ -161,3 +163,29 @@ def test_a_client_with_system_messages_ends_with_the_snapshot(serve: Serve, serv
     events = client.run(system, user(1))
     assert types(events)[-2] == "MESSAGES_SNAPSHOT"
     assert client.messages == thread_seen(url, "v-system", server)
+
+
+def test_agentcli_as_a_client_of_serve_keeps_the_threads_messages(
+    serve: Serve, server: ScriptedServer, run_cli: RunCli, workspace: Path, tmp_path: Path
+):
+    """`agentcli run --agent URL` against `agentcli serve`: its thread view is built from
+    the events (no snapshot ends the runs), and the next run sends the served thread its
+    own messages: no snapshot starts it either, and the model gets the thread once."""
+    (workspace / "notes.txt").write_text("some notes\n")
+    url = serve()
+    home = {"AGENTCLI_HOME": str(tmp_path / "client-home"), "AGENTCLI_AGENT_TOKEN": TOKEN}
+    read = {"id": "call_r", "name": "read_file", "arguments": {"path": "notes.txt"}}
+    server.enqueue(Reply.tool_calls([read]), Reply.text(["it says notes"]))
+    first = run_cli(["run", "--agent", url, "-o", "jsonl", "read the notes"], env=home)
+    assert first.returncode == 0, first.stderr
+    kinds = [json.loads(line)["type"] for line in first.stdout.splitlines()]
+    assert "TOOL_CALL_RESULT" in kinds and "MESSAGES_SNAPSHOT" not in kinds
+
+    server.enqueue(Reply.text(["still notes"]))
+    later = ["run", "--continue", "--agent", url, "-o", "jsonl", "and now?"]
+    second = run_cli(later, env=home)
+    assert second.returncode == 0, second.stderr
+    assert "MESSAGES_SNAPSHOT" not in second.stdout
+    sent = [m for m in server.requests[2].json["messages"] if m["role"] != "system"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "assistant", "user"]
+    assert [m.get("content") for m in sent][-2:] == ["it says notes", "and now?"]
