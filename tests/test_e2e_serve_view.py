@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from agentcli.agui.thread_view import wire_history
+from agentcli.sessions.session import Session
 from tests.agui_helpers import TOKEN, EventsClient, post_run, run_input, snapshots, types
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
@@ -166,11 +168,17 @@ def test_a_client_with_system_messages_ends_with_the_snapshot(serve: Serve, serv
 
 
 def test_agentcli_as_a_client_of_serve_keeps_the_threads_messages(
-    serve: Serve, server: ScriptedServer, run_cli: RunCli, workspace: Path, tmp_path: Path
+    serve: Serve,
+    server: ScriptedServer,
+    run_cli: RunCli,
+    workspace: Path,
+    tmp_path: Path,
+    cli_home: Path,
 ):
-    """`agentcli run --agent URL` against `agentcli serve`: its thread view is built from
-    the events (no snapshot ends the runs), and the next run sends the served thread its
-    own messages: no snapshot starts it either, and the model gets the thread once."""
+    """`agentcli run --agent URL` against `agentcli serve`: no snapshot ends its runs, so
+    the client's view of the thread is built from the events; the next run sends the
+    thread its own messages (the model gets them once), and what the client recorded is
+    the thread's messages."""
     (workspace / "notes.txt").write_text("some notes\n")
     url = serve()
     home = {"AGENTCLI_HOME": str(tmp_path / "client-home"), "AGENTCLI_AGENT_TOKEN": TOKEN}
@@ -179,13 +187,22 @@ def test_agentcli_as_a_client_of_serve_keeps_the_threads_messages(
     first = run_cli(["run", "--agent", url, "-o", "jsonl", "read the notes"], env=home)
     assert first.returncode == 0, first.stderr
     kinds = [json.loads(line)["type"] for line in first.stdout.splitlines()]
-    assert "TOOL_CALL_RESULT" in kinds and "MESSAGES_SNAPSHOT" not in kinds
+    assert "TOOL_CALL_RESULT" in kinds
 
     server.enqueue(Reply.text(["still notes"]))
     later = ["run", "--continue", "--agent", url, "-o", "jsonl", "and now?"]
     second = run_cli(later, env=home)
     assert second.returncode == 0, second.stderr
-    assert "MESSAGES_SNAPSHOT" not in second.stdout
     sent = [m for m in server.requests[2].json["messages"] if m["role"] != "system"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "assistant", "user"]
     assert [m.get("content") for m in sent][-2:] == ["it says notes", "and now?"]
+    # what the client recorded of the remote thread (what it sends it next) is the thread
+    [path] = (tmp_path / "client-home").rglob("*.jsonl")
+    recorded, _ = wire_history(Session.load(path).conversation.messages)
+    assert recorded == thread_seen(url, thread_of(cli_home), server)
+
+
+def thread_of(cli_home: Path) -> str:
+    """The threadId of the one thread the server has (its session: `thread-<threadId>`)."""
+    [path] = (cli_home / "agentcli" / "data" / "sessions").glob("thread-*.jsonl")
+    return path.name.removeprefix("thread-").removesuffix(".jsonl")
