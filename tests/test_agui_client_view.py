@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from agentcli.agui.client_view import ClientView, HeldIds
+from agentcli.agui.client_view import ClientView
 from agentcli.agui.server import Relay
 from agentcli.conversation import events as ev
-from agentcli.conversation.messages import Message, ToolCall
+from agentcli.conversation.messages import Conversation, Message, ToolCall
 
 pytest.importorskip("ag_ui")
 
@@ -25,9 +25,9 @@ def held() -> list[Message]:
 
 
 def started(thread: list[Message], *, snapshot: bool = False, own: bool = True) -> ClientView:
-    view = ClientView(HeldIds())
+    view = ClientView()
     view.apply(ev.RunStarted(thread_id="t", run_id="r"))
-    view.start(thread, snapshot=snapshot, own=own)
+    view.start(Conversation(thread), snapshot=snapshot, own=own)
     return view
 
 
@@ -224,32 +224,38 @@ def test_the_clients_view_at_the_start_decides_first():
     view = applied(started(thread, own=False), text("m1", "ok"))
     assert view.needs_snapshot([*thread, answer("m1", "ok")], []) is True
     # events before the start that touched messages: the client's own history is not it
-    view = ClientView(HeldIds())
+    view = ClientView()
     view.apply(result("r9", "c9", "ran in the prelude"))
-    view.start(thread, snapshot=False, own=True)
+    view.start(Conversation(thread), snapshot=False, own=True)
     applied(view, text("m1", "ok"))
     assert view.needs_snapshot([*thread, answer("m1", "ok")], []) is True
     # ... unless a start snapshot gave it the thread's messages since
-    view = ClientView(HeldIds())
+    view = ClientView()
     view.apply(result("r9", "c9", "ran in the prelude"))
-    view.start(thread, snapshot=True, own=False)
+    view.start(Conversation(thread), snapshot=True, own=False)
     applied(view, text("m1", "ok"))
     assert view.needs_snapshot([*thread, answer("m1", "ok")], []) is False
     # a view never started (the prelude failed) does not know
-    assert ClientView(HeldIds()).needs_snapshot(thread, []) is True
+    assert ClientView().needs_snapshot(thread, []) is True
 
 
-def test_held_ids_grow_with_what_the_thread_gained_and_are_read_again_after_a_change():
-    ids = HeldIds()
-    thread = [user("u1")]
-    ids.update(thread)
-    thread.append(answer("a1", "", ToolCall("c1", "read_file", "{}")))
-    ids.update(thread)
-    assert ids.messages == {"u1", "a1"} and ids.calls == {"c1"}
-    thread[:] = [user("s1", "summary"), *thread[1:]]  # same length, new lead
-    thread.insert(0, user("x1", "x"))
-    ids.update(thread)
-    assert ids.messages == {"x1", "s1", "a1"}
+def test_the_runs_own_messages_are_not_taken_for_the_threads_once_indexed():
+    """The conversation's index comes to hold the run's messages as they are added (a
+    repair, a request's images ask it during the run): they stay the run's own."""
+    conversation = Conversation(held())
+    view = ClientView()
+    view.start(conversation, snapshot=False, own=True)
+    for event in call("c1", "read_file", "m1", "{}"):
+        view.apply(event)
+    conversation.add(answer("m1", "", ToolCall("c1", "read_file", "{}")))
+    conversation.indexed()
+    view.apply(result("r1", "c1", "data"))
+    conversation.add(tool("r1", "c1", "data"))
+    conversation.indexed()
+    for event in text("m2", "it says data"):
+        view.apply(event)
+    conversation.add(answer("m2", "it says data"))
+    assert view.needs_snapshot(conversation.messages, []) is False
 
 
 def test_held_results_put_in_order_during_the_run_end_with_the_snapshot():
@@ -271,9 +277,9 @@ def relay_after(events: list[ev.Event], thread: list[Message]) -> Relay:
     relay = Relay()
     relay.thread = lambda: thread
     relay.snapshot = lambda: "SNAPSHOT"
-    relay.view = ClientView(HeldIds())
+    relay.view = ClientView()
     relay.handle(ev.RunStarted(thread_id="t", run_id="r"))
-    relay.view.start(thread, snapshot=False, own=True)
+    relay.view.start(Conversation(thread), snapshot=False, own=True)
     for event in events:
         relay.handle(event)
     return relay

@@ -184,11 +184,12 @@ class AgentLoop:
         system = self.current_system(conversation)
         if self.compactor is not None:
             messages = self.compactor.fit(system, messages, self.tools, conversation.tokens)
-        messages = images_for_request(
-            messages,
-            takes_images=bool(getattr(self.provider, "takes_images", False)),
-            limit=self.images_per_request,
-        )
+        if conversation.indexed().with_images:  # else no message has any to leave out
+            messages = images_for_request(
+                messages,
+                takes_images=bool(getattr(self.provider, "takes_images", False)),
+                limit=self.images_per_request,
+            )
         request = ModelRequest(
             system=system, messages=messages, tools=self.tools, encodings=conversation.encodings
         )

@@ -9,14 +9,16 @@ them; the events' `metadata`, which the client also keeps on what it builds, is 
 a message here), takes the events that never touch messages (run, step, state, CUSTOM) as
 such, and counts anything else (reasoning, activity, an event it does not know) as "the
 client's messages are not known": then the snapshot is sent. So is it when an event names
-a message or a call the thread held before the run (the client would change that one)."""
+a message or a call the thread held before the run (the client would change that one).
+The cost is the run's: its events and new messages, never a pass over the thread."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agentcli.conversation import events as ev
-from agentcli.conversation.messages import Message
+from agentcli.conversation.index import MessageIndex
+from agentcli.conversation.messages import Conversation, Message
 
 # Events that leave a client's messages as they are (@ag-ui/client: subscribers only).
 _NO_MESSAGES = (
@@ -31,44 +33,17 @@ _NO_MESSAGES = (
 )
 
 
-class HeldIds:
-    """The message and tool call ids of a thread's messages, kept with the thread between
-    its runs and brought up to date in time that grows with what it gained, not with it.
-
-    Up to date by its length and last message: the ids of the messages after the `count`
-    seen are added when the one at `count - 1` is still the last seen (by identity), and
-    all are read again otherwise. That is sound for what a thread does to its list: it
-    appends; a repair inserts results (which moves the last seen, unless they come after
-    it); the loop replaces, and a session read again sorts results, only at or after the
-    end of what was seen, or in new message objects; a removed message leaves its id here,
-    which only makes a collision more likely to be assumed, never less."""
-
-    def __init__(self) -> None:
-        self.messages: set[str] = set()
-        self.calls: set[str] = set()
-        self._count = 0
-        self._last: Message | None = None
-
-    def update(self, messages: list[Message]) -> None:
-        count = self._count
-        if len(messages) < count or (count and messages[count - 1] is not self._last):
-            self.messages.clear()
-            self.calls.clear()
-            count = 0
-        for message in messages[count:]:
-            self.messages.add(message.id)
-            self.calls.update(call.id for call in message.tool_calls)
-        self._count = len(messages)
-        self._last = messages[-1] if messages else None
-
-
 class ClientView:
     """One run's mirror. Events before `start` (the point where the client's view of the
     thread is known) are not its messages' (superseded by a start snapshot, or, with the
-    client's own history, none there are: `start` is told if any touched messages)."""
+    client's own history, none there are: `start` is told if any touched messages).
 
-    def __init__(self, held: HeldIds) -> None:
-        self.held = held
+    Which ids the thread held is asked of its conversation's index (kept as it grows, so
+    no pass over the thread), which also comes to hold the run's own messages as they are
+    added: an id counts as held only when it is not one the run's events made."""
+
+    def __init__(self) -> None:
+        self.index: MessageIndex | None = None
         self.started = False
         self.established = False  # the client held the thread's messages at `start`
         self.unknown = False  # an event touched messages in a way not mirrored
@@ -81,11 +56,12 @@ class ClientView:
         self._text: dict[str, list[str]] = {}  # message id -> its content's pieces
         self._args: dict[str, list[str]] = {}  # call id -> its arguments' pieces
 
-    def start(self, messages: list[Message], *, snapshot: bool, own: bool) -> None:
-        """The client's view is known from here: the thread's `messages` when they were
+    def start(self, conversation: Conversation, *, snapshot: bool, own: bool) -> None:
+        """The client's view is known from here: the thread's messages when they were
         just sent it (`snapshot`), or when its `own` history is the thread's and no event
         before changed it."""
-        self.held.update(messages)
+        self.index = conversation.indexed()
+        messages = conversation.messages
         self.established = snapshot or (own and not self.touched)
         self._count = len(messages)
         self._last = messages[-1] if messages else None
@@ -108,23 +84,32 @@ class ClientView:
         elif isinstance(event, ev.ToolCallArgs):
             self._call_args(event)
         elif isinstance(event, ev.ToolCallEnd):
-            if event.tool_call_id in self.held.calls:
+            if self._held_call(event.tool_call_id):
                 self.unknown = True
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
         else:  # reasoning, a snapshot, anything else: what the client holds is not known
             self.unknown = True
 
+    def _held_message(self, message_id: str) -> bool:
+        """Whether the client holds a message of that id from before the run."""
+        assert self.index is not None  # started
+        return message_id in self.index.ids and message_id not in self._by_id
+
+    def _held_call(self, call_id: str) -> bool:
+        assert self.index is not None
+        return call_id in self.index.calls and call_id not in self._calls
+
     def _known(self, message_id: str) -> dict[str, Any] | None:
         """The client's message of that id among the run's (None: it has none, or one the
         thread held before, which is then changed: not mirrored)."""
-        if message_id in self.held.messages:
+        if self._held_message(message_id):
             self.unknown = True
             return None
         return self._by_id.get(message_id)
 
     def _add(self, message: dict[str, Any], at: int | None = None) -> None:
-        if message["id"] in self._by_id or message["id"] in self.held.messages:
+        if message["id"] in self._by_id or self._held_message(message["id"]):
             self.unknown = True  # two messages of one id: the client finds the first
             return
         self._by_id[message["id"]] = message
@@ -152,7 +137,7 @@ class ClientView:
 
     def _call_start(self, event: ev.ToolCallStart) -> None:
         call_id, parent = event.tool_call_id, event.parent_message_id
-        if call_id in self.held.calls:
+        if self._held_call(call_id):
             self.unknown = True
             return
         known = self._calls.get(call_id)
@@ -175,14 +160,14 @@ class ClientView:
         self._calls[call_id] = call
 
     def _call_args(self, event: ev.ToolCallArgs) -> None:
-        if event.tool_call_id in self.held.calls or not isinstance(event.delta, str):
+        if self._held_call(event.tool_call_id) or not isinstance(event.delta, str):
             self.unknown = True
             return
         if event.tool_call_id in self._calls:
             self._args.setdefault(event.tool_call_id, []).append(event.delta)
 
     def _result(self, event: ev.ToolCallResult) -> None:
-        if event.tool_call_id in self.held.calls:
+        if self._held_call(event.tool_call_id):
             self.unknown = True  # the client puts it after the thread's message of the call
             return
         message = {
@@ -228,9 +213,12 @@ class ClientView:
         if not (self.started and self.established) or self.unknown:
             return True
         count = self._count
-        # The lead unchanged, told by its length and last message (see HeldIds: what a
-        # thread does to its list moves the last held message, or touches only what the
-        # run added); O(1), not a pass over a thread of thousands.
+        # The lead unchanged, told by its length and last message, in O(1), not a pass
+        # over a thread of thousands. Sound for what a thread does to its list during a
+        # run: it appends; the loop replaces only what the run added (its results, in
+        # order); a repair inserts results for calls without one, which moves the last
+        # held message, or comes after it, or sorts held results only as it adds results
+        # no event told the client of (so what it gained is not what the client built).
         if len(messages) < count or (count and messages[count - 1] is not self._last):
             return True
         from agentcli.agui.snapshot import thread_messages  # snapshot imports this module

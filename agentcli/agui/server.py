@@ -279,7 +279,7 @@ class AgentServer:
         snapshots = self.store.snapshots(run_input.thread_id)
         relay.thread = lambda: agent.session.conversation.messages
         relay.snapshot = lambda: snapshots.record(relay.thread(), relay.confirms)
-        relay.view = ClientView(snapshots.held)
+        relay.view = ClientView()
         return plan
 
     def _thread_state(self, agent: Agent, run_input: Any) -> ThreadState:
@@ -393,7 +393,8 @@ async def apply(agent: Agent, plan: Plan, relay: Relay, run_input: Any) -> None:
     for message in plan.messages:
         conversation.add(message)
     running = {call.id for call in plan.approved_calls}
-    same = same_history(run_input.messages, conversation.messages, running)
+    keys = conversation.indexed().keys
+    same = same_history(run_input.messages, conversation.messages, running, keys)
     if relay.snapshot and not same:
         relay.send_snapshot()  # to the client only: the session has its messages
     if relay.view is not None:
@@ -403,7 +404,7 @@ async def apply(agent: Agent, plan: Plan, relay: Relay, run_input: Any) -> None:
         # end snapshot takes them away) or this run ran approved calls (their results,
         # the thread's already, reached the client as events before this point).
         own = not (plan.unkept or running)
-        relay.view.start(conversation.messages, snapshot=not same, own=own)
+        relay.view.start(conversation, snapshot=not same, own=own)
     state = plan.state
     if state is not None and has_state(state.value) and not has_state(run_input.state):
         relay.handle(ev.StateSnapshot(snapshot=state.value))

@@ -15,7 +15,6 @@ from functools import cache
 from typing import Any
 
 from agentcli.agui import wire
-from agentcli.agui.client_view import HeldIds
 from agentcli.conversation import events as ev
 from agentcli.conversation.encoded import EncodedMessages
 from agentcli.conversation.messages import Message
@@ -63,7 +62,6 @@ class SnapshotWire:
     def __init__(self) -> None:
         self._kept = EncodedMessages()
         self._anew = 0  # messages a run's confirm calls joined, encoded for that record only
-        self.held = HeldIds()  # the thread's ids, for the runs' client views (client_view)
 
     @property
     def encoded(self) -> int:

@@ -131,9 +131,9 @@ def plan_run(conversation: Conversation, messages: list[Any], server_tools: set[
     session has are new (a client may have renamed the ids); a new thread takes the
     client's whole history."""
     plan = Plan()
-    known = {m.id for m in conversation.messages}
-    answered = {m.tool_call_id for m in conversation.messages if m.role == "tool"}
-    ours = {c.id: c for m in conversation.messages for c in m.tool_calls}
+    index = conversation.indexed()  # kept with the thread: no pass over it
+    known, ours = index.ids, index.calls
+    answered = _Answered(index.answered)
     fresh = set(map(id, _fresh(conversation, messages, known, ours)))
     imported: set[str] = set()
     for message in messages:
@@ -175,6 +175,21 @@ def plan_run(conversation: Conversation, messages: list[Any], server_tools: set[
     return plan
 
 
+class _Answered:
+    """The thread's answered calls and those this run answers, without copying the
+    thread's set."""
+
+    def __init__(self, thread: set[str]) -> None:
+        self._thread = thread
+        self._now: set[str] = set()
+
+    def __contains__(self, call_id: object) -> bool:
+        return call_id in self._thread or call_id in self._now
+
+    def add(self, call_id: str) -> None:
+        self._now.add(call_id)
+
+
 def _converted(message: Any) -> Message:
     converted = message_from_sdk(message)
     assert converted is not None  # a user, assistant or tool message
@@ -201,11 +216,17 @@ def _fresh(
     return messages[last + 1 :]
 
 
-def same_history(client: list[Any], thread: list[Message], running: set[str]) -> bool:
+def same_history(
+    client: list[Any],
+    thread: list[Message],
+    running: set[str],
+    keys: list[tuple[str, str | None]] | None = None,
+) -> bool:
     """Whether the client's messages are the thread's (by id, and tool results by their
     call), leaving out what the thread does not keep as messages: system and developer
     messages (context) and the `confirm_tool_call` exchange (approvals); and the results
-    of the `running` calls (approved calls this run runs: their events show them)."""
+    of the `running` calls (approved calls this run runs: their events show them).
+    `keys`: the thread's own, kept with it (MessageIndex.keys), when the caller has them."""
     # (role, id), or ("tool", the call it answers); written out, not a call a message:
     # a served thread may be thousands long.
     theirs = [
@@ -216,6 +237,8 @@ def same_history(client: list[Any], thread: list[Message], running: set[str]) ->
     ]
     if not running and len(theirs) != len(thread):  # the usual answer, without a pass
         return False
+    if not running and keys is not None:
+        return theirs == keys
     ours = [
         ("tool", m.tool_call_id) if m.role == "tool" else (m.role, m.id)
         for m in thread

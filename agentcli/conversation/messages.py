@@ -8,7 +8,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.conversation.encoded import EncodedMessages
+from agentcli.conversation.index import MessageIndex
 from agentcli.conversation.tokens import TokenTally
+from agentcli.conversation.watch import edited
 from agentcli.records import dataclass, field
 
 if TYPE_CHECKING:
@@ -25,13 +27,23 @@ def new_id(prefix: str) -> str:
 
 @dataclass(slots=True)
 class ToolCall:
+    # First, so that __setattr__ finds it set: caches have seen this call (see Message).
+    watched: bool = field(default=False, init=False, repr=False, compare=False)
     id: str
     name: str
     arguments: str  # the raw JSON text the model sent; parsed by the executor
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "watched" and self.watched:  # `watched` is set first, in __init__
+            edited()
+        object.__setattr__(self, name, value)
+
 
 @dataclass(slots=True)
 class Message:
+    # Set once per-message caches have seen it (agentcli.conversation.watch): an edit from
+    # then on is counted, so that they can tell an unchanged thread by identity alone.
+    watched: bool = field(default=False, init=False, repr=False, compare=False)
     role: Role
     content: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
@@ -49,6 +61,11 @@ class Message:
     # ({"sha256", "mimeType", "size"}), which `sessions show` and export describe without
     # opening an image file; `images` holds those that were loaded to be sent on.
     stored_images: list[dict[str, Any]] = field(default_factory=list)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "watched" and self.watched:  # `watched` is set first, in __init__
+            edited()
+        object.__setattr__(self, name, value)
 
     @classmethod
     def user(cls, text: str, images: list[ImagePart] | None = None) -> Message:
@@ -161,7 +178,12 @@ class Conversation:
         self.tokens = TokenTally()  # the messages' estimated tokens, kept between steps
         # Each wire format's encoding of the messages (providers'), kept between steps.
         self.encodings: dict[str, EncodedMessages] = {}
+        self._index = MessageIndex()
         self.on_add: Callable[[Message], None] = lambda message: None
+
+    def indexed(self) -> MessageIndex:
+        """The messages' ids, calls and answers (agentcli.conversation.index), up to date."""
+        return self._index.update(self.messages)
 
     def add(self, message: Message) -> None:
         self.messages.append(message)
@@ -217,9 +239,10 @@ class Conversation:
     def repair(self) -> int:
         """Gives every tool call that has no result a synthetic "interrupted" result, so
         that no provider rejects the history. Returns how many were added."""
-        answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
-        if all(call.id in answered for m in self.messages for call in m.tool_calls):
+        index = self.indexed()
+        if not index.unanswered:
             return 0  # the usual case, told without walking a long thread's positions
+        answered = set(index.answered)
         added = 0
         position = 0
         while position < len(self.messages):
