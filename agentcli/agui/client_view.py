@@ -154,8 +154,8 @@ class ClientView:
         else:
             target = {"id": call_id, "role": "assistant"}
             self._add(target)
-        call = {"id": call_id, "type": "function", "function": {"name": event.tool_call_name}}
-        call["function"]["arguments"] = ""
+        function = {"name": event.tool_call_name, "arguments": ""}
+        call = {"id": call_id, "type": "function", "function": function}
         target.setdefault("toolCalls", []).append(call)
         self._calls[call_id] = call
 
