@@ -5,11 +5,13 @@ server: does a run's latency stay flat as the thread grows?
 
 Starts `agentcli serve` on a free loopback port and posts N RunAgentInputs one after
 another on the same thread, each a new user message; with --full-history, after the whole
-history the last MESSAGES_SNAPSHOT gave (as AG-UI clients send it). Reports the median
-latency of the first and the last `--window` runs and their ratio (target: at most 1.2x
-from run 1 to run 2,000). Then `--window` more runs of the thread, each followed by a run
-of a new thread, and the ratio of their medians: the same comparison under the same load
-(on a shared machine the load drifts over the minutes between run 1 and run 2,000).
+history as the client holds it (what the runs' events and snapshots make of its messages,
+as @ag-ui/client applies them: tests.agui_helpers.applied), as AG-UI clients send it.
+Reports the median latency of the first and the last `--window` runs and their ratio
+(target: at most 1.2x from run 1 to run 2,000). Then `--window` more runs of the thread,
+each followed by a run of a new thread, and the ratio of their medians: the same
+comparison under the same load (on a shared machine the load drifts over the minutes
+between run 1 and run 2,000).
 
 The model request carries the whole thread (what every chat API takes); with
 --blind-model the model is a server that reads each request's body and parses none of it
@@ -39,7 +41,7 @@ sys.path.insert(0, str(ROOT))  # for tests.*
 
 import httpx  # noqa: E402
 
-from tests.agui_helpers import free_port, run_input, sse_events, wait_ready  # noqa: E402
+from tests.agui_helpers import applied, free_port, run_input, sse_events, wait_ready  # noqa: E402
 from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 AGENTCLI = str(Path(sys.executable).with_name("agentcli"))
@@ -92,11 +94,16 @@ def scripted_model(runs: int) -> Iterator[str]:
         yield server.base_url
 
 
-def one_run(client: httpx.Client, url: str, thread: str, n: int, history: list[dict]) -> float:
+def one_run(
+    client: httpx.Client, url: str, thread: str, n: int, history: list[dict] | None
+) -> float:
+    """One run's latency; `history`: the client's messages, sent whole and kept up to date
+    from the run's events (None: only the new message is sent)."""
     message = {"id": f"u{n}", "role": "user", "content": f"message {n}"}
+    sent = [*(history or []), message]
     # Encoded before the clock starts: the client's own JSON encoding of a long history is
     # not the server's latency.
-    body = json.dumps(run_input(thread, f"r{n}", [*history, message])).encode()
+    body = json.dumps(run_input(thread, f"r{n}", sent)).encode()
     headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
     start = time.monotonic()
     response = client.post(url, content=body, headers=headers)
@@ -105,8 +112,8 @@ def one_run(client: httpx.Client, url: str, thread: str, n: int, history: list[d
     events = sse_events(response.text)
     if events[-1]["type"] != "RUN_FINISHED":
         raise SystemExit(f"run {n} ended with {events[-1]}")
-    snapshot = [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"]
-    history[:] = snapshot[-1]["messages"] if snapshot else history
+    if history is not None:
+        history[:] = applied(sent, events)
     return elapsed
 
 
@@ -147,7 +154,7 @@ def main() -> int:
             histories: dict[str, list[dict]] = {"long": [], "fresh": []}
 
             def run(thread: str, n: int) -> float:
-                kept = histories[thread] if args.full_history else []
+                kept = histories[thread] if args.full_history else None
                 return one_run(client, url, f"bench-{thread}", n, kept)
 
             with httpx.Client(timeout=120) as client:

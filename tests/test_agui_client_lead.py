@@ -23,6 +23,7 @@ def _plan_view(plan) -> dict:
         "messages": [(m.role, m.id, m.content) for m in plan.messages],
         "results": [(m.tool_call_id, m.content) for m in plan.results],
         "notes": plan.notes,
+        "unkept": plan.unkept,
         "approved": [c.id for c in plan.approved_calls],
     }
 
@@ -93,7 +94,7 @@ def test_a_plan_from_the_lead_is_the_plan_of_the_whole_history(steps):
             conversation.add(message)
         keys = lead.keys(sent, planned.planned)
         assert keys == client_keys(sent)
-        lead.record(conversation, sent, planned.notes, keys)
+        lead.record(conversation, sent, planned, keys)
         _answer(conversation, client, frontend=flag)
 
 
@@ -104,7 +105,7 @@ def _question(conversation: Conversation, client: Client, lead: ClientLead, text
     plan = plan_run(conversation, sent, SERVER_TOOLS, lead)
     for message in plan.messages:
         conversation.add(message)
-    lead.record(conversation, sent, plan.notes, lead.keys(sent, plan.planned))
+    lead.record(conversation, sent, plan, lead.keys(sent, plan.planned))
     _answer(conversation, client, frontend=False)
     return plan, sent
 

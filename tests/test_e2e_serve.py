@@ -15,6 +15,7 @@ import pytest
 from tests.agui_helpers import (
     AUTH,
     TOKEN,
+    applied,
     free_port,
     post_run,
     run_input,
@@ -109,11 +110,12 @@ def test_a_frontend_tool_call_ends_the_run_and_its_result_continues_the_turn(
     events = post_run(url, run_input("t3", "r1", [USER], tools=[PICK_COLOR]))
     offered = [t["function"]["name"] for t in server.requests[0].json["tools"]]
     assert "pick_color" in offered and "read_file" in offered
-    assert types(events)[-3:] == ["STEP_FINISHED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    # the client has the pending call from the events: no snapshot at the end
+    assert types(events)[-2:] == ["STEP_FINISHED", "RUN_FINISHED"]
     assert "TOOL_CALL_END" in types(events)
-    snapshot = events[-2]["messages"]  # the thread's messages, the pending call in them
-    assert [m["role"] for m in snapshot] == ["user", "assistant"]
-    assert snapshot[1]["toolCalls"][0]["id"] == "call_fe"
+    held = applied([USER], events)
+    assert [m["role"] for m in held] == ["user", "assistant"]
+    assert held[1]["toolCalls"][0]["id"] == "call_fe"
     assert "TOOL_CALL_RESULT" not in types(events)  # the client runs it, not the server
     assert [e["toolCallName"] for e in events if e["type"] == "TOOL_CALL_START"] == ["pick_color"]
     assert events[-1]["outcome"] == {"type": "success", "pendingToolCallIds": ["call_fe"]}
@@ -358,7 +360,8 @@ def test_a_history_sent_again_is_checked_whole_and_a_wrong_new_message_named_by_
     server.enqueue(Reply.text(["first"]))
     server.enqueue(Reply.text(["second"]))
     events = post_run(url, run_input("t-kept", "r1", [USER]))
-    history = [m for e in events if e["type"] == "MESSAGES_SNAPSHOT" for m in e["messages"]]
+    history = applied([USER], events)
+    assert len(history) == 2
     wrong = {"id": "u2", "role": "user", "content": 7}
     response = httpx.post(
         url, json=run_input("t-kept", "r2", [*history, wrong]), headers=AUTH, timeout=30

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agui_helpers import post_run, run_input, types
+from tests.agui_helpers import applied, post_run, run_input, types
 from tests.conftest import RunCli
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_serve import USER, Serve, serve  # noqa: F401  (the fixture)
@@ -95,22 +95,24 @@ def test_a_client_whose_history_differs_gets_the_threads_messages_first(
     url = serve()
     server.enqueue(Reply.text(["one"]))
     events = post_run(url, run_input("ms1", "r1", [USER]))
-    assert types(events).count("MESSAGES_SNAPSHOT") == 1  # at the end only
-    thread = events[-2]["messages"]
+    assert "MESSAGES_SNAPSHOT" not in types(events)  # the events give the client the thread
+    thread = applied([USER], events)
     assert [m["role"] for m in thread] == ["user", "assistant"] and thread[1]["content"] == "one"
 
-    # the client continues from the thread's messages: no snapshot at the start
+    # the client continues from the thread's messages: no snapshot at the start either
     server.enqueue(Reply.text(["two"]))
     second = {"id": "u2", "role": "user", "content": "again"}
     events = post_run(url, run_input("ms1", "r2", [*thread, second]))
-    assert types(events).count("MESSAGES_SNAPSHOT") == 1
+    assert "MESSAGES_SNAPSHOT" not in types(events)
+    thread = applied([*thread, second], events)
 
     # a client that lost the history (a reloaded page) is sent it at the start
     server.enqueue(Reply.text(["three"]))
     third = {"id": "u3", "role": "user", "content": "what did you say?"}
     events = post_run(url, run_input("ms1", "r3", [third]))
     kinds = types(events)
-    assert kinds[1] == "MESSAGES_SNAPSHOT" and kinds.count("MESSAGES_SNAPSHOT") == 2
+    assert kinds[1] == "MESSAGES_SNAPSHOT" and kinds.count("MESSAGES_SNAPSHOT") == 1
+    assert events[1]["messages"] == [*thread, third]  # what the first client built
     said = [m.get("content") for m in events[1]["messages"]]
     assert said == ["hi", "one", "again", "two", "what did you say?"]
     assert len(server.requests[2].json["messages"]) == 6  # system + the whole thread

@@ -26,7 +26,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.agui_helpers import AUTH, TOKEN, free_port, post_run, run_input, wait_ready
+from tests.agui_helpers import (
+    AUTH,
+    TOKEN,
+    applied,
+    free_port,
+    post_run,
+    run_input,
+    types,
+    wait_ready,
+)
 from tests.conftest import StartCli
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -253,10 +262,6 @@ def test_limits_state_is_a_setting(serve, server: ScriptedServer, cli_home: Path
     assert "past limits.state (2000 bytes of JSON)" in results[1]["content"]
 
 
-def snapshot_of(events: list[dict]) -> list[dict]:
-    return [e for e in events if e["type"] == "MESSAGES_SNAPSHOT"][-1]["messages"]
-
-
 def test_the_snapshot_after_many_runs_is_a_fresh_encoding(
     serve, server: ScriptedServer, cli_home: Path
 ):
@@ -269,7 +274,8 @@ def test_the_snapshot_after_many_runs_is_a_fresh_encoding(
         server.enqueue(Reply.text([f"answer {n} ✓ \u2028"]))
         message = {"id": f"u{n}", "role": "user", "content": f'message {n} "q"'}
         sent = [*history, message] if n % 2 else [message]  # whole history, or the new one
-        history = snapshot_of(post_run(url, run_input("many", f"r{n}", sent)))
+        # the client's messages from the events, a snapshot taking the place of its own
+        history = applied(sent, post_run(url, run_input("many", f"r{n}", sent)), replace=True)
         if n == 20:  # another process's turn, appended to the file: the kept part is extended
             append_line(
                 thread_file(cli_home, "many"),
@@ -281,8 +287,9 @@ def test_the_snapshot_after_many_runs_is_a_fresh_encoding(
     fresh, _ = serve()  # nothing kept: every message encoded anew
     server.enqueue(Reply.text(["last"]))
     last = {"id": "u-last", "role": "user", "content": "last"}
-    anew = snapshot_of(post_run(fresh, run_input("many", "r-last", [*history, last])))
-    assert anew[: len(history)] == history
-    assert [m["content"] for m in anew[len(history) :]] == ["last", "last"]
+    events = post_run(fresh, run_input("many", "r-last", [last]))  # a reloaded page's
+    assert types(events)[1] == "MESSAGES_SNAPSHOT"
+    anew = events[1]["messages"]
+    assert anew == [*history, last]
     assert sum(1 for m in history if m["role"] == "tool") == 10
     assert "from elsewhere" in [m.get("content") for m in history]

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentcli.agent.session import Agent
 from agentcli.agui import wire
+from agentcli.agui.client_view import ClientView
 from agentcli.agui.run_inputs import RunInputs
 from agentcli.agui.state import STATE_TOOL, ThreadState, UpdateStateTool, has_state
 from agentcli.agui.stores import Claim, StoreFailed, thread_store
@@ -23,7 +24,7 @@ from agentcli.agui.threads import KEPT_THREADS, ClientLead, Plan, plan_run, same
 from agentcli.assembly.session import SharedParts, new_provider, open_agent
 from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold
-from agentcli.conversation.messages import ToolCall
+from agentcli.conversation.messages import Message, ToolCall
 from agentcli.errors import AgentCliError, UsageError
 from agentcli.http_guard import Rejected, check_bearer, check_browser, is_loopback
 from agentcli.output.base import RunSummary
@@ -71,9 +72,13 @@ class Relay:
     def __init__(self) -> None:
         self.queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.fold = StreamFold()
-        # The thread's messages, sent before the run's end: the MESSAGES_SNAPSHOT record,
-        # encoded; set once the run has a thread.
+        # The thread's messages as a MESSAGES_SNAPSHOT record, encoded; set once the run
+        # has a thread. Sent at the run's end only when the client could not have them from
+        # the run's events (`view`, which mirrors them as @ag-ui/client applies them).
         self.snapshot: Callable[[], str] | None = None
+        self.thread: Callable[[], list[Message]] = list
+        self.view: ClientView | None = None
+        self.ended_with_snapshot = False
         self.confirms: list[tuple[str | None, dict[str, Any]]] = []  # (parent, call) asked
         self.finished = False  # the run ended with RUN_FINISHED, a success
         # The run's last event, held until its thread is released: a store that failed
@@ -86,10 +91,16 @@ class Relay:
             self.finished = isinstance(event, ev.RunFinished) and outcome.get("type") == "success"
             for end in self.fold.unclosed():
                 self._put(end)
-            self.send_snapshot()
+            if isinstance(event, ev.RunError) or self._needs_snapshot():
+                self.send_snapshot()  # a RUN_ERROR always: the client may hold half a message
+                self.ended_with_snapshot = True
             self.last = event
             return
         self._put(event)
+
+    def _needs_snapshot(self) -> bool:
+        view = self.view
+        return view is None or view.needs_snapshot(self.thread(), self.confirms)
 
     def send_snapshot(self) -> None:
         if self.snapshot is not None:  # the stream folds no snapshot: it is queued as is
@@ -101,11 +112,15 @@ class Relay:
         if problem is not None:
             self.finished = False
             last = ev.RunError(message=problem, code="store_unavailable")
+            if not self.ended_with_snapshot:  # a RUN_ERROR end has one, as any other
+                self.send_snapshot()
         if last is not None:
             self._put(last)
 
     def _put(self, event: ev.Event) -> None:
         self.fold.apply(event)
+        if self.view is not None:
+            self.view.apply(event)
         self.queue.put_nowait(wire.encode(event))
 
     def finish(self, summary: RunSummary) -> None:
@@ -267,9 +282,9 @@ class AgentServer:
                 agent, relay, call, request, reasons
             )
         snapshots = self.store.snapshots(run_input.thread_id)
-        relay.snapshot = lambda: snapshots.record(
-            agent.session.conversation.messages, relay.confirms
-        )
+        relay.thread = lambda: agent.session.conversation.messages
+        relay.snapshot = lambda: snapshots.record(relay.thread(), relay.confirms)
+        relay.view = ClientView()
         return plan
 
     def _lead(self, thread_id: str) -> ClientLead:
@@ -393,12 +408,19 @@ async def apply(agent: Agent, plan: Plan, relay: Relay, run_input: Any) -> None:
     lead = plan.lead
     theirs = lead.keys(run_input.messages, plan.planned) if lead is not None else None
     if lead is not None:  # told now: what the run planned is in the thread
-        lead.record(conversation, run_input.messages, plan.notes, theirs)
+        lead.record(conversation, run_input.messages, plan, theirs)
     keys = conversation.indexed().keys
-    if relay.snapshot and not same_history(
-        run_input.messages, conversation.messages, running, keys, theirs
-    ):
+    same = same_history(run_input.messages, conversation.messages, running, keys, theirs)
+    if relay.snapshot and not same:
         relay.send_snapshot()  # to the client only: the session has its messages
+    if relay.view is not None:
+        # The client's view from here: the thread's messages when a start snapshot just
+        # gave them; its own history when that is the thread's, unless it holds what the
+        # thread keeps none of (system messages, the confirm_tool_call exchange: only an
+        # end snapshot takes them away) or this run ran approved calls (their results,
+        # the thread's already, reached the client as events before this point).
+        own = not (plan.unkept or running)
+        relay.view.start(conversation, snapshot=not same, own=own)
     state = plan.state
     if state is not None and has_state(state.value) and not has_state(run_input.state):
         relay.handle(ev.StateSnapshot(snapshot=state.value))

@@ -115,6 +115,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)  # system/developer messages: context
     state: Any = None  # the run's ThreadState (agentcli.agui.state)
     forwarded: Any = None  # the client's forwardedProps
+    # The client holds messages the thread keeps none of (system, developer, other roles,
+    # answers to confirm_tool_call): its messages are not the thread's, even by their ids.
+    unkept: bool = False
     planned: int = 0  # leading client messages the thread's last run planned (ClientLead)
     lead: Any = None  # the thread's ClientLead, told what this run planned once it is added
 
@@ -138,6 +141,7 @@ class ClientLead:
         self._length = 0  # the thread's messages when recorded
         self._messages: list[Any] = []  # the client's messages planned
         self._notes: list[str] = []  # their system and developer messages' text
+        self._unkept = False  # whether they hold what the thread keeps none of (Plan.unkept)
         self._keys: list[tuple[str, str | None]] = []  # same_history's keys of them
 
     def planned(self, conversation: Conversation, messages: list[Any]) -> int:
@@ -157,6 +161,9 @@ class ClientLead:
     def notes(self, planned: int) -> list[str]:
         return list(self._notes) if planned else []
 
+    def unkept(self, planned: int) -> bool:
+        return self._unkept if planned else False
+
     def keys(self, messages: list[Any], planned: int) -> list[tuple[str, str | None]]:
         """same_history's keys of the client's `messages`, of which `planned` lead."""
         lead = self._keys if planned else []
@@ -166,14 +173,15 @@ class ClientLead:
         self,
         conversation: Conversation,
         messages: list[Any],
-        notes: list[str],
+        plan: Plan,
         keys: list[tuple[str, str | None]],
     ) -> None:
-        """The run planned `messages` and added what was new to `conversation`."""
+        """The run planned `messages` (as `plan`) and added what was new to `conversation`."""
         self._conversation = weakref.ref(conversation)
         self._generation = conversation.indexed().generation
         self._length = len(conversation.messages)
-        self._messages, self._notes, self._keys = list(messages), list(notes), keys
+        self._messages, self._notes, self._keys = list(messages), list(plan.notes), keys
+        self._unkept = plan.unkept
 
 
 def plan_run(
@@ -199,12 +207,15 @@ def plan_run(
         plan.lead = lead
         plan.planned = lead.planned(conversation, messages)
         plan.notes = lead.notes(plan.planned)
+        plan.unkept = lead.unkept(plan.planned)
     for message in messages[plan.planned :] if plan.planned else messages:
         role = message.role
         if role in ("system", "developer"):
             plan.notes.append(text_of(message.content))
+            plan.unkept = True
             continue
         if role not in ("user", "assistant", "tool"):
+            plan.unkept = True
             continue  # nothing agentcli keeps (message_from_sdk gives None)
         # Converted only when taken: a client sends its whole history each run, and
         # converting every message of it would make each run O(thread).
@@ -213,6 +224,7 @@ def plan_run(
             if call_id in answered:
                 continue
             if call_id.startswith(CONFIRM_PREFIX):
+                plan.unkept = True
                 target = ours.get(call_id[len(CONFIRM_PREFIX) :])
                 if target is not None and target.name in server_tools and target.id not in answered:
                     plan.approvals[target.id] = confirmation(message)

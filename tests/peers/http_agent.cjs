@@ -1,7 +1,9 @@
 // Drives `agentcli serve` with @ag-ui/client's HttpAgent (a peer nobody here wrote).
 // node http_agent.cjs URL  → prints one JSON object: per scenario, the events the client
-// saw, its messages afterwards (and its messages and state after each run), and any error
-// it raised. NODE_PATH names the node_modules.
+// saw, its messages afterwards (and its messages and state after each run), any error it
+// raised, and the thread's messages as a reloaded HttpAgent is then sent them (`thread`: the
+// MESSAGES_SNAPSHOT that starts a run sending only a new message, that message left out).
+// NODE_PATH names the node_modules.
 const { HttpAgent } = require("@ag-ui/client");
 
 const url = process.argv[2];
@@ -41,6 +43,18 @@ function lastCall(agent, name) {
   return null;
 }
 
+// The thread's messages as a page that reloaded sees them: its run (one new message) starts
+// with the thread's messages. Costs the thread one turn, so it is each scenario's last run.
+async function threadSeen(threadId) {
+  const probe = new HttpAgent({ url, threadId, headers });
+  probe.addMessage({ id: `${threadId}-probe`, role: "user", content: "what is there?" });
+  const events = [];
+  const failures = await run(probe, { runId: `${threadId}-probe` }, events, null);
+  const first = events.find((event) => event.type === "MESSAGES_SNAPSHOT");
+  const messages = first ? first.messages.filter((m) => m.id !== `${threadId}-probe`) : null;
+  return { messages, failures };
+}
+
 async function scenario(threadId, tools, answer) {
   const agent = new HttpAgent({ url, threadId, headers });
   agent.addMessage({ id: `${threadId}-u1`, role: "user", content: "hello" });
@@ -59,7 +73,11 @@ async function scenario(threadId, tools, answer) {
       runs.push([`no ${answer.tool} call in the client's messages`]);
     }
   }
-  return { events, messages: agent.messages, after, failures: runs.flat() };
+  const thread = await threadSeen(threadId);
+  return {
+    events, messages: agent.messages, after, failures: [...runs.flat(), ...thread.failures],
+    thread: thread.messages,
+  };
 }
 
 // State and snapshots: a page whose state the agent changes, then the same thread from a
@@ -74,7 +92,9 @@ async function stateScenario(threadId) {
   const reloaded = new HttpAgent({ url, threadId, headers });
   reloaded.addMessage({ id: `${threadId}-u2`, role: "user", content: "what is on the list?" });
   failures.push(...await run(reloaded, { runId: `${threadId}-r2` }, events, after));
-  return { events, messages: reloaded.messages, after, failures };
+  const thread = await threadSeen(threadId);
+  failures.push(...thread.failures);
+  return { events, messages: reloaded.messages, after, failures, thread: thread.messages };
 }
 
 (async () => {
