@@ -127,7 +127,7 @@ def _result_edit(messages: list[Message], where: int, text: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(edits("id", "result"))
+@given(edits("id", "result", "reorder"))
 def test_after_any_edits_the_index_is_what_the_messages_hold(changes):
     messages = _thread()
     index = MessageIndex()
@@ -137,6 +137,8 @@ def test_after_any_edits_the_index_is_what_the_messages_hold(changes):
             _id_edit(messages, where, text)
         elif kind == "result":
             _result_edit(messages, where, text)
+        elif kind == "reorder":  # the last few put in another order, as a run does
+            messages[-(where % 4 + 1) :] = reversed(messages[-(where % 4 + 1) :])
         else:
             apply_edit(messages, kind, where, text)
         assert _seen(index.update(messages)) == _expected(messages)
@@ -153,3 +155,17 @@ def test_a_growing_conversation_is_indexed_by_what_it_added():
     assert conversation.tokens.count(conversation.messages) == messages_tokens(
         conversation.messages
     )
+
+
+def test_a_run_putting_its_results_in_order_keeps_the_index():
+    conversation = Conversation(_thread())
+    results = [Message.tool_result("call0", "b"), Message.tool_result("call2", "a")]
+    for result in results:
+        conversation.add(result)
+    generation = conversation.indexed().generation
+    conversation.messages[-2:] = reversed(results)
+    index = conversation.indexed()
+    assert index.generation == generation  # not made again: the sets stand
+    assert index.keys == _expected(conversation.messages)["keys"]
+    conversation.messages[-1] = Message.tool_result("call2", "another")
+    assert conversation.indexed().generation == generation + 1

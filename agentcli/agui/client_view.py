@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentcli.conversation import events as ev
+from agentcli.conversation import watch
 from agentcli.conversation.index import MessageIndex
 from agentcli.conversation.messages import Conversation, Message
 
@@ -48,8 +49,8 @@ class ClientView:
         self.established = False  # the client held the thread's messages at `start`
         self.unknown = False  # an event touched messages in a way not mirrored
         self.touched = False  # an event before `start` touched messages
-        self._count = 0  # the thread's messages at `start`,
-        self._last: Message | None = None  # and the last of them
+        self._lead: list[Message] = []  # the thread's messages at `start`,
+        self._edits = -1  # and the edits of watched messages then
         self.messages: list[dict[str, Any]] = []  # the run's new messages, as the client's
         self._by_id: dict[str, dict[str, Any]] = {}
         self._calls: dict[str, dict[str, Any]] = {}  # call id -> the call, in its message
@@ -63,8 +64,8 @@ class ClientView:
         self.index = conversation.indexed()
         messages = conversation.messages
         self.established = snapshot or (own and not self.touched)
-        self._count = len(messages)
-        self._last = messages[-1] if messages else None
+        self._lead = list(messages)
+        self._edits = watch.edits()
         self.started = True
 
     def apply(self, event: ev.Event) -> None:
@@ -212,14 +213,14 @@ class ClientView:
         places them) is not what the client built from the events."""
         if not (self.started and self.established) or self.unknown:
             return True
-        count = self._count
-        # The lead unchanged, told by its length and last message, in O(1), not a pass
-        # over a thread of thousands. Sound for what a thread does to its list during a
-        # run: it appends; the loop replaces only what the run added (its results, in
-        # order); a repair inserts results for calls without one, which moves the last
-        # held message, or comes after it, or sorts held results only as it adds results
-        # no event told the client of (so what it gained is not what the client built).
-        if len(messages) < count or (count and messages[count - 1] is not self._last):
+        count = len(self._lead)
+        # The lead unchanged: the same messages (one compare of lists in C, about 20 µs
+        # for 4,000) and none of them edited (agentcli.conversation.watch).
+        if (
+            len(messages) < count
+            or watch.edits() != self._edits
+            or (messages[:count] if len(messages) > count else messages) != self._lead
+        ):
             return True
         from agentcli.agui.snapshot import thread_messages  # snapshot imports this module
 

@@ -35,7 +35,7 @@ class MessageIndex:
             len(messages) >= count
             and self._edits == watch.edits()
             and (messages[:count] if len(messages) > count else messages) == held
-        ):
+        ) and not self._reordered(messages):
             self._clear()
             count = 0
         added = messages[count:]
@@ -47,6 +47,28 @@ class MessageIndex:
             self._add(message)
         held.extend(added)
         return self
+
+    def _reordered(self, messages: Sequence[Any]) -> bool:
+        """Whether the messages held, unedited, end in another order in `messages` (a run
+        puts its results in the order of their calls): the sets stand, the keys of the
+        reordered part are made again."""
+        held = self._messages
+        count = len(held)
+        if len(messages) < count or self._edits != watch.edits():
+            return False
+        low, high = 0, count  # the longest common lead, by compares of lists in C
+        while low < high:
+            middle = (low + high + 1) // 2
+            if messages[:middle] == held[:middle]:
+                low = middle
+            else:
+                high = middle - 1
+        tail = messages[low:count]
+        if sorted(map(id, tail)) != sorted(map(id, held[low:])):
+            return False
+        held[low:] = tail
+        self.keys[low:] = [_key(m) for m in tail]
+        return True
 
     def _clear(self) -> None:
         self.generation += 1
@@ -65,12 +87,14 @@ class MessageIndex:
             call_id = message.tool_call_id
             self.answered.add(call_id)
             self.unanswered.discard(call_id)
-            self.keys.append(("tool", call_id))
-        else:
-            self.keys.append((message.role, message.id))
+        self.keys.append(_key(message))
         for call in message.tool_calls:
             self.calls[call.id] = call
             if call.id not in self.answered:
                 self.unanswered.add(call.id)
         if message.images:
             self.with_images += 1
+
+
+def _key(message: Any) -> tuple[str, str | None]:
+    return ("tool", message.tool_call_id) if message.role == "tool" else (message.role, message.id)
