@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 
 import pytest
 from ag_ui.core import RunAgentInput
@@ -56,15 +57,17 @@ def _reference(body: bytes) -> tuple:
 
 def _served(inputs: RunInputs, body: bytes) -> tuple[tuple, int]:
     """What serve's parse_input does with `inputs`, and how many messages were known."""
+    done = inputs.read(body)
+    known = done.known if done is not None else 0
     try:
-        done = inputs.read(body)
+        data = done.data if done is not None else loads(contents(body))
     except ValueError as error:
         return ("400", str(error)), 0
     try:
-        run_input = inputs.validate(done.data, len(body), done)
+        run_input = inputs.validate(data, len(body), done)
     except ValidationError as error:
-        return ("422", repr(error.errors())), done.known
-    return ("ok", repr(run_input.model_dump(by_alias=True)), repr(done.data)), done.known
+        return ("422", repr(error.errors())), known
+    return ("ok", repr(run_input.model_dump(by_alias=True)), repr(data)), known
 
 
 def _message(draw, n: int) -> bytes:
@@ -189,6 +192,42 @@ def test_each_unusual_body_after_a_kept_lead_gives_what_the_whole_body_gives(odd
     assert _served(inputs, body)[0] == _reference(body)
 
 
+def _read(inputs: RunInputs, body: bytes):
+    done = inputs.read(body)
+    assert done is not None  # a client's body, read by body_lead
+    return done
+
+
+def test_a_body_nested_near_the_recursion_limit_is_refused_as_before():
+    """body_lead parses values nested less deeply than json.loads does (not inside the top
+    object): near the limit it must refuse (and leave the body to json.loads) first."""
+    limit = sys.getrecursionlimit()
+    deep = {}
+    for depth in range(limit - 60, limit + 2):
+        nested = b"[" * depth + b"]" * depth
+        user = b'{"id": "u", "role": "user", "content": "x", "extra": ' + nested + b"}"
+        runs = [  # a deep state; a deep new message, then one a new thread starts with
+            (nested, (b"[" + USER, b"[" + USER)),
+            (b"{}", (b"[" + USER, b"[" + USER + b"," + user)),
+            (b"{}", (b"[" + user, b"[" + user + b"," + USER)),
+        ]
+        for state, bodies in runs:
+            inputs = RunInputs()
+            for run, messages in enumerate(bodies):
+                body = b'{"threadId": "t", "runId": "r%d", "state": %s, "tools": [], ' % (
+                    run,
+                    state,
+                )
+                body += b'"context": [], "forwardedProps": {}, "messages": %s]}' % messages
+                outcome = _served(inputs, body)[0]
+                assert outcome == _reference(body), depth
+                deep[outcome[0]] = depth
+    assert set(deep) >= {"ok", "400"}  # both sides of the limit were tried
+
+
+USER = b'{"id": "u0", "role": "user", "content": "hi"}'
+
+
 def _history(count: int) -> list[dict]:
     return [
         {"id": f"m{n}", "role": "user" if n % 2 else "assistant", "content": f"é {n}"}
@@ -215,7 +254,7 @@ def test_a_growing_thread_parses_and_validates_only_its_new_messages():
     history = _history(40)
     for run, count in enumerate(range(10, 41, 10)):
         body = _client_body("t", run, history[:count])
-        done = inputs.read(body)
+        done = _read(inputs, body)
         assert done.data == json.loads(body)
         inputs.validate(done.data, len(body), done)
         assert done.known == (count - 10)
@@ -229,7 +268,7 @@ def test_the_known_messages_are_the_very_objects_the_last_run_validated():
     runs = []
     for run, count in enumerate((10, 20, 20, 30)):
         body = _client_body("t", run, history[:count])
-        done = inputs.read(body)
+        done = _read(inputs, body)
         runs.append(inputs.validate(done.data, len(body), done).messages)
     for before, after in itertools.pairwise(runs):
         assert all(a is b for a, b in zip(before, after, strict=False))
@@ -242,14 +281,14 @@ def test_a_body_another_thread_left_off_is_parsed_whole_where_it_differs():
     history = _history(20)
     for thread in ("a", "b"):
         body = _client_body(thread, 0, history[:10])
-        done = inputs.read(body)
+        done = _read(inputs, body)
         inputs.validate(done.data, len(body), done)
     edited = [*history[:3], {**history[3], "content": "edited"}, *history[4:12]]
     body = _client_body("a", 1, edited)
-    done = inputs.read(body)
+    done = _read(inputs, body)
     assert done.known == 0 and done.parsed == 12
     assert inputs.validate(done.data, len(body), done) == RunAgentInput.model_validate(
         json.loads(body)
     )
     body = _client_body("b", 1, history[:12])  # b's history, still kept as it was
-    assert inputs.read(body).known == 10
+    assert _read(inputs, body).known == 10

@@ -3,9 +3,12 @@
 AG-UI clients send a thread's whole history with each run, and each run's `messages`
 array begins with the last run's elements byte for byte (the same JSON.stringify of the
 same objects). So the kept bytes of those elements are compared with the new body's
-(memcmp) and, when equal, what they parsed to last time is what they parse to now; the
-rest of the body is parsed by the standard library's decoder, one value at a time. Only
-the top-level object's punctuation and the array's commas are walked here.
+(memcmp) and, when equal and followed by a delimiter (so `1` is not the start of `12`),
+what they parsed to last time is what they parse to now: the same UTF-8 (every piece
+decoded here was valid, and pieces are cut at ASCII bytes) read by the same parser. The
+rest of the body is parsed by the standard library's decoder, a value per call (a new
+thread's array, when it is the last member, in one call). Only the top-level object's
+punctuation and the array's commas are walked here.
 
 What `read` gives is what `loads(contents(body))` gives, or None: then the caller takes
 that path, for its value or its error. None is the answer to anything unusual — a body
@@ -19,20 +22,24 @@ import json
 import re
 from collections.abc import Callable
 from json.decoder import scanstring
+from json.scanner import make_scanner
 from typing import Any
 
 from agentcli.records import dataclass
 from agentcli.text.decoding import shown, writable
 
-_raw_decode = json.JSONDecoder().raw_decode  # json.loads's own defaults (NaN, strict strings)
+# The C scanner json.loads runs, with its defaults (NaN, strict strings): (value, end)
+_scan = make_scanner(json.JSONDecoder())
 _ws = re.compile(r"[ \t\n\r]*").match  # json.decoder's WHITESPACE
 _OPENED = re.compile(rb'"messages"[ \t\n\r]*:[ \t\n\r]*\[[ \t\n\r]*')
 _AFTER_ELEMENT = (b" ", b"\t", b"\n", b"\r", b",", b"]")
+_SPACE = frozenset(" \t\n\r")
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a surrogate escape, as `loads` looks for
 HINTS = 4  # `"messages"` inside earlier values (a state's own messages) tried past, then None
 # json.loads nests every value 1-2 levels deeper than `_value` does (the top object, the
 # array): a value that might be near the recursion limit is parsed again inside MARGIN more
 # brackets, so that one json.loads would refuse (TooDeep) is refused here too. A value with
-# at most SHALLOW brackets is far from any limit.
+# at most SHALLOW brackets (one of at most 2 * SHALLOW characters) is far from any limit.
 SHALLOW = 64
 MARGIN = 8
 
@@ -84,6 +91,7 @@ def _read(body: bytes, lead_of: Callable[[str], Lead | None]) -> Read:
     if used is not None and used.values:
         end = first + len(used.span)
         if body.startswith(used.span, first) and body[end : end + 1] in _AFTER_ELEMENT:
+            # the very objects: RunInputs gives their validated messages back by identity
             values = list(used.values)
             after = end
     known = len(values)
@@ -168,29 +176,79 @@ def _elements(text: str, values: list[Any], known: int) -> tuple[int, int]:
     if not known:
         if text.startswith("]"):  # `[` and the space after it are behind `text`
             return 1, -1
+        whole = _whole_array(text)
+        if whole is not None:
+            values.extend(whole[0])
+            return whole[1] + 1, whole[2]
         value, pos = _value(text, 0)
         values.append(value)
         last = pos
-    while True:
-        pos = _ws(text, pos).end()
+    while True:  # a loop per message of a new thread: no call where there is no space
         mark = text[pos : pos + 1]
+        if mark in _SPACE:
+            pos = _ws(text, pos).end()
+            mark = text[pos : pos + 1]
         if mark == "]":
             return pos + 1, last
         if mark != ",":
             raise _Unusual
-        value, pos = _value(text, _ws(text, pos + 1).end())
+        pos += 1
+        if text[pos : pos + 1] in _SPACE:
+            pos = _ws(text, pos).end()
+        value, pos = _value(text, pos)
         values.append(value)
         last = pos
 
 
+def _whole_array(text: str) -> tuple[list[Any], int, int] | None:
+    """A new thread's array (or one whose lead differs) parsed in one call, where it is the
+    body's last member: its values, the position of its `]`, the end of its last element.
+    None: it is not last (the caller goes element by element)."""
+    close = _before_space(text, len(text))
+    if text[close - 1 : close] != "}":
+        return None
+    close = _before_space(text, close - 1) - 1
+    if text[close : close + 1] != "]":
+        return None
+    nested = "".join(("[" * (MARGIN + 1), text[:close], "]" * (MARGIN + 1)))  # see MARGIN
+    try:
+        value, end = _scan(nested, 0)
+    except (ValueError, StopIteration):  # not one array: another member after it
+        return None
+    if end != len(nested):
+        return None
+    for _ in range(MARGIN):
+        if len(value) != 1:
+            return None
+        value = value[0]
+    if _escapes(text, 0, close):
+        value = writable(value)
+    return value, close, _before_space(text, close)
+
+
+def _before_space(text: str, end: int) -> int:
+    while end and text[end - 1] in _SPACE:
+        end -= 1
+    return end
+
+
 def _value(text: str, pos: int) -> tuple[Any, int]:
     """One JSON value, parsed by the stdlib, as `loads` gives it (no lone surrogate)."""
-    value, end = _raw_decode(text, pos)
-    if text.count("{", pos, end) + text.count("[", pos, end) > SHALLOW:
-        _raw_decode("[" * MARGIN + text[pos:end] + "]" * MARGIN)  # RecursionError: None
-    if text.find("\\u", pos, end) >= 0:  # only an escape makes a lone surrogate
+    try:
+        value, end = _scan(text, pos)
+    except StopIteration:  # no value starts at `pos`
+        raise _Unusual from None
+    if end - pos > 2 * SHALLOW and text.count("{", pos, end) + text.count("[", pos, end) > SHALLOW:
+        _scan("[" * MARGIN + text[pos:end] + "]" * MARGIN, 0)  # RecursionError: None
+    if _escapes(text, pos, end):
         value = writable(value)
     return value, end
+
+
+def _escapes(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] escapes a surrogate: only that makes a lone one, for
+    `writable` (`loads` asks the same of the whole text)."""
+    return text.find("\\", start, end) >= 0 and _SURROGATE.search(text, start, end) is not None
 
 
 def _lead(

@@ -15,7 +15,6 @@ from typing import Any
 
 from agentcli.agui.body_lead import Lead, Read, read
 from agentcli.records import dataclass
-from agentcli.text.decoding import contents, loads
 
 KEPT_BYTES = 16 * 1024 * 1024  # requests' bodies kept, together (4 of the largest allowed)
 
@@ -32,9 +31,8 @@ class _Kept:
 
 
 class RunInputs:
-    """Parses request bodies (ValueError as `loads(contents(body))` raises) and validates
-    RunAgentInputs (pydantic's ValidationError), reusing the lead of the messages each
-    recent thread sent last."""
+    """Parses request bodies and validates RunAgentInputs (pydantic's ValidationError),
+    reusing the lead of the messages each recent thread sent last."""
 
     def __init__(self, kept_bytes: int = KEPT_BYTES) -> None:
         self.kept_bytes = kept_bytes
@@ -42,14 +40,14 @@ class RunInputs:
         self.parsed = 0  # messages parsed so far (tests count them)
         self.validated = 0  # messages validated so far
 
-    def read(self, body: bytes) -> Read:
-        """`body` parsed: what `loads(contents(body))` gives, its known lead not parsed again."""
+    def read(self, body: bytes) -> Read | None:
+        """`body` parsed as `loads(contents(body))` parses it, its known lead not parsed
+        again; None when it is unusual (or not JSON): the caller parses it whole, as it
+        always did, for its value or its error (from its own frame: a body nested near
+        the recursion limit is refused or not as before)."""
         done = read(body, self._lead_of)
-        if done is None:  # unusual (or bad JSON): the whole path, for its value or its error
-            data = loads(contents(body))  # a bad byte is U+FFFD, no lone surrogate kept
-            messages = data.get("messages") if isinstance(data, dict) else None
-            done = Read(data, parsed=len(messages) if isinstance(messages, list) else 0)
-        self.parsed += done.parsed
+        if done is not None:
+            self.parsed += done.parsed
         return done
 
     def _lead_of(self, thread: str) -> Lead | None:
@@ -57,12 +55,15 @@ class RunInputs:
         return kept.lead if kept is not None else None
 
     def validate(self, data: Any, size: int, done: Read | None = None) -> Any:
-        """`data`: the parsed body, of `size` bytes; `done`: how `read` parsed it."""
+        """`data`: the parsed body, of `size` bytes; `done`: how `read` parsed it (None:
+        parsed whole)."""
         from ag_ui.core import RunAgentInput
 
         messages = data.get("messages") if isinstance(data, dict) else None
         if not isinstance(messages, list):
             return RunAgentInput.model_validate(data)
+        if done is None:
+            self.parsed += len(messages)
         thread = data.get("threadId", data.get("thread_id"))
         kept = self._threads.get(thread) if isinstance(thread, str) else None
         ours = done is not None and done.data is data  # else a caller's own data

@@ -173,12 +173,15 @@ class AgentServer:
     def parse_input(self, body: bytes) -> Any:
         from pydantic import ValidationError
 
-        try:  # as loads(contents(body)), a thread's known messages not parsed again
-            done = self.inputs.read(body)
+        from agentcli.text.decoding import contents, loads
+
+        done = self.inputs.read(body)  # a thread's messages sent again are not parsed again
+        try:  # text from outside: a bad byte is U+FFFD, no string keeps a lone surrogate
+            data = done.data if done is not None else loads(contents(body))
         except ValueError as error:
             raise Rejected(400, f"the body is not JSON: {error}") from None
         try:
-            return self.inputs.validate(done.data, len(body), done)
+            return self.inputs.validate(data, len(body), done)
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "body"
