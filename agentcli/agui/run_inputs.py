@@ -1,46 +1,82 @@
-"""A RunAgentInput validated by the SDK's own model, without validating a thread's whole
-history again each run: AG-UI clients send every message of the thread with each run,
-and validating thousands of them made a run's cost grow with the thread. The messages a
-thread's last request sent are kept (as parsed JSON, with what they validated to); a new
-request whose messages begin with the same ones (equal as JSON, compared in C) has only
-the rest validated. Equal JSON validates to an equal message, so what is checked at the
-edge is the same; a request that fails is validated whole again, so its error names the
-field as before."""
+"""A RunAgentInput parsed and validated by the SDK's own model, without parsing or
+validating a thread's whole history again each run: AG-UI clients send every message of
+the thread with each run, and parsing and validating thousands of them made a run's cost
+grow with the thread. The messages a thread's last request sent are kept (their bytes, as
+parsed, and what they validated to). A new body whose messages array begins with the same
+bytes has only the rest parsed (agentcli.agui.body_lead); failing that, a request whose
+messages begin with the same ones as JSON (compared in C) has only the rest validated.
+Equal JSON validates to an equal message, so what is checked at the edge is the same; a
+request that fails is validated whole again, so its error names the field as before."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from typing import Any
 
+from agentcli.agui.body_lead import Lead, Read, read
+from agentcli.records import dataclass
+
 KEPT_BYTES = 16 * 1024 * 1024  # requests' bodies kept, together (4 of the largest allowed)
 
 
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A thread's last request: its messages as parsed and as validated, its body's size,
+    and its messages' bytes (None when it was parsed whole by json.loads)."""
+
+    raw: list[Any]
+    valid: list[Any]
+    size: int
+    lead: Lead | None
+
+
 class RunInputs:
-    """Validates RunAgentInputs (raises pydantic's ValidationError), reusing the lead of
-    the messages each recent thread sent last."""
+    """Parses request bodies and validates RunAgentInputs (pydantic's ValidationError),
+    reusing the lead of the messages each recent thread sent last."""
 
     def __init__(self, kept_bytes: int = KEPT_BYTES) -> None:
         self.kept_bytes = kept_bytes
-        # thread id -> (its last request's messages as parsed, as validated, body bytes)
-        self._threads: OrderedDict[str, tuple[list[Any], list[Any], int]] = OrderedDict()
-        self.validated = 0  # messages validated so far (tests count them)
+        self._threads: OrderedDict[str, _Kept] = OrderedDict()  # thread id -> last request
+        self.parsed = 0  # messages parsed so far (tests count them)
+        self.validated = 0  # messages validated so far
 
-    def validate(self, data: Any, size: int) -> Any:
-        """`data`: the parsed body, of `size` bytes."""
+    def read(self, body: bytes) -> Read | None:
+        """`body` parsed as `loads(contents(body))` parses it, its known lead not parsed
+        again; None when it is unusual (or not JSON): the caller parses it whole, as it
+        always did, for its value or its error (from its own frame: a body nested near
+        the recursion limit is refused or not as before)."""
+        done = read(body, self._lead_of)
+        if done is not None:
+            self.parsed += done.parsed
+        return done
+
+    def _lead_of(self, thread: str) -> Lead | None:
+        kept = self._threads.get(thread)
+        return kept.lead if kept is not None else None
+
+    def validate(self, data: Any, size: int, done: Read | None = None) -> Any:
+        """`data`: the parsed body, of `size` bytes; `done`: how `read` parsed it (None:
+        parsed whole)."""
         from ag_ui.core import RunAgentInput
 
         messages = data.get("messages") if isinstance(data, dict) else None
         if not isinstance(messages, list):
             return RunAgentInput.model_validate(data)
+        if done is None:
+            self.parsed += len(messages)
         thread = data.get("threadId", data.get("thread_id"))
         kept = self._threads.get(thread) if isinstance(thread, str) else None
-        known = kept[0] if kept is not None else []
-        lead = len(known) if known and messages[: len(known)] == known else 0
+        ours = done is not None and done.data is data  # else a caller's own data
+        if ours and done.known and kept is not None and kept.lead is done.used:  # type: ignore[union-attr]
+            lead = done.known  # the same bytes as the kept lead: its very values
+        else:
+            known = kept.raw if kept is not None else []
+            lead = len(known) if known and messages[: len(known)] == known else 0
         run_input = None
         if lead:
             try:
                 rest = RunAgentInput.model_validate({**data, "messages": messages[lead:]})
-                whole = [*kept[1], *rest.messages]  # type: ignore[index]  # kept: lead > 0
+                whole = [*kept.valid[:lead], *rest.messages]  # type: ignore[union-attr]
                 run_input = rest.model_copy(update={"messages": whole})
             except ValueError:  # pydantic's ValidationError: said for the whole request
                 run_input = None
@@ -48,16 +84,17 @@ class RunInputs:
             run_input = RunAgentInput.model_validate(data)
             lead = 0
         self.validated += len(messages) - lead
-        self._keep(run_input.thread_id, messages, list(run_input.messages), size)
+        mine = done.lead if ours else None  # type: ignore[union-attr]
+        self._keep(run_input.thread_id, _Kept(messages, list(run_input.messages), size, mine))
         return run_input
 
-    def _keep(self, thread: str, raw: list[Any], valid: list[Any], size: int) -> None:
+    def _keep(self, thread: str, kept: _Kept) -> None:
         threads = self._threads
         threads.pop(thread, None)
-        if size > self.kept_bytes:
+        if kept.size > self.kept_bytes:
             return
-        threads[thread] = (raw, valid, size)
-        total = sum(entry[2] for entry in threads.values())
+        threads[thread] = kept
+        total = sum(entry.size for entry in threads.values())
         while total > self.kept_bytes:
-            _, (_, _, dropped) = threads.popitem(last=False)
-            total -= dropped
+            _, dropped = threads.popitem(last=False)
+            total -= dropped.size

@@ -193,12 +193,13 @@ class AgentServer:
 
         from agentcli.text.decoding import contents, loads
 
+        done = self.inputs.read(body)  # a thread's messages sent again are not parsed again
         try:  # text from outside: a bad byte is U+FFFD, no string keeps a lone surrogate
-            data = loads(contents(body))
+            data = done.data if done is not None else loads(contents(body))
         except ValueError as error:
             raise Rejected(400, f"the body is not JSON: {error}") from None
         try:
-            return self.inputs.validate(data, len(body))
+            return self.inputs.validate(data, len(body), done)
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "body"
