@@ -11,11 +11,14 @@ from ag_ui.core import ToolCall as SdkCall
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentcli.agui.threads import ClientLead, client_keys, plan_run
+from agentcli.agui.threads import ClientLead, client_keys, plan_run, same_history
 from agentcli.conversation.messages import Conversation, Message, ToolCall
 
 SERVER_TOOLS = {"read_file"}
-STEPS = ["user", "system", "frontend", "edit", "rename", "short", "rewind", "swap", "reread"]
+STEPS = [
+    *("user", "system", "frontend", "edit", "rename", "renamelast"),
+    *("short", "rewind", "swap", "reread"),
+]
 
 
 def _plan_view(plan) -> dict:
@@ -76,6 +79,9 @@ def test_a_plan_from_the_lead_is_the_plan_of_the_whole_history(steps):
             client.messages[0] = first.model_copy(update={"content": "edited"})
         elif step == "rename" and client.messages:
             client.messages = [m.model_copy(update={"id": f"r-{m.id}"}) for m in client.messages]
+        elif step == "renamelast" and client.messages:  # the page's copy of the last answer
+            last = client.messages[-1]
+            client.messages[-1] = last.model_copy(update={"id": f"r-{last.id}"})
         elif step == "short" and client.messages:
             client.messages = client.messages[1:]
         elif step == "rewind" and conversation.messages:
@@ -94,7 +100,11 @@ def test_a_plan_from_the_lead_is_the_plan_of_the_whole_history(steps):
             conversation.add(message)
         keys = lead.keys(sent, planned.planned)
         assert keys == client_keys(sent)
-        lead.record(conversation, sent, planned, keys)
+        thread_keys = conversation.indexed().keys
+        same = same_history(sent, conversation.messages, set(), thread_keys)
+        matched = lead.matched(planned.planned)
+        assert same_history(sent, conversation.messages, set(), thread_keys, keys, matched) == same
+        lead.record(conversation, sent, planned, keys, same)
         _answer(conversation, client, frontend=flag)
 
 
@@ -105,7 +115,9 @@ def _question(conversation: Conversation, client: Client, lead: ClientLead, text
     plan = plan_run(conversation, sent, SERVER_TOOLS, lead)
     for message in plan.messages:
         conversation.add(message)
-    lead.record(conversation, sent, plan, lead.keys(sent, plan.planned))
+    keys = lead.keys(sent, plan.planned)
+    same = same_history(sent, conversation.messages, set(), conversation.indexed().keys, keys)
+    lead.record(conversation, sent, plan, keys, same)
     _answer(conversation, client, frontend=False)
     return plan, sent
 

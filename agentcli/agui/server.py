@@ -408,10 +408,11 @@ async def apply(agent: Agent, plan: Plan, relay: Relay, run_input: Any) -> None:
     running = {call.id for call in plan.approved_calls}
     lead = plan.lead
     theirs = lead.keys(run_input.messages, plan.planned) if lead is not None else None
-    if lead is not None:  # told now: what the run planned is in the thread
-        lead.record(conversation, run_input.messages, plan, theirs)
+    matched = lead.matched(plan.planned) if lead is not None else 0
     keys = conversation.indexed().keys
-    same = same_history(run_input.messages, conversation.messages, running, keys, theirs)
+    same = same_history(run_input.messages, conversation.messages, running, keys, theirs, matched)
+    if lead is not None:  # told now: what the run planned is in the thread
+        lead.record(conversation, run_input.messages, plan, theirs, same and not running)
     if relay.snapshot and not same:
         relay.send_snapshot()  # to the client only: the session has its messages
     if relay.view is not None:

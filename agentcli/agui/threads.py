@@ -143,6 +143,7 @@ class ClientLead:
         self._notes: list[str] = []  # their system and developer messages' text
         self._unkept = False  # whether they hold what the thread keeps none of (Plan.unkept)
         self._keys: list[tuple[str, str | None]] = []  # same_history's keys of them
+        self._matched = 0  # of those, how many lead the thread's keys too (all, or none)
 
     def planned(self, conversation: Conversation, messages: list[Any]) -> int:
         """How many leading `messages` were planned for this thread as it is now."""
@@ -164,6 +165,11 @@ class ClientLead:
     def unkept(self, planned: int) -> bool:
         return self._unkept if planned else False
 
+    def matched(self, planned: int) -> int:
+        """How many leading keys of the client's messages and the thread's are the same: the
+        thread's (only grown since) were the client's when the last run recorded them."""
+        return self._matched if planned else 0
+
     def keys(self, messages: list[Any], planned: int) -> list[tuple[str, str | None]]:
         """same_history's keys of the client's `messages`, of which `planned` lead."""
         lead = self._keys if planned else []
@@ -175,13 +181,16 @@ class ClientLead:
         messages: list[Any],
         plan: Plan,
         keys: list[tuple[str, str | None]],
+        same: bool,
     ) -> None:
-        """The run planned `messages` (as `plan`) and added what was new to `conversation`."""
+        """The run planned `messages` (as `plan`) and added what was new to `conversation`;
+        `same`: their keys were the thread's then (same_history, no calls left out)."""
         self._conversation = weakref.ref(conversation)
         self._generation = conversation.indexed().generation
         self._length = len(conversation.messages)
         self._messages, self._notes, self._keys = list(messages), list(plan.notes), keys
         self._unkept = plan.unkept
+        self._matched = len(keys) if same else 0
 
 
 def plan_run(
@@ -294,18 +303,20 @@ def same_history(
     running: set[str],
     keys: list[tuple[str, str | None]] | None = None,
     client_keyed: list[tuple[str, str | None]] | None = None,
+    matched: int = 0,
 ) -> bool:
     """Whether the client's messages are the thread's (by id, and tool results by their
     call), leaving out what the thread does not keep as messages: system and developer
     messages (context) and the `confirm_tool_call` exchange (approvals); and the results
     of the `running` calls (approved calls this run runs: their events show them).
     `keys`: the thread's own, kept with it (MessageIndex.keys), and `client_keyed`: the
-    client's (client_keys), when the caller has them."""
+    client's (client_keys), when the caller has them; `matched`: how many leading keys of
+    both are known to be the same (ClientLead.matched), not compared again."""
     theirs = client_keys(client) if client_keyed is None else client_keyed
     if not running and len(theirs) != len(thread):  # the usual answer, without a pass
         return False
     if not running and keys is not None:
-        return theirs == keys
+        return theirs[matched:] == keys[matched:] if matched else theirs == keys
     ours = [
         ("tool", m.tool_call_id) if m.role == "tool" else (m.role, m.id)
         for m in thread
