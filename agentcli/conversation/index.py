@@ -66,6 +66,8 @@ class MessageIndex:
         tail = messages[low:count]
         if sorted(map(id, tail)) != sorted(map(id, held[low:])):
             return False
+        if any(m.tool_calls for m in tail):  # `calls` keeps the last call of an id: by order
+            return False
         held[low:] = tail
         self.keys[low:] = [_key(m) for m in tail]
         return True
