@@ -86,6 +86,9 @@ def blind_model() -> Iterator[str]:
         httpd.server_close()
 
 
+Model = Iterator[tuple[str, Callable[[], None]]]  # a base URL, and what forgets its requests
+
+
 @contextlib.contextmanager
 def scripted_model(runs: int) -> Model:
     """The scripted server's base URL, and what forgets the requests it recorded: it parses
@@ -96,9 +99,6 @@ def scripted_model(runs: int) -> Model:
         for n in range(runs):
             server.enqueue(Reply.text([f"answer {n}"]))
         yield server.base_url, server.requests.clear
-
-
-Model = Iterator[tuple[str, Callable[[], None]]]  # a base URL, and what forgets its requests
 
 
 @contextlib.contextmanager
