@@ -206,3 +206,27 @@ def thread_of(cli_home: Path) -> str:
     """The threadId of the one thread the server has (its session: `thread-<threadId>`)."""
     [path] = (cli_home / "agentcli" / "data" / "sessions").glob("thread-*.jsonl")
     return path.name.removeprefix("thread-").removesuffix(".jsonl")
+
+
+def test_a_reloaded_page_is_sent_the_thread_once_not_at_every_run(
+    serve: Serve, server: ScriptedServer
+):
+    """@ag-ui/client merges a start snapshot into what it has: its own message first, the
+    thread's after. Its next runs hold every message of the thread in another order;
+    sending the whole thread again at each would change nothing it holds."""
+    url = serve()
+    first = EventsClient(url, "v-reload")
+    for n in range(2):
+        server.enqueue(Reply.text([f"answer {n}"]))
+        first.run(user(n, f"question {n}"))
+    page = EventsClient(url, "v-reload")  # reloaded: nothing kept
+    server.enqueue(Reply.text(["after the reload"]))
+    events = page.run(user(10, "still there?"))
+    assert types(events).count("MESSAGES_SNAPSHOT") == 1  # at its start: it lacked them
+    assert page.messages[0]["id"] == "u10"  # merged: its own message first
+    for n in range(11, 13):
+        server.enqueue(Reply.text([f"answer {n}"]))
+        events = page.run(user(n, f"question {n}"))
+        assert "MESSAGES_SNAPSHOT" not in types(events)
+    seen = thread_seen(url, "v-reload", server)
+    assert sorted(page.messages, key=lambda m: m["id"]) == sorted(seen, key=lambda m: m["id"])

@@ -309,20 +309,28 @@ def same_history(
     call), leaving out what the thread does not keep as messages: system and developer
     messages (context) and the `confirm_tool_call` exchange (approvals); and the results
     of the `running` calls (approved calls this run runs: their events show them).
-    `keys`: the thread's own, kept with it (MessageIndex.keys), and `client_keyed`: the
-    client's (client_keys), when the caller has them; `matched`: how many leading keys of
-    both are known to be the same (ClientLead.matched), not compared again."""
+    In any order: a reloaded page that @ag-ui/client merges the start snapshot into keeps
+    its own message first, and sending it the snapshot again each run would change
+    nothing it holds. `keys`: the thread's own, kept with it (MessageIndex.keys), and
+    `client_keyed`: the client's (client_keys), when the caller has them; `matched`: how
+    many leading keys of both are known to be the same ones (ClientLead.matched), not
+    compared again."""
     theirs = client_keys(client) if client_keyed is None else client_keyed
     if not running and len(theirs) != len(thread):  # the usual answer, without a pass
         return False
     if not running and keys is not None:
-        return theirs[matched:] == keys[matched:] if matched else theirs == keys
+        return _same_keys(theirs[matched:], keys[matched:])
     ours = [
         ("tool", m.tool_call_id) if m.role == "tool" else (m.role, m.id)
         for m in thread
         if not (m.role == "tool" and m.tool_call_id in running)
     ]
-    return theirs == ours
+    return _same_keys(theirs, ours)
+
+
+def _same_keys(theirs: list[Any], ours: list[Any]) -> bool:
+    """The same keys, in the same order (a compare in C) or in another."""
+    return theirs == ours or sorted(theirs, key=str) == sorted(ours, key=str)
 
 
 def client_keys(client: list[Any]) -> list[tuple[str, str | None]]:
