@@ -119,7 +119,7 @@ class Plan:
     # answers to confirm_tool_call): its messages are not the thread's, even by their ids.
     unkept: bool = False
     planned: int = 0  # leading client messages the thread's last run planned (ClientLead)
-    lead: Any = None  # the thread's ClientLead, told what this run planned once it is added
+    lead: ClientLead | None = None  # the thread's, told what this run planned once added
 
     @property
     def empty(self) -> bool:
@@ -137,8 +137,7 @@ class ClientLead:
     def __init__(self) -> None:
         # Not held: a thread no longer kept must not stay in memory for this.
         self._conversation: weakref.ref[Conversation] | None = None
-        self._generation = -1
-        self._length = 0  # the thread's messages when recorded
+        self._generation = -1  # its index's when recorded: any change but appending moves it
         self._messages: list[Any] = []  # the client's messages planned
         self._notes: list[str] = []  # their system and developer messages' text
         self._unkept = False  # whether they hold what the thread keeps none of (Plan.unkept)
@@ -153,7 +152,6 @@ class ClientLead:
             or self._conversation is None
             or conversation is not self._conversation()
             or conversation.indexed().generation != self._generation
-            or len(conversation.messages) < self._length
             or len(messages) < count
         ):
             return 0
@@ -187,7 +185,6 @@ class ClientLead:
         `same`: their keys were the thread's then (same_history, no calls left out)."""
         self._conversation = weakref.ref(conversation)
         self._generation = conversation.indexed().generation
-        self._length = len(conversation.messages)
         self._messages, self._notes, self._keys = list(messages), list(plan.notes), keys
         self._unkept = plan.unkept
         self._matched = len(keys) if same else 0
