@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentcli.agui.snapshot import thread_messages
 from agentcli.conversation import events as ev
 from agentcli.conversation import watch
 from agentcli.conversation.index import MessageIndex
@@ -222,6 +223,4 @@ class ClientView:
             or (messages[:count] if len(messages) > count else messages) != self._lead
         ):
             return True
-        from agentcli.agui.snapshot import thread_messages  # snapshot imports this module
-
         return thread_messages(messages[count:], confirms) != self.held_messages()
