@@ -74,3 +74,22 @@ def test_what_is_kept_is_bounded_by_the_bodies_sizes():
     inputs.validate(_body("d", 1), 1000)  # too large to keep: nothing else is dropped
     inputs.validate(_body("c", 7), 100)
     assert inputs.validated == 3 * 10 + 12 + 2 + 2 + 2
+
+
+def test_what_is_kept_is_bounded_by_the_number_of_threads_too():
+    inputs = RunInputs(kept_threads=2)
+    for thread in ("a", "b", "c"):
+        inputs.validate(_body(thread, 5), 100)
+    inputs.validate(_body("a", 6), 100)  # the oldest, "a", was dropped: validated whole
+    assert inputs.validated == 3 * 10 + 12
+    inputs.validate(_body("c", 6), 100)  # "c" was kept
+    assert inputs.validated == 3 * 10 + 12 + 2
+
+
+def test_a_thread_sent_again_counts_its_size_once():
+    inputs = RunInputs(kept_bytes=250)
+    for _ in range(5):  # 5 bodies of 100 bytes, all one thread's: only the last is kept
+        inputs.validate(_body("a", 5), 100)
+    inputs.validate(_body("b", 5), 100)
+    inputs.validate(_body("a", 6), 100)  # "a" still kept beside "b": only the new ones
+    assert inputs.validated == 10 + 4 * 0 + 10 + 2

@@ -17,6 +17,9 @@ from agentcli.agui.body_lead import Lead, Read, read
 from agentcli.records import dataclass
 
 KEPT_BYTES = 16 * 1024 * 1024  # requests' bodies kept, together (4 of the largest allowed)
+# Threads kept at most: a small body's parsed and validated messages weigh far more than
+# its bytes, so the byte bound alone would let many small threads hold much memory.
+KEPT_THREADS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +37,11 @@ class RunInputs:
     """Parses request bodies and validates RunAgentInputs (pydantic's ValidationError),
     reusing the lead of the messages each recent thread sent last."""
 
-    def __init__(self, kept_bytes: int = KEPT_BYTES) -> None:
+    def __init__(self, kept_bytes: int = KEPT_BYTES, kept_threads: int = KEPT_THREADS) -> None:
         self.kept_bytes = kept_bytes
+        self.kept_threads = kept_threads
         self._threads: OrderedDict[str, _Kept] = OrderedDict()  # thread id -> last request
+        self._kept_size = 0  # the kept bodies' sizes, together: no sum over them each run
         self.parsed = 0  # messages parsed so far (tests count them)
         self.validated = 0  # messages validated so far
 
@@ -90,11 +95,13 @@ class RunInputs:
 
     def _keep(self, thread: str, kept: _Kept) -> None:
         threads = self._threads
-        threads.pop(thread, None)
+        earlier = threads.pop(thread, None)
+        if earlier is not None:
+            self._kept_size -= earlier.size
         if kept.size > self.kept_bytes:
             return
         threads[thread] = kept
-        total = sum(entry.size for entry in threads.values())
-        while total > self.kept_bytes:
+        self._kept_size += kept.size
+        while self._kept_size > self.kept_bytes or len(threads) > self.kept_threads:
             _, dropped = threads.popitem(last=False)
-            total -= dropped.size
+            self._kept_size -= dropped.size
