@@ -5,6 +5,7 @@ MESSAGES_SNAPSHOT (only when that client could not have them; when unsure, it mu
 from __future__ import annotations
 
 import json
+import weakref
 
 import pytest
 
@@ -323,3 +324,17 @@ def test_a_run_error_ends_with_the_snapshot_whatever_the_client_holds():
     relay.handle(ev.RunFinished(thread_id="t", run_id="r"))
     relay.end("the store is unavailable")
     assert sent(relay)[-2:] == ["SNAPSHOT", "RUN_ERROR"]
+
+
+def test_a_relay_lets_go_of_its_mirror_once_the_run_has_ended():
+    """The mirror holds the thread's messages as they were at the start; a run's parts are
+    reference cycles, so kept by the relay it would live on until the collector ran (and
+    be traversed by it) at every later run's cost."""
+    thread = held()
+    relay = relay_after(text("m1", "ok"), thread)
+    view = weakref.ref(relay.view)
+    thread.append(answer("m1", "ok"))
+    relay.handle(ev.RunFinished(thread_id="t", run_id="r"))
+    relay.end(None)
+    assert sent(relay)[-2:] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
+    assert view() is None  # freed when the run ended, while the relay itself lives on

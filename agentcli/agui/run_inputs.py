@@ -90,7 +90,7 @@ class RunInputs:
             lead = 0
         self.validated += len(messages) - lead
         mine = done.lead if ours else None  # type: ignore[union-attr]
-        self._keep(run_input.thread_id, _Kept(messages, list(run_input.messages), size, mine))
+        self._keep(run_input.thread_id, _Kept(messages, run_input.messages, size, mine))
         return run_input
 
     def _keep(self, thread: str, kept: _Kept) -> None:

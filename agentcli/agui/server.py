@@ -116,6 +116,9 @@ class Relay:
                 self.send_snapshot()
         if last is not None:
             self._put(last)
+        # The run is over: its mirror, which holds the thread's messages as they were at
+        # the start, goes now, not when the collector finds the run's reference cycles.
+        self.view = None
 
     def _put(self, event: ev.Event) -> None:
         self.fold.apply(event)
@@ -264,8 +267,10 @@ class AgentServer:
         server_tools = set(agent.registry.names())
         specs = self.frontend_specs(run_input, server_tools)
         conversation = agent.session.conversation
+        # The validated messages themselves: read, never changed, by the plan and the kept
+        # lead; a copy of thousands each run would be one more list for the collector.
         plan = plan_run(
-            conversation, list(run_input.messages), server_tools, self._lead(run_input.thread_id)
+            conversation, run_input.messages, server_tools, self._lead(run_input.thread_id)
         )
         last = conversation.messages[-1].role if conversation.messages else None
         if plan.empty and last not in ("user", "tool"):

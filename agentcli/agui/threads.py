@@ -185,7 +185,7 @@ class ClientLead:
         `same`: their keys were the thread's then (same_history, no calls left out)."""
         self._conversation = weakref.ref(conversation)
         self._generation = conversation.indexed().generation
-        self._messages, self._notes, self._keys = list(messages), list(plan.notes), keys
+        self._messages, self._notes, self._keys = messages, list(plan.notes), keys
         self._unkept = plan.unkept
         self._matched = len(keys) if same else 0
 
