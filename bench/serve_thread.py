@@ -1,5 +1,5 @@
-"""Sequential runs on ONE thread of one `agentcli serve` process, the model a local scripted
-server: does a run's latency stay flat as the thread grows?
+"""Sequential runs on ONE thread of one `agentcli serve` process: does a run's latency stay
+flat as the thread grows?
 
     python bench/serve_thread.py [--runs 2000] [--window 50] [--full-history] [--blind-model]
 
@@ -13,10 +13,12 @@ each followed by a run of a new thread, and the ratio of their medians: the same
 comparison under the same load (on a shared machine the load drifts over the minutes
 between run 1 and run 2,000).
 
-The model request carries the whole thread (what every chat API takes); with
---blind-model the model is a server that reads each request's body and parses none of it
-(nor keeps it, as the scripted server does), which leaves agentcli's part of the drift:
-the difference is the model server's reading of a growing request.
+The model is bench/model_process.py, in a process of its own, which times its own part of
+each request: from the request read whole (its sending is serve's) to the answer written.
+It parses each request as a model server does (with --blind-model, it does not). Each
+ratio is given twice: for serve's own part (a run's latency less the model's part of it:
+the target's measure, since what a model takes for a longer request is not serve's) and
+for the whole latency, the model's part with it.
 `BENCH_SERVE_CMD` runs another build (an older one, in its own venv) instead.
 """
 
@@ -30,10 +32,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,69 +42,31 @@ sys.path.insert(0, str(ROOT))  # for tests.*
 import httpx  # noqa: E402
 
 from tests.agui_helpers import applied, free_port, run_input, sse_events, wait_ready  # noqa: E402
-from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 AGENTCLI = str(Path(sys.executable).with_name("agentcli"))
 TARGET = 1.2
 
 
-class BlindModel(BaseHTTPRequestHandler):
-    """An OpenAI-compatible chat stream that reads the request's body and ignores it."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
-        parts = [
-            {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "ok"}}]},
-            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-        ]
-        body = "".join(f"data: {json.dumps(p)}\n\n" for p in parts) + "data: [DONE]\n\n"
-        data = body.encode()
-        head = (
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
-        )
-        self.close_connection = True
-        self.wfile.write(head.encode() + data)  # one write: no wait on a delayed ACK
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @contextlib.contextmanager
-def blind_model() -> Iterator[str]:
-    """The blind model's base URL while it serves."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), BlindModel)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+def model_process(parse: bool) -> Iterator[tuple[str, list[float]]]:
+    """bench/model_process.py's base URL while it serves, and a list that holds, once it
+    has stopped, its own part of each request (in seconds, in order)."""
+    command = [sys.executable, str(ROOT / "bench" / "model_process.py")]
+    process = subprocess.Popen(
+        [*command, *(["--parse"] if parse else [])],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    took: list[float] = []
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+        yield f"http://127.0.0.1:{int(process.stdout.readline())}/v1", took
+        process.stdin.close()
+        took.extend(json.loads(process.stdout.readline()))
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-Model = Iterator[tuple[str, Callable[[], None]]]  # a base URL, and what forgets its requests
-
-
-@contextlib.contextmanager
-def scripted_model(runs: int) -> Model:
-    """The scripted server's base URL, and what forgets the requests it recorded: it parses
-    each one (a model reads its request), but keeping 2,000 of them, up to 0.2 MB each, as
-    parsed JSON would make this process (the bench's client too) slower with each run,
-    which is no part of the server under test."""
-    with ScriptedServer() as server:
-        for n in range(runs):
-            server.enqueue(Reply.text([f"answer {n}"]))
-        yield server.base_url, server.requests.clear
-
-
-@contextlib.contextmanager
-def blind(model: contextlib.AbstractContextManager[str]) -> Model:
-    with model as base_url:
-        yield base_url, lambda: None
+        process.kill()
+        process.wait()
 
 
 def one_run(
@@ -130,16 +92,30 @@ def one_run(
     return elapsed
 
 
+def ratio_line(label: str, early: float, late: float) -> str:
+    ratio = late / early
+    verdict = "PASS" if ratio <= TARGET else "FAIL"
+    return (
+        f"  {label}: {early * 1000:6.2f} -> {late * 1000:6.2f} ms, {ratio:.2f}x "
+        f"(target <= {TARGET}x): {verdict}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--window", type=int, default=50, help="runs in each median")
     parser.add_argument("--full-history", action="store_true", help="send every message")
-    parser.add_argument("--blind-model", action="store_true", help="a model ignoring the body")
+    parser.add_argument("--blind-model", action="store_true", help="a model not parsing it")
     args = parser.parse_args()
     window = min(args.window, max(1, args.runs // 4))
-    model = blind(blind_model()) if args.blind_model else scripted_model(args.runs + 2 * window)
-    with tempfile.TemporaryDirectory() as home, model as (base_url, forget):
+    latencies: list[float] = []
+    # After the N runs: `window` more on the long thread, each followed by a run of a new
+    # thread (its runs 1 to `window`), so that both are timed under the same load.
+    late: list[float] = []
+    fresh: list[float] = []
+    model = model_process(parse=not args.blind_model)
+    with tempfile.TemporaryDirectory() as home, model as (base_url, took):
         env = {
             **os.environ,
             "OPENAI_BASE_URL": base_url,
@@ -157,20 +133,13 @@ def main() -> int:
             stderr=subprocess.PIPE,
             text=True,
         )
-        latencies: list[float] = []
-        # After the N runs: `window` more on the long thread, each followed by a run of a
-        # new thread (its runs 1 to `window`), so that both are timed under the same load.
-        late: list[float] = []
-        fresh: list[float] = []
         try:
             wait_ready(process, url)
             histories: dict[str, list[dict]] = {"long": [], "fresh": []}
 
             def run(thread: str, n: int) -> float:
                 kept = histories[thread] if args.full_history else None
-                elapsed = one_run(client, url, f"bench-{thread}", n, kept)
-                forget()
-                return elapsed
+                return one_run(client, url, f"bench-{thread}", n, kept)
 
             with httpx.Client(timeout=120) as client:
                 latencies = [run("long", n) for n in range(args.runs)]
@@ -181,25 +150,27 @@ def main() -> int:
             process.terminate()
             process.wait(timeout=10)
             size = sum(p.stat().st_size for p in Path(home).rglob("thread-bench-long.jsonl"))
-    first = statistics.median(latencies[:window])
-    last = statistics.median(latencies[-window:])
-    ratio = last / first
+    # One model request a run, in the order of the runs: the model's own part of each.
+    if len(took) != len(latencies) + len(late) + len(fresh):
+        raise SystemExit(f"{len(took)} model requests for {len(latencies) + 2 * window} runs")
+    runs = len(latencies)
+    own = [latency - model for latency, model in zip(latencies, took[:runs], strict=True)]
+    own_late = [latency - took[runs + 2 * i] for i, latency in enumerate(late)]
+    own_fresh = [latency - took[runs + 2 * i + 1] for i, latency in enumerate(fresh)]
+    median = statistics.median
     sends = "the whole history" if args.full_history else "the new message"
-    model = "a model server ignoring the body" if args.blind_model else "the scripted model"
-    print(f"{args.runs} sequential runs on one thread ({sends}; {model});")
+    parses = "does not parse it" if args.blind_model else "parses it"
+    print(f"{args.runs} sequential runs on one thread ({sends}; the model {parses});")
     print(f"  the session file ends at {size:,} bytes")
-    print(f"  median of runs 1-{window}: {first * 1000:7.1f} ms")
-    print(f"  median of the last {window}:   {last * 1000:7.1f} ms")
-    verdict = "PASS" if ratio <= TARGET else "FAIL"
-    print(f"  ratio {ratio:.2f}x (target <= {TARGET}x): {verdict}")
-    interleaved = statistics.median(late) / statistics.median(fresh)
+    print(f"  median of runs 1-{window} -> median of the last {window}:")
+    print(ratio_line("serve's own part", median(own[:window]), median(own[-window:])))
+    print(ratio_line("with the model's", median(latencies[:window]), median(latencies[-window:])))
     print(
-        f"  then interleaved, under the same load: runs {args.runs + 1}-{args.runs + window} "
-        f"of this thread {statistics.median(late) * 1000:.1f} ms, runs 1-{window} of a new one "
-        f"{statistics.median(fresh) * 1000:.1f} ms"
+        f"  then interleaved, under the same load: runs 1-{window} of a new thread -> runs "
+        f"{args.runs + 1}-{args.runs + window} of this one:"
     )
-    verdict = "PASS" if interleaved <= TARGET else "FAIL"
-    print(f"  ratio {interleaved:.2f}x (target <= {TARGET}x): {verdict}")
+    print(ratio_line("serve's own part", median(own_fresh), median(own_late)))
+    print(ratio_line("with the model's", median(fresh), median(late)))
     return 0
 
 
