@@ -42,9 +42,16 @@ CALL_FIELDS = {
     "image-data-a-number": "content[0].data: Input should be a valid string (it is a number)",
     "structured-a-list": "structuredContent: Input should be a valid dictionary",
 }
-# Answers the SDK cannot parse as JSON-RPC are dropped by it before agentcli sees which call
-# they answer: that call ends at its tool_timeout, with the timeout's own line.
-DROPPED = sorted([*FRAMES, "call-result-null"])
+# Answers the SDK cannot read as JSON-RPC are dropped by it before agentcli sees which call
+# they answer; one that is an answer (an object with a result or an error) ends the call in
+# flight at once, quoted. Anything else is no answer: the call ends at its tool_timeout.
+NO_ANSWER = ["answer-a-number"]
+UNREADABLE = {
+    "answer-without-id": '{"jsonrpc": "2.0", "result": {"content": [{"type": "text"',
+    "answer-id-a-list": '{"jsonrpc": "2.0", "id": [',
+    "error-a-string": '"error": "broken"}',
+    "call-result-null": '"result": null}',
+}
 
 
 def run_echo(
@@ -127,10 +134,26 @@ def test_a_notification_of_the_wrong_shape_is_left_out_and_the_call_answers(
     assert answered(server) == "echo: hi"
 
 
-@pytest.mark.parametrize("shape", DROPPED)
-def test_an_answer_the_sdk_cannot_parse_ends_the_call_at_its_timeout(
+@pytest.mark.parametrize("shape", NO_ANSWER)
+def test_a_line_that_is_no_answer_ends_the_call_at_its_timeout(
     run_cli: RunCli, server: ScriptedServer, cli_home: Path, shape: str
 ) -> None:
     """Not a hang: the call's own limit ends it (a short one here) and the run goes on."""
     run_echo(run_cli, server, cli_home, shape, tool_timeout=3)
     assert "no answer within 3 s, so the call was cancelled" in answered(server)
+
+
+@pytest.mark.parametrize("shape", sorted(UNREADABLE))
+def test_an_answer_the_sdk_cannot_read_ends_its_call_at_once_quoted(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, shape: str
+) -> None:
+    """The call's limit is 60 s here: ended by its timeout, the line would say so."""
+    run_echo(run_cli, server, cli_home, shape, tool_timeout=60)
+    content = answered(server)
+    assert content.startswith("Error: mcp__w__echo: its answer is not MCP's JSON-RPC ("), content
+    assert UNREADABLE[shape] in content and "no answer within" not in content, content
+    assert "\n" not in content
+
+
+def test_every_message_the_sdk_cannot_read_is_tested_as_an_answer_or_as_none():
+    assert sorted([*NO_ANSWER, *UNREADABLE]) == sorted([*FRAMES, "call-result-null"])

@@ -24,6 +24,7 @@ from agentcli.conversation.events import now_ms
 from agentcli.mcp.cancellation import CancelledCalls
 from agentcli.mcp.client_features import ClientHost, ServerFeatures
 from agentcli.mcp.config import ServerConfig
+from agentcli.mcp.flights import Flight, Flights
 from agentcli.mcp.resources import ServerResources
 from agentcli.mcp.results import capped
 from agentcli.mcp.shapes import answer_name, is_wrong_shape, wrong_shape
@@ -109,6 +110,7 @@ class McpServer(ToolSource):
         self._reconnect = asyncio.Lock()
         self._garbage: str | None = None  # the first line on stdout that was not JSON-RPC
         self._garbled = asyncio.Event()
+        self.flights = Flights()  # its calls in flight: an unreadable answer ends its call
         self.cancelled = CancelledCalls()  # told to the server before it is stopped
         self.catalog = ServerResources(self)  # resources, and prompt and resource list changes
         self.started_at = self.ready_at = 0  # ms since the epoch, as event timestamps
@@ -200,8 +202,12 @@ class McpServer(ToolSource):
         loop = asyncio.get_running_loop()
         deadline = asyncio.timeout(limit)
 
+        # Ended at once by an answer the SDK could not read (agentcli.mcp.flights).
+        flight = Flight(lambda: deadline.reschedule(loop.time()))
+
         def heard() -> None:  # a server visibly working is given the limit again
-            deadline.reschedule(loop.time() + limit)
+            if flight.garbled is None:  # unless its answer came, unreadable
+                deadline.reschedule(loop.time() + limit)
 
         progress, latest = self.features.progress_for(ctx.progress, heard)
         try:
@@ -209,7 +215,7 @@ class McpServer(ToolSource):
             # allows that); when it passes, the call's task is cancelled, and the SDK sends
             # notifications/cancelled so the server can stop too.
             async with deadline:
-                with self.cancelled.watch():
+                with self.cancelled.watch(), self.flights.flying(flight):
                     result = await session.call_tool(
                         tool.remote_name, args, progress_callback=progress
                     )
@@ -218,6 +224,11 @@ class McpServer(ToolSource):
                 said = wrong_shape(answer_name(error), error)
                 raise ToolFailure(f"{tool.name}: {said}") from None
             timed_out = isinstance(error, TimeoutError) and deadline.expired()
+            if timed_out and flight.garbled is not None:  # ended by its unreadable answer
+                raise ToolFailure(
+                    f"{tool.name}: its answer is not MCP's JSON-RPC ({flight.garbled}), so "
+                    "the call was cancelled"
+                ) from None
             if timed_out or (isinstance(error, MCPError) and error.code == REQUEST_TIMEOUT):
                 raise ToolFailure(
                     f"{tool.name}: no answer within {limit:g} s, so the call was cancelled "
@@ -516,9 +527,11 @@ class McpServer(ToolSource):
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):  # a line on stdout that is not JSON-RPC
+            quoted = _quoted_line(message)
             if self._garbage is None:
-                self._garbage = _quoted_line(message)
+                self._garbage = quoted
                 self._garbled.set()
+            self.flights.unreadable(message, quoted)
             return
         method = getattr(message, "method", "")
         if method == "notifications/tools/list_changed":
@@ -652,7 +665,10 @@ def _quoted_line(error: Exception) -> str:
     from agentcli.text.decoding import shown
 
     errors = getattr(error, "errors", None)
-    found = errors()[0].get("input") if callable(errors) and errors() else None
+    inputs = [item.get("input") for item in errors()] if callable(errors) else []
+    # The message itself where an error holds it (a missing member's error does), not
+    # the piece of it another error is about (a list `id`, say).
+    found = next((i for i in inputs if isinstance(i, dict)), inputs[0] if inputs else None)
     if isinstance(found, dict | list):  # JSON, but not JSON-RPC: the message itself
         found = json.dumps(found, ensure_ascii=False)
     text = visible(shown(found.strip())) if isinstance(found, str) else ""
