@@ -574,3 +574,68 @@ def test_a_line_that_is_not_json_rpc_is_answered_and_said_once(
     assert by_id[2]["result"] == {}
     assert stderr.count("not a JSON-RPC message") == 1
     assert server.returncode == 0
+
+
+def piped(cli_home: Path, workspace: Path, lines: list[dict[str, Any]], *flags: str) -> Any:
+    """`agentcli mcp serve` as a script drives it: every request written, stdin closed at
+    once (as `printf ... | agentcli mcp serve` does), then what it wrote until it ended."""
+    result = subprocess.run(
+        [str(AGENTCLI), "mcp", "serve", *flags],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        env=build_env(cli_home),
+        cwd=workspace,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    return {answer.get("id"): answer for answer in map(json.loads, result.stdout.splitlines())}
+
+
+def hello_lines(capabilities: dict[str, Any]) -> list[dict[str, Any]]:
+    hello = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": capabilities,
+        "clientInfo": {"name": "script", "version": "1"},
+    }
+    return [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+
+
+def call_line(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def test_requests_in_flight_when_stdin_ends_are_answered_before_the_server_ends(
+    cli_home: Path, workspace: Path
+) -> None:
+    """The SDK ends the session at the end of stdin: a call still running was answered
+    "Connection closed". Here a slow command and a quick listing both answer."""
+    (workspace / "here.txt").write_text("x")
+    lines = [
+        *hello_lines({}),
+        call_line(2, "run_shell", {"command": "sleep 1; echo slow"}),
+        call_line(3, "list_directory", {"path": "."}),
+    ]
+    answers = piped(cli_home, workspace, lines, "--yes")
+    assert answers[2]["result"]["structuredContent"]["output"] == "slow\n", answers[2]
+    assert "here.txt" in answers[3]["result"]["content"][0]["text"], answers[3]
+
+
+def test_what_the_server_asks_after_stdin_ended_is_denied_not_waited_for(
+    cli_home: Path, workspace: Path
+) -> None:
+    """A client that offered elicitation and closed stdin cannot answer it: the call it
+    would allow is denied, saying why, and the server ends."""
+    lines = [
+        *hello_lines({"elicitation": {}}),
+        call_line(2, "write_file", {"path": "new.txt", "content": "hi"}),
+    ]
+    answers = piped(cli_home, workspace, lines)
+    text = answers[2]["result"]["content"][0]["text"]
+    assert text.startswith("denied: ") and "the client closed stdin" in text, text
+    assert not (workspace / "new.txt").exists()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentcli.mcp_serve.stdin_end import InFlight
+
 PARSE_ERROR = -32700  # JSON-RPC 2.0: not JSON
 INVALID_REQUEST = -32600  # JSON-RPC 2.0: JSON, but not a request, notification or response
 
@@ -36,15 +38,19 @@ def error_reply(error: Exception) -> Any:
     return SessionMessage(reply)
 
 
-async def answer_bad_lines(source: Any, sink: Any, write: Any, notice: Any) -> None:
+async def answer_bad_lines(
+    source: Any, sink: Any, write: Any, notice: Any, in_flight: InFlight
+) -> None:
     """Forwards what the transport read from `source` to `sink`; a line it could not read
-    is answered on `write` and said once on stderr through `notice`."""
+    is answered on `write` and said once on stderr through `notice`. At the end of
+    `source`, `sink` is closed once the requests `in_flight` are answered."""
     import anyio
 
     bad = 0
     async with sink:
         async for item in source:
             if not isinstance(item, Exception):
+                in_flight.read(item)
                 await sink.send(item)
                 continue
             bad += 1
@@ -56,3 +62,4 @@ async def answer_bad_lines(source: Any, sink: Any, write: Any, notice: Any) -> N
                 await write.send(error_reply(item))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return  # the client is gone: nobody to answer
+        await in_flight.drained(sink)  # the end of stdin: what was asked is answered first

@@ -199,15 +199,21 @@ async def serve_stdio(options: LendOptions) -> None:
     from mcp.server.stdio import stdio_server
 
     from agentcli.mcp_serve.bad_lines import answer_bad_lines
+    from agentcli.mcp_serve.stdin_end import InFlight
 
     lender = Lender(options)
     server = mcp_server(lender)
+    in_flight = InFlight()  # the client's requests are answered before the end of stdin ends it
     async with stdio_server() as (read, write):
         checked_writer, checked = anyio.create_memory_object_stream[Any](0)
+        answers_writer, answers = anyio.create_memory_object_stream[Any](0)
         await lender.open()
         try:
             async with anyio.create_task_group() as group, checked:
-                group.start_soon(answer_bad_lines, read, checked_writer, write, _notice)
-                await server.run(checked, write, server.create_initialization_options())
+                group.start_soon(answer_bad_lines, read, checked_writer, write, _notice, in_flight)
+                group.start_soon(in_flight.relay, answers, write, checked_writer)
+                async with answers_writer:
+                    options = server.create_initialization_options()
+                    await server.run(checked, answers_writer, options)
         finally:
             await lender.aclose()
