@@ -397,4 +397,6 @@ class Agent:
                 await closing
         if self._owns_provider:
             await self.provider.aclose()
-        self.session.close()
+        # Off the event loop: the file's close waits for its fsync (and its syncer thread),
+        # which a slow disk makes long, and a served run's end must not hold up the others'.
+        await asyncio.to_thread(self.session.close)
