@@ -15,12 +15,15 @@ result stands."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.agent.call_steps import InvalidArguments, Proceed, Stage, ToolCallFlight
 from agentcli.agent.hook_runner import HookRunner, label
 from agentcli.conversation.error_kinds import DENIED
+from agentcli.habits.hook_answer import Answer
 from agentcli.tools.base import ToolOutput
 
 if TYPE_CHECKING:
@@ -64,6 +67,24 @@ def _applies(hook: Hook, flight: ToolCallFlight) -> bool:
     return hook.applies(request.tool, request.subjects, flight.context.workspace.root)
 
 
+async def _answers(
+    runner: HookRunner, event: str, flight: ToolCallFlight, **extra: Any
+) -> AsyncIterator[tuple[Hook, Answer]]:
+    """Each of `event`'s hooks that applies to the call, in order, and its answer; each
+    is given the call's arguments as the hooks before it left them."""
+    for hook in runner.of(event):
+        if not _applies(hook, flight):
+            continue
+        payload = runner.payload(
+            event,
+            tool_name=flight.tool.name,
+            tool_input=tool_input(flight),
+            tool_use_id=flight.call.id,
+            **extra,
+        )
+        yield hook, await runner.run(hook, payload, flight.call.id)
+
+
 class PreToolUseHooks:
     stage: Stage = "before"
 
@@ -71,44 +92,35 @@ class PreToolUseHooks:
         self.runner = runner
 
     async def __call__(self, flight: ToolCallFlight, proceed: Proceed) -> ToolOutput:
-        # In order, each seeing the arguments as the hooks before it left them.
-        for hook in self.runner.of("PreToolUse"):
-            if not _applies(hook, flight):
-                continue
-            payload = self.runner.payload(
-                "PreToolUse",
-                tool_name=flight.tool.name,
-                tool_input=tool_input(flight),
-                tool_use_id=flight.call.id,
-            )
-            answer = await self.runner.run(hook, payload, flight.call.id)
-            if answer.failure is not None:
-                return ToolOutput.failure(
-                    f"denied: {label(hook)} {answer.failure}, and a call its guard could "
-                    "not check does not run",
-                    DENIED,
-                )
-            if answer.decision in ("deny", "block"):
-                return ToolOutput.failure(
-                    f"denied: {label(hook)} refused it: {answer.reason or 'no reason given'}",
-                    DENIED,
-                )
-            if answer.updated_input is not None:
-                # What someone approved before this run (a deferred approval) was the
-                # call as it was: the changed one is decided again.
-                flight.decided = None
-                try:
-                    flight.revise(from_hook(answer.updated_input, flight))
-                except InvalidArguments as invalid:
+        async with contextlib.aclosing(_answers(self.runner, "PreToolUse", flight)) as answers:
+            async for hook, answer in answers:
+                if answer.failure is not None:
                     return ToolOutput.failure(
-                        f"denied: {label(hook)} changed the arguments into ones the tool "
-                        f"refuses ({invalid})",
+                        f"denied: {label(hook)} {answer.failure}, and a call its guard could "
+                        "not check does not run",
                         DENIED,
                     )
-            if answer.decision == "ask":
-                flight.ask_reasons.append(
-                    f"{label(hook)} asks" + (f": {answer.reason}" if answer.reason else "")
-                )
+                if answer.decision in ("deny", "block"):
+                    return ToolOutput.failure(
+                        f"denied: {label(hook)} refused it: {answer.reason or 'no reason given'}",
+                        DENIED,
+                    )
+                if answer.updated_input is not None:
+                    # What someone approved before this run (a deferred approval) was the
+                    # call as it was: the changed one is decided again.
+                    flight.decided = None
+                    try:
+                        flight.revise(from_hook(answer.updated_input, flight))
+                    except InvalidArguments as invalid:
+                        return ToolOutput.failure(
+                            f"denied: {label(hook)} changed the arguments into ones the tool "
+                            f"refuses ({invalid})",
+                            DENIED,
+                        )
+                if answer.decision == "ask":
+                    flight.ask_reasons.append(
+                        f"{label(hook)} asks" + (f": {answer.reason}" if answer.reason else "")
+                    )
         return await proceed(flight)
 
 
@@ -123,17 +135,10 @@ class PostToolUseHooks:
         if not flight.ran:
             return output
         notes = []
-        for hook in self.runner.of("PostToolUse"):
-            if not _applies(hook, flight):
-                continue
-            payload = self.runner.payload(
-                "PostToolUse",
-                tool_name=flight.tool.name,
-                tool_input=tool_input(flight),
-                tool_use_id=flight.call.id,
-                tool_response={"content": output.content, "is_error": output.error},
-            )
-            answer = await self.runner.run(hook, payload, flight.call.id)
+        response = {"content": output.content, "is_error": output.error}
+        async for hook, answer in _answers(
+            self.runner, "PostToolUse", flight, tool_response=response
+        ):
             if answer.decision in ("deny", "block"):
                 notes.append(f"[{label(hook)}: {answer.reason or 'blocked'}]")
             if answer.context:
