@@ -14,6 +14,7 @@ import contextlib
 from typing import Any
 
 CLIENT_GONE = -32000  # a server error of JSON-RPC's own range: the client closed stdin
+CANCELLED = "notifications/cancelled"
 
 
 class InFlight:
@@ -36,6 +37,10 @@ class InFlight:
             self.ids.add(message.id)
         elif isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             self.asked.discard(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == CANCELLED:
+            # A request the client cancelled gets no answer (MCP): none is waited for.
+            params = message.params if isinstance(message.params, dict) else {}
+            self._answered(params.get("requestId"))
 
     def _answered(self, request_id: Any) -> None:
         self.ids.discard(request_id)
