@@ -638,4 +638,5 @@ def test_what_the_server_asks_after_stdin_ended_is_denied_not_waited_for(
     answers = piped(cli_home, workspace, lines)
     text = answers[2]["result"]["content"][0]["text"]
     assert text.startswith("denied: ") and "the client closed stdin" in text, text
+    assert "offers no elicitation" not in text  # it did offer it: it could not answer
     assert not (workspace / "new.txt").exists()

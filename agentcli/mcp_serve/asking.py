@@ -17,10 +17,11 @@ from agentcli.policy.engine import NobodyToAsk, Prompt, UserChoice, offered
 # which copies this into the call's tasks).
 current_request: contextvars.ContextVar[Any] = contextvars.ContextVar("mcp_serve_request")
 
-NO_ELICITATION = (
-    "the MCP client cannot be asked (it offers no elicitation); start agentcli mcp serve "
-    "with --yes to allow what would ask, or --allow RULE for this kind of call"
+HOW_TO_ALLOW = (
+    "start agentcli mcp serve with --yes to allow what would ask, or --allow RULE for this "
+    "kind of call"
 )
+NO_ELICITATION = f"the MCP client cannot be asked (it offers no elicitation); {HOW_TO_ALLOW}"
 _logger = logging.getLogger("agentcli.mcp_serve")
 
 
@@ -89,7 +90,7 @@ async def ask_client(prompt: Prompt) -> UserChoice | NobodyToAsk:
         )
     except Exception as error:  # the client failed to answer: nobody said yes
         _logger.debug("elicitation failed: %s", error)
-        return NobodyToAsk(f"asking the MCP client failed ({error}); {NO_ELICITATION}")
+        return NobodyToAsk(f"asking the MCP client failed ({error}); {HOW_TO_ALLOW}")
     if result.action != "accept":
         said = "declined" if result.action == "decline" else "cancelled"
         return UserChoice("deny", f"the MCP client {said} it")
