@@ -223,20 +223,21 @@ def json_body(headers: Mapping[str, str], body: dict[str, Any] | None) -> dict[s
     An `EncodedValue` of the body's top level is spliced in as its text."""
     if body is None:
         return {"headers": headers}
-    dump = compact_json
 
     def spliced(value: dict[str, Any]) -> str:
-        encoded = [f"{dump(k)}:{v.text}" for k, v in value.items() if isinstance(v, EncodedValue)]
+        encoded = [
+            f"{compact_json(k)}:{v.text}" for k, v in value.items() if isinstance(v, EncodedValue)
+        ]
         if not encoded:
-            return dump(value)
-        rest = dump({k: v for k, v in value.items() if not isinstance(v, EncodedValue)})
+            return compact_json(value)
+        rest = compact_json({k: v for k, v in value.items() if not isinstance(v, EncodedValue)})
         return "{" + ",".join(encoded) + ("," + rest[1:] if rest != "{}" else "}")
 
     try:
         content = spliced(body).encode("utf-8")
     except UnicodeEncodeError:
         plain = {k: v.plain() if isinstance(v, EncodedValue) else v for k, v in body.items()}
-        content = dump(writable(plain)).encode("utf-8")
+        content = compact_json(writable(plain)).encode("utf-8")
     return {"headers": {**headers, "content-type": "application/json"}, "content": content}
 
 
