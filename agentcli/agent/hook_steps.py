@@ -94,34 +94,42 @@ class PreToolUseHooks:
     async def __call__(self, flight: ToolCallFlight, proceed: Proceed) -> ToolOutput:
         async with contextlib.aclosing(_answers(self.runner, "PreToolUse", flight)) as answers:
             async for hook, answer in answers:
-                if answer.failure is not None:
-                    return ToolOutput.failure(
-                        f"denied: {label(hook)} {answer.failure}, and a call its guard could "
-                        "not check does not run",
-                        DENIED,
-                    )
-                if answer.decision in ("deny", "block"):
-                    return ToolOutput.failure(
-                        f"denied: {label(hook)} refused it: {answer.reason or 'no reason given'}",
-                        DENIED,
-                    )
-                if answer.updated_input is not None:
-                    # What someone approved before this run (a deferred approval) was the
-                    # call as it was: the changed one is decided again.
-                    flight.decided = None
-                    try:
-                        flight.revise(from_hook(answer.updated_input, flight))
-                    except InvalidArguments as invalid:
-                        return ToolOutput.failure(
-                            f"denied: {label(hook)} changed the arguments into ones the tool "
-                            f"refuses ({invalid})",
-                            DENIED,
-                        )
-                if answer.decision == "ask":
-                    flight.ask_reasons.append(
-                        f"{label(hook)} asks" + (f": {answer.reason}" if answer.reason else "")
-                    )
+                refused = _heeded(hook, answer, flight)
+                if refused is not None:
+                    return refused
         return await proceed(flight)
+
+
+def _heeded(hook: Hook, answer: Answer, flight: ToolCallFlight) -> ToolOutput | None:
+    """A PreToolUse hook's answer applied to the call: its refusal, or None when the call
+    goes on (its arguments as the hook changed them, its reasons to ask added)."""
+    if answer.failure is not None:
+        return ToolOutput.failure(
+            f"denied: {label(hook)} {answer.failure}, and a call its guard could not check "
+            "does not run",
+            DENIED,
+        )
+    if answer.decision in ("deny", "block"):
+        return ToolOutput.failure(
+            f"denied: {label(hook)} refused it: {answer.reason or 'no reason given'}", DENIED
+        )
+    if answer.updated_input is not None:
+        # What someone approved before this run (a deferred approval) was the call as it
+        # was: the changed one is decided again.
+        flight.decided = None
+        try:
+            flight.revise(from_hook(answer.updated_input, flight))
+        except InvalidArguments as invalid:
+            return ToolOutput.failure(
+                f"denied: {label(hook)} changed the arguments into ones the tool refuses "
+                f"({invalid})",
+                DENIED,
+            )
+    if answer.decision == "ask":
+        flight.ask_reasons.append(
+            f"{label(hook)} asks" + (f": {answer.reason}" if answer.reason else "")
+        )
+    return None
 
 
 class PostToolUseHooks:
