@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.assembly import resolve_settings
 from agentcli.assembly.session import open_agent
 from agentcli.sessions.session import Session
+from tests.test_watch_in_a_run import agent_settings
 
 
 def test_an_agents_close_leaves_the_event_loop_free_while_the_file_syncs(
@@ -22,19 +22,7 @@ def test_an_agents_close_leaves_the_event_loop_free_while_the_file_syncs(
 ) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    settings = resolve_settings(
-        model="openai:m",
-        base_url="http://127.0.0.1:9/v1",  # never asked: no turn is run
-        cwd=str(workspace),
-        system=None,
-        max_steps=None,
-        timeout=None,
-        output="jsonl",
-        yes=True,
-        deny=False,
-        debug=False,
-        env={"OPENAI_API_KEY": "x"},
-    )
+    settings = agent_settings(workspace, "http://127.0.0.1:9/v1")  # never asked: no turn is run
     session = Session.create(workspace, "openai:m")
     syncing, released = threading.Event(), threading.Event()
     real_fsync = os.fsync

@@ -7,12 +7,31 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from agentcli.assembly import resolve_settings
 from agentcli.assembly.session import open_agent
 from agentcli.conversation import watch
 from agentcli.sessions.session import Session
 from tests.scripted_server import Reply, ScriptedServer
+
+
+def agent_settings(workspace: Path, base_url: str) -> Any:
+    """A run's settings as the commands resolve them: an OpenAI-compatible model at
+    `base_url`, `--yes`, JSONL output."""
+    return resolve_settings(
+        model="openai:m",
+        base_url=base_url,
+        cwd=str(workspace),
+        system=None,
+        max_steps=None,
+        timeout=None,
+        output="jsonl",
+        yes=True,
+        deny=False,
+        debug=False,
+        env={"OPENAI_API_KEY": "x"},
+    )
 
 
 def test_turns_with_tools_edit_no_watched_message(tmp_path: Path, isolated_agentcli_home: Path):
@@ -27,19 +46,7 @@ def test_turns_with_tools_edit_no_watched_message(tmp_path: Path, isolated_agent
                 for n, name in enumerate(("a.txt", "b.txt", "c.txt"))
             ]
             server.enqueue(Reply.tool_calls(reads), Reply.text([f"read them, turn {turn}"]))
-        settings = resolve_settings(
-            model="openai:m",
-            base_url=server.base_url,
-            cwd=str(workspace),
-            system=None,
-            max_steps=None,
-            timeout=None,
-            output="jsonl",
-            yes=True,
-            deny=False,
-            debug=False,
-            env={"OPENAI_API_KEY": "x"},
-        )
+        settings = agent_settings(workspace, server.base_url)
         session = Session.create(workspace, "openai:m")
         conversation = session.conversation
 
