@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunCli
-from tests.fixtures.mcp.wrong_shapes_server import CALLS, FRAMES, LISTS, NOTES
+from tests.fixtures.mcp.wrong_shapes_server import CALLS, FRAMES, LISTS, NOTES, PAIR
 from tests.scripted_server import Reply, ScriptedServer
 from tests.test_e2e_sessions import only_session, records, warning_lines
 from tests.test_mcp import toml_str, tool_messages, write_config
@@ -55,16 +55,25 @@ UNREADABLE = {
 
 
 def run_echo(
-    run_cli: RunCli, server: ScriptedServer, cli_home: Path, shape: str, tool_timeout: int = 60
+    run_cli: RunCli,
+    server: ScriptedServer,
+    cli_home: Path,
+    shape: str,
+    tool_timeout: int = 60,
+    texts: tuple[str, ...] = ("hi",),
 ) -> Any:
+    """One `agentcli run` whose model calls echo once for each of `texts`, at once."""
     args = json.dumps([str(SERVER), shape])
     write_config(
         cli_home,
         f"[mcp.servers.w]\ncommand = {toml_str(sys.executable)}\nargs = {args}\n"
         f"trusted = true\ntool_timeout = {tool_timeout}\nstart_timeout = 60\n",
     )
-    call = {"id": "call_1", "name": "mcp__w__echo", "arguments": {"text": "hi"}}
-    server.enqueue(Reply.tool_calls([call]), Reply.text(["done"]))
+    calls = [
+        {"id": f"call_{n}", "name": "mcp__w__echo", "arguments": {"text": text}}
+        for n, text in enumerate(texts, 1)
+    ]
+    server.enqueue(Reply.tool_calls(calls), Reply.text(["done"]))
     result = run_cli(["run", "--yes", "go"], server=server, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "done", result.stderr
@@ -153,6 +162,19 @@ def test_an_answer_the_sdk_cannot_read_ends_its_call_at_once_quoted(
     assert content.startswith("Error: mcp__w__echo: its answer is not MCP's JSON-RPC ("), content
     assert UNREADABLE[shape] in content and "no answer within" not in content, content
     assert "\n" not in content
+
+
+def test_with_two_calls_in_flight_the_unreadable_answer_ends_its_call_once_the_other_answers(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    """The answer without an id came while both were in flight: which one it answered was
+    told by the other's own answer, and the call it was for ended then, not at its 60 s."""
+    run_echo(run_cli, server, cli_home, PAIR, tool_timeout=60, texts=("bad", "good"))
+    results = {m["tool_call_id"]: m["content"] for m in tool_messages(server, 1)}
+    bad, good = results["call_1"], results["call_2"]
+    assert bad.startswith("Error: mcp__w__echo: its answer is not MCP's JSON-RPC ("), bad
+    assert UNREADABLE["answer-without-id"] in bad and "no answer within" not in bad, bad
+    assert good == "echo: good"
 
 
 def test_every_message_the_sdk_cannot_read_is_tested_as_an_answer_or_as_none():

@@ -64,6 +64,17 @@ def innermost_error(error: BaseException) -> BaseException:
     return error
 
 
+def had_answer(error: BaseException) -> bool:
+    """Whether a call that raised `error` had the server's answer: an error it sent, or an
+    answer of a shape MCP does not have (not a timeout, a cancel or a closed connection)."""
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+    if is_wrong_shape(error):
+        return True
+    return isinstance(error, MCPError) and error.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+
+
 class McpServer(ToolSource):
     kind = "mcp"
 
@@ -110,7 +121,8 @@ class McpServer(ToolSource):
         self._reconnect = asyncio.Lock()
         self._garbage: str | None = None  # the first line on stdout that was not JSON-RPC
         self._garbled = asyncio.Event()
-        self.flights = Flights()  # its calls in flight: an unreadable answer ends its call
+        # Its calls in flight: an unreadable answer ends the call it was for.
+        self.flights = Flights(had_answer)
         self.cancelled = CancelledCalls()  # told to the server before it is stopped
         self.catalog = ServerResources(self)  # resources, and prompt and resource list changes
         self.started_at = self.ready_at = 0  # ms since the epoch, as event timestamps
