@@ -64,3 +64,17 @@ def test_a_remote_agents_state_delta_is_bounded_too() -> None:
     with pytest.raises(StateError):
         view.apply({"type": "STATE_DELTA", "delta": doubling})
     assert view.state == {"a": "x" * 1000}
+
+
+def test_patches_that_nest_the_state_past_max_depth_are_refused_whole() -> None:
+    """Each op's value is shallow, but adding each inside the last nests without a bound:
+    a state past what the encoders take would fail every later run of its thread."""
+    from agentcli.json_depth import MAX_DEPTH
+
+    state: dict = {}
+    path = ""
+    for _ in range(MAX_DEPTH - 1):
+        state, _ = apply_bounded(state, [{"op": "add", "path": path + "/a", "value": {}}], 10**6)
+        path += "/a"
+    with pytest.raises(StateTooLarge, match=f"deeper than {MAX_DEPTH} levels"):
+        apply_bounded(state, [{"op": "add", "path": path + "/a", "value": {"b": {}}}], 10**6)

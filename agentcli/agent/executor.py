@@ -30,6 +30,7 @@ from agentcli.agent.refine import refine_arguments
 from agentcli.conversation.error_kinds import DENIED, FAILED, INVALID
 from agentcli.conversation.images import admit_all
 from agentcli.conversation.messages import Message, ToolCall, new_id
+from agentcli.json_depth import too_deep
 from agentcli.policy.engine import Policy, TurnCancelled
 from agentcli.records import dataclass, replace
 from agentcli.risk import ApprovalRequest, Decision
@@ -254,10 +255,27 @@ class Executor:
         validator = self._validators.get(tool.name)
         if validator is None or validator.schema is not tool.parameters:  # a list changed
             from jsonschema import Draft202012Validator
+            from referencing import Registry
 
-            validator = Draft202012Validator(tool.parameters)
+            # An empty registry: a $ref resolves within the schema or not at all (never
+            # fetched or read from disk: jsonschema's default registry would).
+            validator = Draft202012Validator(tool.parameters, registry=Registry())
             self._validators[tool.name] = validator
-        errors = sorted(validator.iter_errors(args), key=lambda e: list(e.path))
+        from referencing.exceptions import Unresolvable
+
+        try:
+            errors = sorted(validator.iter_errors(args), key=lambda e: list(e.path))
+        except (RecursionError, Unresolvable) as error:  # a $ref loop, a $ref to nowhere
+            why = (
+                "it refers to itself without end"
+                if isinstance(error, RecursionError)
+                else ("a $ref in it resolves to nothing")
+            )
+            raise InvalidCall(
+                f"the arguments for {tool.name} cannot be checked: its parameters schema is "
+                f"unusable ({why}); the tool did not run",
+                "unusable schema",
+            ) from None
         if not errors:
             return
         problems = []
@@ -411,18 +429,6 @@ def _no_constant(name: str) -> Any:
     raise _NotJson(name)  # NaN, Infinity: Python's json accepts them, JSON does not
 
 
-def _nesting(value: Any) -> int:
-    """How deeply arrays and objects nest in `value` (iteratively: no recursion limit)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
-
-
 def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:
     if not raw.strip():
         return {}
@@ -445,7 +451,7 @@ def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:
         raise InvalidCall(
             f"the arguments for {tool.name} are {depth_hint}", "nested too deeply"
         ) from None
-    if _nesting(args) > MAX_ARGUMENT_DEPTH:
+    if too_deep(args, MAX_ARGUMENT_DEPTH):
         raise InvalidCall(f"the arguments for {tool.name} are {depth_hint}", "nested too deeply")
     if not isinstance(args, dict):
         raise InvalidCall(

@@ -10,6 +10,7 @@ from functools import cache
 from typing import Any
 
 from agentcli.errors import ProviderError
+from agentcli.json_depth import MAX_DEPTH, too_deep
 from agentcli.json_kinds import json_kind as _kind_of
 
 _SHOWN_MESSAGE = 160  # characters of the schema's complaint
@@ -49,11 +50,25 @@ def checked_event(raw: Any) -> dict[str, Any] | None:
         )
     if kind not in _known():
         return None
+    # A value nested past what the encoders take would be kept (a state, a session) and
+    # fail every run that sends it on; a snapshot's messages are typed, so not walked.
+    if kind != "MESSAGES_SNAPSHOT" and too_deep(raw):
+        raise ProviderError(_too_deep(kind))
     try:
         model = _adapter().validate_python(raw)
     except ValidationError as error:
         raise ProviderError(describe(kind, raw, error.errors()[0])) from None
-    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    try:
+        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    except (ValueError, RecursionError):  # pydantic's serializer: past its depth
+        raise ProviderError(_too_deep(kind)) from None
+
+
+def _too_deep(kind: str) -> str:
+    return (
+        f"the agent sent a {kind} event nested deeper than {MAX_DEPTH} levels; "
+        "the run stops here (nothing of that event was recorded)"
+    )
 
 
 def describe(kind: str, raw: dict[str, Any], error: dict[str, Any]) -> str:
@@ -64,6 +79,8 @@ def describe(kind: str, raw: dict[str, Any], error: dict[str, Any]) -> str:
         what = (
             f"{context.get('discriminator', 'its tag')} {context.get('tag')!r} is not one AG-UI has"
         )
+    elif error.get("type") == "recursion_loop":
+        what = "nested too deeply"
     elif error.get("type") == "missing":
         what = "missing"
     else:

@@ -27,6 +27,7 @@ from agentcli.conversation.fold import StreamFold
 from agentcli.conversation.messages import Message, ToolCall
 from agentcli.errors import AgentCliError, UsageError
 from agentcli.http_guard import Rejected, check_bearer, check_browser, is_loopback
+from agentcli.json_depth import MAX_DEPTH, too_deep
 from agentcli.output.base import RunSummary
 from agentcli.process.run import LiveTrees
 from agentcli.records import dataclass, field
@@ -202,7 +203,7 @@ class AgentServer:
         except ValueError as error:
             raise Rejected(400, f"the body is not JSON: {error}") from None
         try:
-            return self.inputs.validate(data, len(body), done)
+            run_input = self.inputs.validate(data, len(body), done)
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "body"
@@ -210,6 +211,12 @@ class AgentServer:
             raise Rejected(
                 422, f"not a valid RunAgentInput: {where}: {first.get('msg')}{more}"
             ) from None
+        deep = deepest_free_value(run_input)
+        if deep is not None:  # kept and sent on, it would fail every later run
+            raise Rejected(
+                422, f"not a valid RunAgentInput: {deep}: nested deeper than {MAX_DEPTH} levels"
+            )
+        return run_input
 
     # --- one run
 
@@ -433,6 +440,15 @@ async def apply(agent: Agent, plan: Plan, relay: Relay, run_input: Any) -> None:
         relay.handle(ev.StateSnapshot(snapshot=state.value))
     if plan.forwarded not in (None, {}):
         agent.session.handle(ev.Custom(name="forwarded_props", value=plan.forwarded))
+
+
+def deepest_free_value(run_input: Any) -> str | None:
+    """The first of the request's free-form JSON values (the SDK types them as any JSON)
+    that nests past MAX_DEPTH, by its field's name; None when none does."""
+    free = {"state": run_input.state, "forwardedProps": run_input.forwarded_props}
+    for number, tool in enumerate(run_input.tools or []):
+        free[f"tools.{number}.parameters"] = tool.parameters
+    return next((name for name, value in free.items() if too_deep(value)), None)
 
 
 def context_section(run_input: Any, notes: list[str], state: Any = None) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcli.conversation import events as ev
+from agentcli.json_depth import MAX_DEPTH, too_deep
 from agentcli.risk import Assessment, Risk
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
@@ -76,6 +77,11 @@ def apply_bounded(
     result = json_size(document)
     if result > limit:
         raise StateTooLarge(_too_large(limit, "it"))
+    if too_deep(document):  # each op may nest a value in another: bounded as a whole
+        raise StateTooLarge(
+            f"it would nest the state deeper than {MAX_DEPTH} levels; nothing changed: "
+            "keep the state flatter"
+        )
     return document, result
 
 

@@ -237,15 +237,25 @@ class Session:
 
     def _restore_state(self, event: dict[str, Any]) -> None:
         if event["type"] == "STATE_SNAPSHOT":
-            self.state = event.get("snapshot")
-            return
-        import jsonpatch  # only for a session that recorded a delta
+            state = event.get("snapshot")
+        else:
+            import jsonpatch  # only for a session that recorded a delta
 
-        try:
-            base = {} if self.state is None else self.state  # AG-UI's state before any
-            self.state = jsonpatch.apply_patch(base, event.get("delta") or [])
-        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as error:
-            self.warnings.append(f"a recorded STATE_DELTA does not apply ({error}); skipped")
+            try:
+                base = {} if self.state is None else self.state  # AG-UI's state before any
+                state = jsonpatch.apply_patch(base, event.get("delta") or [])
+            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as e:
+                self.warnings.append(f"a recorded STATE_DELTA does not apply ({e}); skipped")
+                return
+        from agentcli.json_depth import MAX_DEPTH, too_deep
+
+        if too_deep(state):  # an older agentcli took it: sent on, every later run would fail
+            self.warnings.append(
+                f"a recorded {event['type']} nests the state deeper than {MAX_DEPTH} levels; "
+                "skipped (the state stays as it was before it)"
+            )
+            return
+        self.state = state
 
     def open_for_append(self) -> None:
         """Starts recording: messages added from now on, and events, go to the file."""
