@@ -121,6 +121,11 @@ class AgentLoop:
                 message.content += CUT_MARK  # the model sees where it was cut
                 conversation.add(message)
                 raise StreamLimitError(overflow.describe())
+            if overflow is not None and not _runs_here(message, overflow):
+                # A call the provider (or a remote agent) runs itself: no result here tells
+                # the model, and the rest of its answer was never read, so the run ends.
+                conversation.add(message)
+                raise StreamLimitError(overflow.describe())
             conversation.add(message)
             if end.usage is not None and end.usage.total_tokens:
                 tokens = end.usage.input_tokens + end.usage.output_tokens
@@ -223,3 +228,9 @@ class AgentLoop:
             self.state.usage.add(end.usage)
         self.state.collector = None
         return collector.message(), end
+
+
+def _runs_here(message: Message, overflow: Overflow) -> bool:
+    """Whether the call whose arguments passed the limit is one agentcli runs (its
+    result then tells the model why it did not run)."""
+    return any(call.id == overflow.tool_call_id for call in message.tool_calls)

@@ -182,10 +182,8 @@ class AguiProvider(HttpProvider):
             for message in batch:
                 try:
                     raw = loads(message.data)
-                except ValueError:
-                    raise ProviderError(
-                        f"the agent sent an event that is not JSON: {message.data[:200]!r}"
-                    ) from None
+                except ValueError as error:
+                    raise ProviderError(not_json(message.data, error)) from None
                 raw = checked_event(raw)  # a wrong shape ends the run here, unrecorded
                 if raw is None:
                     continue  # an event type AG-UI's SDK does not know
@@ -211,12 +209,22 @@ class AguiProvider(HttpProvider):
         """RUN_FINISHED (adding its usage) or RUN_ERROR (raised); False for the rest."""
         kind = raw.get("type")
         if kind == "RUN_ERROR":
-            raise ProviderError(f"the agent failed: {raw.get('message', 'no message')}")
+            said = raw.get("message") or raw.get("code") or "it gave no message"
+            raise ProviderError(f"the agent failed: {said}")
         if kind != "RUN_FINISHED":
             return False
         for item in raw.get("usage") or []:  # checked: a list of AG-UI's TokenUsage
             usage.add(ev.Usage(item.get("inputTokens") or 0, item.get("outputTokens") or 0))
         return True
+
+
+def not_json(data: str, error: ValueError) -> str:
+    """One line for an event's data that does not parse: why (a syntax error, a number
+    too long to read, nesting too deep), and how it begins."""
+    said = str(error)
+    # Python's own advice on its digit limit is not the reader's to follow.
+    why = "a number too long to read" if "digits" in said else said.split(": line ")[0]
+    return f"the agent sent an event that is not JSON ({why}): {data[:200]!r}"
 
 
 class RemoteRun:

@@ -16,6 +16,7 @@ from typing import Any
 from agentcli.agui.state import DEFAULT_LIMIT, StateError, apply_bounded
 from agentcli.agui.wire import message_to_wire
 from agentcli.conversation.messages import Message
+from agentcli.errors import ProviderError
 
 EXTRA_KEY = "agui"
 
@@ -52,7 +53,22 @@ class ThreadView:
         message = self._by_id.get(raw.get("messageId") or "")
         if message is None:
             message = self._add({"id": raw.get("messageId"), "role": "assistant", "content": ""})
-        message["content"] = (message.get("content") or "") + str(raw.get("delta") or "")
+        delta = str(raw.get("delta") or "")
+        content = message.get("content")
+        if isinstance(content, list):  # parts (a snapshot's user message): text joins a text part
+            last = content[-1] if content else None  # copied: the list may be what was sent
+            if isinstance(last, dict) and last.get("type") == "text":
+                joined = {**last, "text": str(last.get("text") or "") + delta}
+                message["content"] = [*content[:-1], joined]
+            else:
+                message["content"] = [*content, {"type": "text", "text": delta}]
+        elif content is None or isinstance(content, str):
+            message["content"] = (content or "") + delta
+        else:
+            raise ProviderError(
+                f"the agent streamed text into message {message.get('id')!r}, whose content "
+                "is not text; the run stops here"
+            )
 
     def _call_start(self, raw: dict[str, Any]) -> None:
         call_id = raw.get("toolCallId")
