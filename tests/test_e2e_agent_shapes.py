@@ -27,6 +27,7 @@ from tests.agui_helpers import EVENT, agent_reply, agent_url, finished, said, st
 from tests.agui_shapes import TYPES, mutated, sdk_accepts, stream
 from tests.conftest import AGENTCLI, RunCli, assert_one_error, build_env, error_lines
 from tests.scripted_server import ScriptedServer
+from tests.test_e2e_sessions import session_files
 
 pytest.importorskip("ag_ui")
 
@@ -118,7 +119,8 @@ FOUND = {
 
 
 def session_lines(home: Path) -> list[dict[str, Any]]:
-    files = sorted((home / "agentcli" / "sessions").glob("*.jsonl"))
+    files = session_files(home)
+    assert files, "the run recorded no session"  # else nothing below would be checked
     return [json.loads(line) for path in files for line in path.read_text().splitlines()]
 
 
