@@ -18,7 +18,7 @@ from agentcli.risk import Assessment
 from agentcli.text.decoding import loads
 from agentcli.tools.base import ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import ImagePart, JsonPart, Part, ResourceLinkPart, TextPart
-from agentcli.tools.dynamic import DynamicSpec, DynamicTool, check_spec
+from agentcli.tools.dynamic import DynamicSpec, DynamicTool, check_self_contained, check_spec
 
 PREFIX = "mcp__"
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -90,6 +90,9 @@ def make_tool(server: ServerConfig, listed: Any, source: Any) -> McpTool:
         run=_unused,
     )
     check_spec(spec)
+    output = getattr(listed, "output_schema", None)
+    if output is not None:  # the SDK checks each result against it, with jsonschema
+        check_self_contained(spec.name, output, "output")
     title = listed.title or getattr(listed.annotations, "title", None) or ""
     return McpTool(spec, server=source, remote_name=listed.name, reason=reason, title=title)
 

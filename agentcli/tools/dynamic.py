@@ -82,6 +82,7 @@ def check_spec(spec: DynamicSpec) -> None:
     schema = spec.parameters
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise DynamicToolError(f"{spec.name}: parameters must be a JSON Schema of type object")
+    check_self_contained(spec.name, schema, "parameters")
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
@@ -89,6 +90,35 @@ def check_spec(spec: DynamicSpec) -> None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise DynamicToolError(f"{spec.name}: invalid parameters schema: {exc.message}") from None
+
+
+_REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def check_self_contained(name: str, schema: Any, what: str) -> None:
+    """Raises DynamicToolError for a schema (from a peer: an MCP server's) that refers to
+    anything outside itself or nests past MAX_DEPTH. A `$ref` to a URL or a file would
+    have jsonschema fetch or read it with agentcli's own reach, not the server's sandbox,
+    and show what it found to the model; agentcli resolves only `#...` within the schema."""
+    from agentcli.json_depth import MAX_DEPTH, too_deep
+
+    if too_deep(schema):
+        raise DynamicToolError(f"{name}: its {what} schema nests deeper than {MAX_DEPTH} levels")
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in _REFERENCES:
+                ref = item.get(key)
+                if key in item and not (isinstance(ref, str) and ref.startswith("#")):
+                    shown = ref[:80] if isinstance(ref, str) else ref
+                    raise DynamicToolError(
+                        f"{name}: its {what} schema refers outside itself ({key} {shown!r}); "
+                        "agentcli fetches nothing a schema names, only #... within it"
+                    )
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 # --- command tools from the configuration: [tools.NAME] command = "make deploy ENV={env}"
