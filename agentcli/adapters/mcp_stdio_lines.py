@@ -6,7 +6,9 @@ n²/64 KiB (a 70 MB result took minutes). It decodes through anyio's TextReceive
 which it names in its module; agentcli gives it WholeLines instead, a TextReceiveStream
 that returns text only up to the end of a line (the pieces of a long line kept in a list,
 joined once). The SDK then joins an empty buffer with whole lines: linear. What it reads
-and when is unchanged: one receive asks for more only while no line is complete.
+and when is unchanged: one receive asks for more only while no line is complete. A line
+holding a lone surrogate escape (valid JSON, which pydantic refuses: the answer would be
+lost) is given with U+FFFD in its place, as agentcli's own JSON reader does.
 
 The SDK has no hook for its reader, so this replaces a name in its module: the one such
 place, pinned by tests/test_adapters.py (a release that renames it fails there). The
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 from anyio import EndOfStream
 from anyio.streams.text import TextReceiveStream
+
+from agentcli.text.decoding import lone_free_lines
 
 
 class WholeLines(TextReceiveStream):
@@ -39,7 +43,7 @@ class WholeLines(TextReceiveStream):
                 if not self.held:
                     raise
                 rest, self.held = "".join(self.held), []
-                return rest
+                return lone_free_lines(rest)
             end = chunk.rfind("\n") + 1
             if not end:
                 self.held.append(chunk)
@@ -47,7 +51,7 @@ class WholeLines(TextReceiveStream):
             self.held.append(chunk[:end])
             lines = "".join(self.held)
             self.held = [chunk[end:]] if end < len(chunk) else []
-            return lines
+            return lone_free_lines(lines)
 
 
 def install() -> None:

@@ -57,6 +57,11 @@ class NotMcp(StartFailed):
     """It ran, but what it wrote on stdout is not MCP: no sandbox profile changes that."""
 
 
+class StartRefused(StartFailed):
+    """It answered, with an error of its own (to initialize, to tools/list): the sandbox
+    is named only when the error's words say it kept something from the server."""
+
+
 def innermost_error(error: BaseException) -> BaseException:
     """The first real error inside the exception groups anyio's task groups raise."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
@@ -68,11 +73,41 @@ def had_answer(error: BaseException) -> bool:
     """Whether a call that raised `error` had the server's answer: an error it sent, or an
     answer of a shape MCP does not have (not a timeout, a cancel or a closed connection)."""
     from mcp import MCPError
-    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+    from mcp_types import REQUEST_TIMEOUT
 
     if is_wrong_shape(error):
         return True
-    return isinstance(error, MCPError) and error.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+    if not isinstance(error, MCPError) or connection_closed(error):
+        return False
+    return error.code != REQUEST_TIMEOUT
+
+
+def against_output_schema(error: BaseException) -> str | None:
+    """One line for the SDK's check of a result against the tool's outputSchema (its
+    words and then jsonschema's several-line report), None for any other error."""
+    said = str(error)
+    if not isinstance(error, RuntimeError) or not said.startswith(_OUTPUT_CHECKS):
+        return None
+    first = said.split("\n", 1)[0]
+    complaint = (first.split(": ", 1)[1] if ": " in first else first)[:200]
+    if said.startswith("Invalid schema"):
+        return f"its outputSchema is not a schema its results can be checked by: {complaint}"
+    return f"its result does not match its outputSchema: {complaint}"
+
+
+_OUTPUT_CHECKS = ("Invalid structured content returned by tool", "Invalid schema for tool")
+
+
+def connection_closed(error: BaseException) -> bool:
+    """Whether `error` is the SDK's word that the connection closed. Its code, -32000, is
+    also JSON-RPC's generic server error, which servers send as their own answer: only
+    the SDK's own message tells the two apart."""
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if not isinstance(error, MCPError) or error.code != CONNECTION_CLOSED:
+        return False
+    return error.error.message == "Connection closed"
 
 
 class McpServer(ToolSource):
@@ -163,10 +198,14 @@ class McpServer(ToolSource):
         except NotMcp:
             raise  # the same in every profile
         except StartFailed as failure:
-            from agentcli.mcp.reach import start_hint
+            from agentcli.mcp.reach import call_hint, start_hint
 
             cwd = self.config.working_directory(self.workspace)
-            hint = start_hint(self.config, self.reach, f"{failure}\n{self._log_lines()}", cwd)
+            said = f"{failure}\n{self._log_lines()}"
+            if isinstance(failure, StartRefused):
+                hint = call_hint(self.config, self.reach, said, [], cwd)
+            else:
+                hint = start_hint(self.config, self.reach, said, cwd)
             raise StartFailed(f"{failure}; {hint}" if hint else str(failure)) from None
 
     def _falls_back_to_sse(self) -> bool:
@@ -205,7 +244,7 @@ class McpServer(ToolSource):
 
     async def call(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         from mcp import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from mcp_types import REQUEST_TIMEOUT
 
         session = await self.live_session()
         assert isinstance(tool, McpTool)
@@ -235,6 +274,8 @@ class McpServer(ToolSource):
             if is_wrong_shape(error):  # its answer came, of a shape MCP does not have
                 said = wrong_shape(answer_name(error), error)
                 raise ToolFailure(f"{tool.name}: {said}") from None
+            if (said := against_output_schema(error)) is not None:
+                raise ToolFailure(f"{tool.name}: {said}") from None
             timed_out = isinstance(error, TimeoutError) and deadline.expired()
             if timed_out and flight.garbled is not None:  # ended by its unreadable answer
                 raise ToolFailure(
@@ -254,7 +295,7 @@ class McpServer(ToolSource):
                 raise ToolFailure(
                     f"{tool.name}: MCP server {self.config.name}: {message}"
                 ) from None
-            closed = isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
+            closed = connection_closed(error)
             if not closed and self._session is session and self._alive():
                 if isinstance(error, MCPError):
                     message = f"{tool.name}: the server answered: {error}"
@@ -321,6 +362,8 @@ class McpServer(ToolSource):
     # --- connecting
 
     async def _connect(self) -> None:
+        from mcp import MCPError
+
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
         self._stop = asyncio.Event()
@@ -358,6 +401,8 @@ class McpServer(ToolSource):
             inner = innermost_error(error)
             if is_wrong_shape(inner):  # the same in every sandbox profile: no hint
                 raise NotMcp(wrong_shape(answer_name(inner), inner)) from None
+            if isinstance(inner, MCPError) and not connection_closed(inner):
+                raise StartRefused(self._explain(inner)) from None
             raise StartFailed(self._explain(inner)) from None
 
     async def _forgive_banner(self, ready: asyncio.Future[None], deadline: float) -> None:

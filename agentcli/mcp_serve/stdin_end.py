@@ -43,7 +43,8 @@ class InFlight:
             self._answered(params.get("requestId"))
 
     def _answered(self, request_id: Any) -> None:
-        self.ids.discard(request_id)
+        if isinstance(request_id, str | int | float):  # a JSON-RPC id; anything else is none
+            self.ids.discard(request_id)
         self._changed.set()
 
     async def drained(self, sink: Any) -> None:

@@ -129,6 +129,29 @@ def loads(text: str | bytes, **options: Any) -> Any:
     return value
 
 
+def lone_free_lines(text: str) -> str:
+    """JSON lines (an MCP server's stdout) with every lone surrogate escape (`"\\ud800"`,
+    valid JSON that pydantic's parser refuses: the SDK would drop the whole answer) written
+    as U+FFFD; a line that is not JSON, or holds none, is kept as it came."""
+    if "\\u" not in text or not _JSON_SURROGATE.search(text):
+        return text
+    import json
+
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        if not _JSON_SURROGATE.search(line):
+            continue
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # not JSON: the reader says so
+        fixed = writable(value)
+        if fixed is not value:
+            end = line[len(line.rstrip("\r\n")) :]
+            lines[number] = json.dumps(fixed, ensure_ascii=False) + end
+    return "".join(lines)
+
+
 def writable(value: Any) -> Any:
     """`value` (JSON-like: dicts, lists, strings) with every string made `shown`: the
     same object when nothing needs changing, else a copy. Iterative: no depth limit."""
