@@ -47,7 +47,9 @@ class Notices:
     def _say(self, line: str) -> None:
         from agentcli.output.wrapping import for_stream
 
-        self.stderr.write(for_stream(f"agentcli: {line}", self.stderr) + "\n")
+        # One line, whatever it quotes: a server's or a hook's newline would start a line
+        # that passes for agentcli's own.
+        self.stderr.write(for_stream(f"agentcli: {one_line(line)}", self.stderr) + "\n")
         self.stderr.flush()
 
     def finish(self, summary: RunSummary) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from agentcli.conversation import events as ev
 from agentcli.conversation.error_kinds import DENIED, INVALID
 from agentcli.conversation.fold import StreamFold, ToolCallState
+from agentcli.output.visible import one_line
 from agentcli.text.words import plural
 
 if TYPE_CHECKING:
@@ -31,8 +32,8 @@ def result_line(call: ToolCallState, style: Styler) -> str:
         label = {DENIED: " denied", INVALID: ""}.get(call.error_kind or "", " failed")
         if call.error_kind == DENIED:
             first = first.removeprefix("denied: ")  # said once, by the label
-        return style.red(f"  ✗ {call.name}{label}: {first}") + timing
-    return style.green("  ✓ ") + f"{call.name}: {call.summary or 'done'}" + timing
+        return style.red(f"  ✗ {one_line(call.name)}{label}: {first}") + timing
+    return style.green("  ✓ ") + f"{one_line(call.name)}: {call.summary or 'done'}" + timing
 
 
 def changed_lines(content: str) -> list[str] | None:
@@ -86,10 +87,10 @@ def stopped_lines(call: ToolCallState, why: str, style: Styler, now_ms: int) -> 
     if call.state == "waiting for approval":
         return []
     if call.state != "running":
-        return [style.red(f"  ✗ {call.name} not run: {why}")]
+        return [style.red(f"  ✗ {one_line(call.name)} not run: {why}")]
     shown = [preview_line(line[:PREVIEW_WIDTH], style, diff=False) for line in call.output]
     ran = took(now_ms - call.running_since if call.running_since is not None else None)
-    return [*shown, style.red(f"  ✗ {call.name} stopped: {why}") + style.dim(ran)]
+    return [*shown, style.red(f"  ✗ {one_line(call.name)} stopped: {why}") + style.dim(ran)]
 
 
 def ending_lines(fold: StreamFold, event: ev.Event, style: Styler) -> list[str]:

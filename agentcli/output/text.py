@@ -15,7 +15,7 @@ from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.nested_lines import SubagentCalls
 from agentcli.output.results import ending_lines, preview, preview_line, result_line
 from agentcli.output.style import Styler, format_arguments, state_line
-from agentcli.output.visible import visible_event, visible_piece
+from agentcli.output.visible import one_line, visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
 
 RESULT_CHANGED_LINES = 8
@@ -153,7 +153,9 @@ class TextOutput:
         elif isinstance(event, ev.ToolCallEnd):
             call = self.fold.call(event.tool_call_id)
             name, raw = (call.name, call.arguments_text) if call else ("?", "")
-            line = self.style.dim("→ ") + f"{name} " + self.style.dim(format_arguments(raw))
+            line = (
+                self.style.dim("→ ") + f"{one_line(name)} " + self.style.dim(format_arguments(raw))
+            )
             self.calls.hold(event.tool_call_id, line)
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
