@@ -640,3 +640,19 @@ def test_what_the_server_asks_after_stdin_ended_is_denied_not_waited_for(
     assert text.startswith("denied: ") and "the client closed stdin" in text, text
     assert "offers no elicitation" not in text  # it did offer it: it could not answer
     assert not (workspace / "new.txt").exists()
+
+
+@pytest.mark.parametrize("request_id", [{"a": 1}, [1], None, True])
+def test_a_cancel_naming_no_request_is_ignored_and_the_server_answers_on(
+    cli_home: Path, workspace: Path, request_id: Any
+) -> None:
+    """notifications/cancelled whose requestId is no JSON-RPC id (an object, a list) named
+    nothing to cancel: it ended the server with an internal error."""
+    cancel = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": request_id},
+    }
+    lines = [*hello_lines({}), cancel, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+    answers = piped(cli_home, workspace, lines)
+    assert answers[2] == {"jsonrpc": "2.0", "id": 2, "result": {}}, answers
