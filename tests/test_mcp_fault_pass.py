@@ -203,5 +203,32 @@ def test_the_fault_pass_shapes_are_all_tested() -> None:
         "result-against-output-schema",
         "text-lone-surrogate",
         "error-code-32000",
+        "is-error-null",
     }
     assert {*REFS, *FAULT_CALLS, *FAULT_FRAMES} == tested
+
+
+def test_a_wrong_shape_of_a_result_is_named_by_its_request_not_by_pydantics_union(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    content = only_result(run_cli, server, cli_home, "is-error-null")
+    assert "its tools/call answer does not match MCP's schema: isError" in content, content
+    assert "union[" not in content
+
+
+@pytest.mark.parametrize("kind", ["a directory", "not executable"])
+def test_a_command_that_is_no_program_says_what_it_is(
+    run_cli: RunCli, cli_home: Path, tmp_path: Path, kind: str
+) -> None:
+    command = tmp_path / "server"
+    if kind == "a directory":
+        command.mkdir()
+    else:
+        command.write_text("#!/bin/sh\n", encoding="utf-8")
+        command.chmod(0o644)
+    write_config(cli_home, f"[mcp.servers.w]\ncommand = {toml_str(str(command))}\n")
+    result = run_cli(["mcp", "list"])
+    assert "Traceback" not in result.stderr
+    said = "is a directory, not a program" if kind == "a directory" else "is not executable"
+    assert f"{command} {said}" in result.stdout, result.stdout
+    assert "not found" not in result.stdout

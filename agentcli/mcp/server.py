@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,17 @@ def had_answer(error: BaseException) -> bool:
     if not isinstance(error, MCPError) or connection_closed(error):
         return False
     return error.code != REQUEST_TIMEOUT
+
+
+def program_problem(command: str) -> str:
+    """Why `command` could not be started, as the file says (the sandbox's launcher reports
+    every failure to start as "not found")."""
+    path = command if os.sep in command else shutil.which(command) or ""
+    if path and os.path.isdir(path):
+        return f"{command} is a directory, not a program"
+    if path and os.path.exists(path) and not os.access(path, os.X_OK):
+        return f"{command} is not executable (chmod +x it, or name its interpreter as command)"
+    return f"program not found: {command}"
 
 
 def against_output_schema(error: BaseException) -> str | None:
@@ -678,8 +690,8 @@ class McpServer(ToolSource):
                 return said
         if self.config.url and "Connect" in type(error).__name__:
             return f"cannot reach {self.config.url}: {error}"
-        if isinstance(error, FileNotFoundError):
-            return f"program not found: {self.config.command}"
+        if isinstance(error, FileNotFoundError | PermissionError | IsADirectoryError):
+            return program_problem(self.config.command or "")
         if isinstance(error, OSError) and self.config.url:  # no program: a file of agentcli's
             from agentcli.output.visible import visible
 

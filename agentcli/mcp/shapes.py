@@ -32,7 +32,10 @@ _ANSWERS = {
 def answer_name(error: Any) -> str:
     """The answer's name ("its tools/list answer"), from the model the SDK checked it by."""
     title = str(getattr(error, "title", "") or "")
-    return f"its {_ANSWERS.get(title, title or 'an')} answer"
+    known = _ANSWERS.get(title) or next(
+        (name for model, name in _ANSWERS.items() if model in title), None
+    )  # a union of models (a result, or a task's) names its first
+    return f"its {known} answer" if known else "an answer"
 
 
 def wrong_shape(what: str, error: Any) -> str:
