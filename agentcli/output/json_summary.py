@@ -3,12 +3,12 @@ arguments, result, error and approval), token usage, steps and the exit code."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
 from agentcli.conversation import events as ev
 from agentcli.conversation.fold import StreamFold, ToolCallState
 from agentcli.output.base import RunSummary
+from agentcli.output.visible import visible_json
 
 
 class JsonOutput:
@@ -32,7 +32,7 @@ class JsonOutput:
             "threadId": summary.thread_id,
             "runId": summary.run_id,
         }
-        self.stream.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+        self.stream.write(visible_json(document, indent=2) + "\n")  # no raw C1 or bidi
         self.stream.flush()
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import TextIO
 
 from agentcli.conversation import events as ev
 from agentcli.output.base import RunSummary
+from agentcli.output.visible import visible_json
 
 
 class JsonlOutput:
@@ -14,7 +14,9 @@ class JsonlOutput:
         self.stream = stream
 
     def handle(self, event: ev.Event) -> None:
-        self.stream.write(json.dumps(event.to_wire(), ensure_ascii=False) + "\n")
+        # C1 controls and bidi overrides as \u escapes: JSON allows them raw, a terminal
+        # showing the stream would obey them (the same data for a reader of the JSON).
+        self.stream.write(visible_json(event.to_wire()) + "\n")
         self.stream.flush()
 
     nested = handle  # a subagent's events, tagged with its run (agentcli.output.nested)

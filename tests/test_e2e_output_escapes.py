@@ -1,0 +1,31 @@
+"""`-o json` and `-o jsonl` on a terminal: C1 controls (U+009B is a one-character CSI) and
+the invisible reordering characters (U+202E) are characters JSON allows raw, and a terminal
+showing the output would obey them. They are written as `\\u` escapes: a reader of the
+JSON gets the same strings back (security.md: visible_json for JSON output)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import RunCli
+from tests.scripted_server import Reply, ScriptedServer
+
+HOSTILE = "a\u009b2Jb\u202ec"
+
+
+@pytest.mark.parametrize("mode", ["json", "jsonl"])
+def test_json_output_escapes_what_a_terminal_would_obey(
+    run_cli: RunCli, server: ScriptedServer, mode: str
+) -> None:
+    server.enqueue(Reply.text([HOSTILE]))
+    result = run_cli(["run", "-o", mode, "hi"], server=server)
+    assert result.returncode == 0, result.stderr
+    assert "\u009b" not in result.stdout and "\u202e" not in result.stdout
+    if mode == "json":
+        assert json.loads(result.stdout)["text"] == HOSTILE
+    else:
+        events = [json.loads(line) for line in result.stdout.splitlines()]
+        deltas = [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
+        assert "".join(deltas) == HOSTILE
