@@ -34,7 +34,7 @@ from tests.agui_helpers import (
 )
 from tests.conftest import RunCli, assert_one_error
 from tests.scripted_server import Reply, ScriptedServer
-from tests.test_e2e_agent_shapes import assert_nothing_wrong_recorded
+from tests.test_e2e_agent_shapes import assert_nothing_wrong_recorded, session_lines
 from tests.test_e2e_serve import USER, Serve, serve  # noqa: F401  (the fixture)
 
 pytest.importorskip("ag_ui")
@@ -218,3 +218,23 @@ def test_a_thread_whose_session_holds_a_state_nested_too_deeply_runs_on(
     events = runs_on(again, server, run_input("deep2", "r2", [later]))
     snapshots = [e["snapshot"] for e in events if e["type"] == "STATE_SNAPSHOT"]
     assert snapshots == [{"count": 1}]
+
+
+def test_a_flood_of_state_changes_is_a_few_lines_and_every_change_is_kept(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    count = 5000
+    deltas = [
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": n}]}
+        for n in range(count)
+    ]
+    first = {"type": "STATE_SNAPSHOT", "snapshot": {"n": -1}}
+    server.enqueue(agent_reply([started(), first, *deltas, *said("ok"), finished()]))
+    result = run_cli(["run", "--agent", agent_url(server), "hi"], timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "state:" in line]
+    # Bounded by time (a few a second), not by the flood: far fewer than one a change.
+    assert 1 <= len(lines) < count // 10, len(lines)
+    assert "earlier change(s) not shown" in lines[-1]
+    recorded = [r for r in session_lines(cli_home) if r.get("e", {}).get("type") == "STATE_DELTA"]
+    assert len(recorded) == count

@@ -149,8 +149,12 @@ def test_a_remote_agents_state_is_one_status_line_on_stderr():
 
     from agentcli.output.text import TextOutput
 
+    from agentcli.output.state_lines import EVERY, StateLines
+
     out, err = io.StringIO(), io.StringIO()
     text = TextOutput(out, err, markdown=False)
+    ticks = iter(range(100))
+    text.states = StateLines(clock=lambda: next(ticks) * EVERY)  # each change in its own time
     text.handle(ev.StateSnapshot(snapshot={"step": "search", "found": 3}))
     text.handle(ev.StateDelta(delta=[{"op": "replace", "path": "/found", "value": 4}]))
     text.handle(ev.StateSnapshot(snapshot={"blob": "x" * 500}))

@@ -14,7 +14,8 @@ from agentcli.output.base import RunSummary
 from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.nested_lines import SubagentCalls
 from agentcli.output.results import ending_lines, preview, preview_line, result_line
-from agentcli.output.style import Styler, format_arguments, state_line
+from agentcli.output.state_lines import StateLines
+from agentcli.output.style import Styler, format_arguments
 from agentcli.output.visible import one_line, visible_event, visible_piece
 from agentcli.ui.screen import TerminalGate, progress_key
 
@@ -47,6 +48,7 @@ class TextOutput:
         self._retry_reason: str | None = None  # said once for retries in a row
         self.screen = screen if screen is not None else TerminalGate()  # the approver's too
         self.screen.on_hold(self._clear_live_line)
+        self.states = StateLines()  # a flood of state changes: a few lines a second
 
     # stdout: the answer
     def _text(self, delta: str) -> None:
@@ -115,6 +117,8 @@ class TextOutput:
         from agentcli.output.wrapping import for_stream
 
         self._clear_live_line()
+        if (held := self.states.release()) is not None:  # the latest change, before it
+            self.stderr.write(for_stream(self.style.dim(f"  state: {held}"), self.stderr) + "\n")
         self.stderr.write(for_stream(line, self.stderr) + "\n")
         self.stderr.flush()
 
@@ -166,7 +170,8 @@ class TextOutput:
         elif isinstance(event, ev.ReasoningMessageEnd):
             self.stderr.write("\n")
         elif isinstance(event, (ev.StateSnapshot, ev.StateDelta)):
-            self._note(self.style.dim(f"  state: {state_line(event)}"))
+            if (line := self.states.take(event)) is not None:
+                self._note(self.style.dim(f"  state: {line}"))
         elif isinstance(event, ev.Progress):
             self._show_live_line(event.lines or [])
         elif getattr(event, "name", None) == "waiting":
@@ -194,6 +199,8 @@ class TextOutput:
 
     def finish(self, summary: RunSummary) -> None:
         self._flush_text()
+        if (held := self.states.release()) is not None:
+            self._note(self.style.dim(f"  state: {held}"))
         for line in self.calls.flush():
             self._note(line)
         self._clear_live_line()  # the terminal is not left in the middle of a line

@@ -19,8 +19,9 @@ from agentcli.output.call_lines import HeldCallLines
 from agentcli.output.nested_lines import SubagentCalls
 from agentcli.output.notices import mcp_notice
 from agentcli.output.results import changed_lines, ending_lines, preview, preview_line, result_line
-from agentcli.output.style import Styler, format_arguments, state_line
-from agentcli.output.visible import visible, visible_event, visible_piece
+from agentcli.output.state_lines import StateLines
+from agentcli.output.style import Styler, format_arguments
+from agentcli.output.visible import one_line, visible, visible_event, visible_piece
 from agentcli.ui.folds import FoldedItems
 from agentcli.ui.read_fold import StepReads, read_only
 from agentcli.ui.screen import TerminalGate, progress_key
@@ -39,6 +40,7 @@ class ReplRenderer:
         self._markdown: Any = None
         self._spinner: Any = None
         self.fold = StreamFold()
+        self.states = StateLines()
         self.calls = HeldCallLines()  # a call that asks is shown by its approval block
         self.subagent_calls = SubagentCalls()
         self._started = time.monotonic()
@@ -89,6 +91,8 @@ class ReplRenderer:
         self._flush_reads()
         self._stop_spin()
         self._clear_live_line()
+        if (held := self.states.release()) is not None:  # the latest change, before it
+            self.stream.write(self._fit(self.style.dim(f"  state: {held}")) + "\n")
         self.stream.write(self._fit(text) + "\n")
         self.stream.flush()
 
@@ -240,15 +244,17 @@ class ReplRenderer:
         elif isinstance(event, ev.ToolCallStart):
             self._stop_spin()
             self._end_text()
-            self._show_live_line(f"{event.tool_call_name} …")
+            self._show_live_line(f"{one_line(event.tool_call_name)} …")
         elif isinstance(event, ev.ToolCallArgs):
             call = self.fold.call(event.tool_call_id)
             if call is not None and len(call.parts) % 8 == 1:  # redrawn now and then, not per token
-                self._show_live_line(f"{call.name} {call.arguments_text[-200:]}")
+                self._show_live_line(f"{one_line(call.name)} {call.arguments_text[-200:]}")
         elif isinstance(event, ev.ToolCallEnd):
             call = self.fold.call(event.tool_call_id)
             name, raw = (call.name, call.arguments_text) if call else ("?", "")
-            line = self.style.dim("● ") + name + " " + self.style.dim(format_arguments(raw))
+            line = (
+                self.style.dim("● ") + one_line(name) + " " + self.style.dim(format_arguments(raw))
+            )
             self.calls.hold(event.tool_call_id, line)
         elif isinstance(event, ev.ToolCallResult):
             self._result(event)
@@ -298,14 +304,15 @@ class ReplRenderer:
                 )
             )
         elif isinstance(event, ev.RunWarning):
-            self._line(self.style.yellow(f"  warning: {event.message}"))
+            self._line(self.style.yellow(f"  warning: {one_line(event.message)}"))
         elif isinstance(event, (ev.McpLog, ev.McpRequest)):
             line = mcp_notice(event)
             if line:
                 self._between_turns(self.style.dim(f"  {line}"))
 
     def _state(self, event: ev.StateSnapshot | ev.StateDelta) -> None:
-        self._line(self.style.dim(f"  state: {state_line(event)}"))
+        if (line := self.states.take(event)) is not None:  # a flood: a few lines a second
+            self._line(self.style.dim(f"  state: {line}"))
 
     def _result(self, event: ev.ToolCallResult) -> None:
         call = self.fold.calls[event.tool_call_id]
@@ -320,6 +327,8 @@ class ReplRenderer:
 
     def finish(self, summary: RunSummary) -> None:
         self._flush_reads()
+        if (held := self.states.release()) is not None:
+            self._line(self.style.dim(f"  state: {held}"))
         for line in self.calls.flush():
             self._line(line)
         self._stop_spin()
