@@ -184,8 +184,8 @@ class StreamState:
             ]
         if kind in ("thinking", "redacted_thinking"):
             if kind == "thinking":  # a redacted block goes back exactly as it came
-                block["thinking"] = edge.text(block.get("thinking"), "content_block.thinking")
-                block["thinking"] = block["thinking"] or ""
+                thought = edge.text(block.get("thinking"), "content_block.thinking")
+                block["thinking"] = thought or ""
             rid = f"{self.message_id}-r{index}"
             return [ev.ReasoningStart(message_id=rid), ev.ReasoningMessageStart(message_id=rid)]
         if kind.endswith("_tool_result"):  # a server tool's result, e.g. web search
