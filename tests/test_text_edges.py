@@ -153,6 +153,20 @@ def test_a_text_parses_to_what_json_loads_makes_of_it(text: str) -> None:
     assert _parsed(text) == _parsed(text, parse_constant=None)
 
 
+def _refuse(name: str) -> Any:
+    raise decoding.NotJson(name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_TEXTS)
+def test_a_finite_parse_is_json_loads_refusing_nan_and_the_infinities(text: str) -> None:
+    """`finite=True` (a model's stream) on text and bytes: json.loads's value or error, and
+    NaN, Infinity and -Infinity refused as not JSON, through its own short path too."""
+    assert _parsed(text, finite=True) == _parsed(text, parse_constant=_refuse)
+    data: Any = text.encode("utf-8", "surrogatepass")  # json.loads reads a BOM of bytes
+    assert _parsed(data, finite=True) == _parsed(data, parse_constant=_refuse)
+
+
 def test_json_nested_too_deeply_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="nested too deeply"):
         decoding.loads("[" * 100_000)

@@ -61,6 +61,17 @@ class LoopState:
     collector: TurnCollector | None = None  # the step in progress
 
 
+# The finish reasons that say the answer may not be whole, and what the user is told.
+_FINISH_WARNINGS = {
+    "length": "the model stopped at its output token limit; the answer may be incomplete",
+    "context_window": (
+        "the model stopped: the conversation fills its context window; the answer may be incomplete"
+    ),
+    "content_filter": "the provider's content filter stopped the answer; it may be incomplete",
+    "refusal": "the model refused to answer",
+}
+
+
 class AgentLoop:
     def __init__(
         self,
@@ -131,12 +142,9 @@ class AgentLoop:
                 tokens = end.usage.input_tokens + end.usage.output_tokens
                 self.reported = Reported(tokens, len(conversation.messages), conversation.start)
             self.state.final_text = message.content
-            if end.finish_reason == "length":
-                self._warn(
-                    "the model stopped at its output token limit; the answer may be incomplete"
-                )
-            elif end.finish_reason == "refusal":
-                self._warn("the model refused to answer")
+            warning = _FINISH_WARNINGS.get(end.finish_reason)
+            if warning is not None:
+                self._warn(warning)
             pending = False
             if message.tool_calls:
                 # Each result is recorded as it comes (an interruption keeps the finished

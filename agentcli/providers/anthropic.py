@@ -20,7 +20,8 @@ from agentcli.errors import ProviderError, StreamCutError
 from agentcli.providers.base import ListedModel, ModelRequest
 from agentcli.providers.builtin import ANTHROPIC
 from agentcli.providers.http import LISTING_TIMEOUT, HttpProvider, RetryableError
-from agentcli.text.decoding import loads
+from agentcli.providers.shapes import Edge
+from agentcli.text.decoding import NotJson, loads
 
 if TYPE_CHECKING:
     from agentcli.settings import RunSettings
@@ -34,7 +35,7 @@ STOP_REASONS = {
     "stop_sequence": "stop",
     "tool_use": "tool_calls",
     "max_tokens": "length",
-    "model_context_window_exceeded": "length",
+    "model_context_window_exceeded": "context_window",
     "pause_turn": "pause",
     "refusal": "refusal",
 }
@@ -42,9 +43,11 @@ CONTENT_KEY = "anthropic_content"  # Message.extra: the assistant's blocks, as s
 
 
 def _parsed_input(raw: str) -> dict[str, Any]:
+    """A call's arguments as the block's `input`: {} unless a JSON object (NaN is not
+    JSON: a block holding it could not be sent again)."""
     try:
-        value = json.loads(raw) if raw.strip() else {}
-    except (ValueError, RecursionError):  # too deep: the executor says so to the model
+        value = loads(raw, finite=True) if raw.strip() else {}
+    except ValueError:  # too deep (TooDeep) too: the executor says so to the model
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -106,13 +109,17 @@ def to_wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
 
 
 class StreamState:
-    """Folds Anthropic's stream events into agentcli events and the final content blocks."""
+    """Folds Anthropic's stream events into agentcli events and the final content blocks.
+    Every value read from an event is checked first (`Edge`): a wrong one is one line
+    naming its field, raised before any event is made of it or any block keeps it."""
 
     def __init__(self, provider: str, model: str) -> None:
         self.provider, self.model = provider, model
+        self.edge = Edge(provider)
         self.message_id = new_id("msg")
         self.blocks: dict[int, dict[str, Any]] = {}
         self.raw_input: dict[int, list[str]] = {}
+        self.stopped_blocks: set[int] = set()
         self.usage = ev.Usage()
         self.stop_reason: str | None = None
         self.stopped = False
@@ -122,22 +129,47 @@ class StreamState:
         return handler(data) if handler is not None else []  # unknown events: ignored
 
     def _on_message_start(self, data: dict[str, Any]) -> list[ev.Event]:
-        usage = (data.get("message") or {}).get("usage") or {}
-        self.usage.input_tokens = sum(
-            int(usage.get(k) or 0)
+        message = self.edge.object(data.get("message"), "message_start's message")
+        usage = self.edge.object(message.get("usage"), "message.usage")
+        counts = [
+            self.edge.count(usage.get(k), f"message.usage.{k}")
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        )
-        self.usage.output_tokens = int(usage.get("output_tokens") or 0)
+        ]
+        output = self.edge.count(usage.get("output_tokens"), "message.usage.output_tokens")
+        self.usage.input_tokens = sum(count or 0 for count in counts)
+        self.usage.output_tokens = output or 0
         return []
 
+    def _index(self, data: dict[str, Any], kind: str) -> int:
+        index = self.edge.index(data.get("index"), f"{kind}'s index")
+        if index is None:
+            raise self.edge.wrong(f"{kind}'s index", None, "an integer")
+        return index
+
     def _on_content_block_start(self, data: dict[str, Any]) -> list[ev.Event]:
-        index, block = data["index"], dict(data.get("content_block") or {})
+        index = self._index(data, "content_block_start")
+        if index in self.blocks:  # a second block at one index would replace the first
+            raise self.edge.fail(f"started content block {index} twice")
+        given = data.get("content_block")
+        if type(given) is not dict:
+            raise self.edge.wrong("content_block_start's content_block", given, "an object")
+        block = dict(given)
+        kind = self.edge.name(block.get("type"), "content_block.type")
+        events = self._started(index, kind, block)
         self.blocks[index] = block
-        kind = block.get("type")
+        return events
+
+    def _started(self, index: int, kind: str, block: dict[str, Any]) -> list[ev.Event]:
+        """The events of a block's start; `block` is checked and completed in place."""
+        edge = self.edge
         if kind == "text":
-            block.setdefault("text", "")
+            block["text"] = edge.text(block.get("text"), "content_block.text") or ""
             return [ev.TextMessageStart(message_id=self.message_id)]
         if kind in ("tool_use", "server_tool_use"):
+            # A number is the same id as text; none at all: one is made, as for OpenAI's.
+            block["id"] = edge.ident(block.get("id"), "content_block.id") or new_id("toolu")
+            block["name"] = edge.name(block.get("name"), "content_block.name")
+            block["input"] = edge.object(block.get("input"), "content_block.input")
             self.raw_input[index] = []
             meta: dict[str, Any] = {"provider": self.provider, "model": self.model}
             if kind == "server_tool_use":
@@ -151,49 +183,79 @@ class StreamState:
                 )
             ]
         if kind in ("thinking", "redacted_thinking"):
-            block.setdefault("thinking", "")
+            if kind == "thinking":  # a redacted block goes back exactly as it came
+                thought = edge.text(block.get("thinking"), "content_block.thinking")
+                block["thinking"] = thought or ""
             rid = f"{self.message_id}-r{index}"
             return [ev.ReasoningStart(message_id=rid), ev.ReasoningMessageStart(message_id=rid)]
-        if kind and kind.endswith("_tool_result"):  # a server tool's result, e.g. web search
+        if kind.endswith("_tool_result"):  # a server tool's result, e.g. web search
+            used = edge.ident(block.get("tool_use_id"), "content_block.tool_use_id")
+            block["tool_use_id"] = used or ""
             content = block.get("content")
             return [
                 ev.ToolCallResult(
                     message_id=new_id("msg"),
-                    tool_call_id=str(block.get("tool_use_id", "")),
+                    tool_call_id=block["tool_use_id"],
                     content=json.dumps(content, ensure_ascii=False)[:20_000],
                     metadata={"executedBy": "provider", "summary": f"{kind} from the provider"},
                 )
             ]
         return []
 
+    def _open_block(self, index: int, delta_kind: str) -> dict[str, Any]:
+        """The started, not stopped, block a delta of `delta_kind` adds to."""
+        block = self.blocks.get(index)
+        if block is None or index in self.stopped_blocks:
+            state = "was not started" if block is None else "was already stopped"
+            raise self.edge.fail(f"sent {delta_kind} for content block {index}, which {state}")
+        return block
+
     def _on_content_block_delta(self, data: dict[str, Any]) -> list[ev.Event]:
-        index, delta = data["index"], data.get("delta") or {}
-        block = self.blocks.get(index, {})
-        kind = delta.get("type")
+        edge = self.edge
+        index = self._index(data, "content_block_delta")
+        given = data.get("delta")
+        if type(given) is not dict:
+            raise edge.wrong("content_block_delta's delta", given, "an object")
+        kind = edge.name(given.get("type"), "delta.type")
+        wanted = _DELTA_FIELDS.get(kind)
+        if wanted is None:
+            return []  # a delta of a kind this version does not know: ignored
+        block = self._open_block(index, kind)
+        kinds, field = wanted
+        if block.get("type") not in kinds:
+            raise edge.fail(f"sent {kind} for content block {index}, a {block['type']} block")
+        if kind == "citations_delta":
+            citation = given.get("citation")
+            if type(citation) is not dict:
+                raise edge.wrong("delta.citation", citation, "an object")
+            block.setdefault("citations", []).append(citation)
+            return []
+        piece = edge.text(given.get(field), f"delta.{field}") or ""
+        return self._added(index, block, kind, piece)
+
+    def _added(self, index: int, block: dict[str, Any], kind: str, piece: str) -> list[ev.Event]:
+        """A checked piece of a block: kept in it, and its event."""
+        if kind == "input_json_delta":
+            self.raw_input.setdefault(index, []).append(piece)
+            return [ev.ToolCallArgs(tool_call_id=block["id"], delta=piece)] if piece else []
+        field = _DELTA_FIELDS[kind][1]
+        block[field] = block.get(field, "") + piece
+        if not piece or kind == "signature_delta":
+            return []
         if kind == "text_delta":
-            block["text"] = block.get("text", "") + delta.get("text", "")
-            if delta.get("text"):
-                return [ev.TextMessageContent(message_id=self.message_id, delta=delta["text"])]
-        elif kind == "input_json_delta":
-            fragment = delta.get("partial_json", "")
-            self.raw_input.setdefault(index, []).append(fragment)
-            if fragment:
-                return [ev.ToolCallArgs(tool_call_id=block.get("id", ""), delta=fragment)]
-        elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
-            if delta.get("thinking"):
-                rid = f"{self.message_id}-r{index}"
-                return [ev.ReasoningMessageContent(message_id=rid, delta=delta["thinking"])]
-        elif kind == "signature_delta":
-            block["signature"] = block.get("signature", "") + delta.get("signature", "")
-        elif kind == "citations_delta":
-            block.setdefault("citations", []).append(delta.get("citation"))
-        return []
+            return [ev.TextMessageContent(message_id=self.message_id, delta=piece)]
+        rid = f"{self.message_id}-r{index}"
+        return [ev.ReasoningMessageContent(message_id=rid, delta=piece)]
 
     def _on_content_block_stop(self, data: dict[str, Any]) -> list[ev.Event]:
-        index = data["index"]
-        block = self.blocks.get(index, {})
-        kind = block.get("type")
+        index = self._index(data, "content_block_stop")
+        block = self.blocks.get(index)
+        if block is None:
+            raise self.edge.fail(f"stopped content block {index}, which was not started")
+        if index in self.stopped_blocks:
+            return []  # stopped twice: its end was said once
+        self.stopped_blocks.add(index)
+        kind = block["type"]
         if kind == "text":
             return [ev.TextMessageEnd(message_id=self.message_id)]
         if kind in ("tool_use", "server_tool_use"):
@@ -208,12 +270,17 @@ class StreamState:
         return []
 
     def _on_message_delta(self, data: dict[str, Any]) -> list[ev.Event]:
-        self.stop_reason = (data.get("delta") or {}).get("stop_reason") or self.stop_reason
-        usage = data.get("usage") or {}
-        if "output_tokens" in usage:
-            self.usage.output_tokens = int(usage["output_tokens"])  # cumulative
-        if usage.get("input_tokens"):
-            self.usage.input_tokens = int(usage["input_tokens"])
+        edge = self.edge
+        delta = edge.object(data.get("delta"), "message_delta's delta")
+        reason = edge.text(delta.get("stop_reason"), "delta.stop_reason")
+        usage = edge.object(data.get("usage"), "message_delta's usage")
+        output = edge.count(usage.get("output_tokens"), "usage.output_tokens")
+        given = edge.count(usage.get("input_tokens"), "usage.input_tokens")
+        self.stop_reason = reason or self.stop_reason
+        if output is not None:
+            self.usage.output_tokens = output  # cumulative
+        if given:
+            self.usage.input_tokens = given
         return []
 
     def _on_message_stop(self, data: dict[str, Any]) -> list[ev.Event]:
@@ -231,8 +298,19 @@ class StreamState:
         return out
 
 
+# A delta's type -> the block types it may add to, and the field of the delta it carries.
+_DELTA_FIELDS = {
+    "text_delta": (("text",), "text"),
+    "input_json_delta": (("tool_use", "server_tool_use"), "partial_json"),
+    "thinking_delta": (("thinking",), "thinking"),
+    "signature_delta": (("thinking",), "signature"),
+    "citations_delta": (("text",), "citation"),
+}
+
+
 class AnthropicProvider(HttpProvider):
     base_url_hint = "ANTHROPIC_BASE_URL or providers.anthropic.base_url"
+    json_answers = False  # a JSON body where the stream should be is said to be one
     takes_images = True  # `images = false` in its [providers.NAME] table: text only
 
     def __init__(
@@ -301,20 +379,16 @@ class AnthropicProvider(HttpProvider):
         async with contextlib.aclosing(messages):
             async for batch in messages:
                 for message in batch:
-                    try:
-                        data = loads(message.data)
-                    except ValueError:
-                        raise ProviderError(
-                            f"{self.name}: the server sent a malformed event: "
-                            f"{message.data[:200]!r}"
-                        ) from None
+                    data = self._event_data(message.data)
                     if not isinstance(data, dict):
                         raise ProviderError(
                             f"{self.name}: unexpected event: {message.data[:200]!r}"
                         )
                     kind = data.get("type") or message.event
+                    if type(kind) is not str:
+                        raise state.edge.wrong("an event's type", kind, "text")
                     if kind == "error":
-                        raise self._stream_error(data.get("error") or {})
+                        raise self._stream_error(data.get("error"))
                     try:
                         events = state.feed(kind, data)
                     except (KeyError, TypeError, AttributeError) as exc:
@@ -337,6 +411,20 @@ class AnthropicProvider(HttpProvider):
         yield ev.StepEnd(
             finish_reason=finish, usage=state.usage, extra={CONTENT_KEY: state.content()}
         )
+
+    def _event_data(self, data: str) -> Any:
+        """An event's JSON; NaN and the infinities are not JSON (kept, one in a block would
+        stop every later request of the session)."""
+        try:
+            return loads(data, finite=True)
+        except NotJson as error:
+            raise ProviderError(
+                f"{self.name}: the server sent an event that is not JSON ({error}): {data[:200]!r}"
+            ) from None
+        except ValueError:
+            raise ProviderError(
+                f"{self.name}: the server sent a malformed event: {data[:200]!r}"
+            ) from None
 
     async def list_models(self) -> list[ListedModel]:
         """`GET /v1/models`, page by page (newest first, as the API orders them)."""
@@ -363,9 +451,15 @@ class AnthropicProvider(HttpProvider):
                 break
         return models
 
-    def _stream_error(self, error: dict[str, Any]) -> ProviderError:
-        kind = str(error.get("type", ""))
-        message = f"{self.name}: error inside the stream: {error.get('message') or kind}"
+    def _stream_error(self, error: Any) -> ProviderError:
+        """An `error` event's one line; its `error` should be {type, message}, and a
+        server may send only words ("overloaded") or nothing."""
+        if isinstance(error, dict):
+            kind = str(error.get("type") or "")
+            said = error.get("message") or kind or "(no message)"
+        else:
+            kind, said = "", error if isinstance(error, str) and error else "(no message)"
+        message = f"{self.name}: error inside the stream: {said}"
         if kind in ("overloaded_error", "rate_limit_error", "api_error", "timeout_error"):
             return RetryableError(message)
         return ProviderError(message)

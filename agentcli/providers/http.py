@@ -21,7 +21,7 @@ from agentcli.providers.retry import (
 )
 from agentcli.providers.sse import LineTooLong, SSEDecoder, SSEMessage
 from agentcli.records import dataclass
-from agentcli.text.decoding import loads, writable
+from agentcli.text.decoding import NotJson, loads, writable
 
 if TYPE_CHECKING:
     import httpx  # imported by the first request: the REPL's prompt does not wait for it
@@ -253,6 +253,7 @@ async def open_sse(
     first_byte_timeout: float = DEFAULT_FIRST_BYTE_TIMEOUT,
     auth: tuple[str, str] | None = None,
     base_url: str | None = None,
+    json_answers: bool = True,
 ) -> AsyncIterator[list[SSEMessage]]:
     """POSTs `body` and yields its SSE messages, as lists: the messages each received
     piece of the body completes (never an empty list), so a caller handles every event
@@ -261,7 +262,8 @@ async def open_sse(
     it makes sense. Silence for `first_byte_timeout` seconds before the body's first bytes
     is a retryable stall. The body is decoded as it comes, by the SSE decoder itself (not
     line by line through httpx, whose lines also end at characters JSON carries inside
-    strings)."""
+    strings). `json_answers`: a JSON body instead of events is left to the provider (one
+    that can read an answer without streaming), not refused here."""
     import httpx
 
     received = False
@@ -295,7 +297,13 @@ async def open_sse(
                 yield [tail]
             if not received:
                 seen = start[:_START_CHARS].splitlines()[:3]
-                not_events(response, seen, label=label, base_url_hint=base_url_hint)
+                not_events(
+                    response,
+                    seen,
+                    label=label,
+                    base_url_hint=base_url_hint,
+                    json_answers=json_answers,
+                )
         finally:
             await response.aclose()
     except LineTooLong as error:
@@ -332,13 +340,18 @@ def undecodable(label: str, error: Exception) -> ProviderError:
 
 
 def not_events(
-    response: httpx.Response, seen: list[str], *, label: str, base_url_hint: str
+    response: httpx.Response,
+    seen: list[str],
+    *,
+    label: str,
+    base_url_hint: str,
+    json_answers: bool = True,
 ) -> None:
     """A 200 whose body held no event at all: say what came instead (a web page, a proxy's
-    login form...) rather than that the stream ended early. A JSON body is left to the
-    provider (a server that does not stream)."""
+    login form...) rather than that the stream ended early. A JSON body is left to a
+    provider that reads answers without streaming (`json_answers`)."""
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind == "application/json":
+    if kind == "application/json" and json_answers:
         return
     if kind == "text/event-stream" and all(not s.strip() or s.startswith(":") for s in seen):
         return  # an event stream that ended with only keep-alives: the provider decides
@@ -391,10 +404,11 @@ async def request_json(
         raise undecodable(label, exc) from None
     await _check_status(response, describe_status)
     try:
-        return loads(response.content)
-    except ValueError:
+        return loads(response.content, finite=True)  # NaN: kept, it would stop every request
+    except ValueError as error:
+        why = f" ({error})" if isinstance(error, NotJson) else ""
         raise ProviderError(
-            f"{label}: the server's answer is not JSON: {response.text[:200]!r}"
+            f"{label}: the server's answer is not JSON{why}: {response.text[:200]!r}"
         ) from None
 
 
@@ -451,8 +465,8 @@ async def with_retries(
             hint = server_hint(error.headers)
             if hint is not None and hint > min(MAX_HONOURED_WAIT, deadline - time.monotonic()):
                 raise ProviderError(
-                    f"{error}; the server asked to wait {hint:.0f}s before trying again, "
-                    "longer than agentcli waits: try again later",
+                    f"{error}; the server asked to wait {_wait_words(hint)} before trying "
+                    "again, longer than agentcli waits: try again later",
                     status=error.status,
                 ) from None
             delay = backoff_delay(retry_number, error.headers)
@@ -469,6 +483,15 @@ async def with_retries(
                 },
             )
             await asyncio.sleep(delay)
+
+
+def _wait_words(seconds: float) -> str:
+    """A server's asked wait in words: a header may say 10**300 seconds, or infinity."""
+    if seconds < 3600:
+        return f"{seconds:.0f}s"
+    if seconds < 86400:
+        return f"{seconds / 3600:.0f} h"
+    return "more than a day"
 
 
 def _loop_time(monotonic_deadline: float) -> float:
@@ -503,6 +526,9 @@ class HttpProvider:
     in `_attempt`, opening the stream with `_open_stream`."""
 
     base_url_hint = "--base-url"
+    # A JSON body in the place of the stream is an answer this provider reads (OpenAI's:
+    # a server that does not stream); False: it is said to be no stream at all.
+    json_answers = True
 
     def __init__(
         self,
@@ -565,6 +591,7 @@ class HttpProvider:
             body=body,
             first_byte_timeout=self.first_byte_timeout,
             auth=self._auth,
+            json_answers=self.json_answers,
             **self._wording(),
         )
 

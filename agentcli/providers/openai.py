@@ -26,7 +26,7 @@ from agentcli.providers.http import (
 )
 from agentcli.providers.openai_stream import ChatStreamAccumulator, completion_as_chunk
 from agentcli.providers.sse import SSEMessage
-from agentcli.text.decoding import loads
+from agentcli.text.decoding import NotJson, loads
 
 if TYPE_CHECKING:
     from agentcli.settings import RunSettings
@@ -268,11 +268,11 @@ class OpenAIProvider(HttpProvider):
             headers=self._headers(stream=False),
             body=self._body(request, stream=False),
         )
-        if isinstance(completion, dict) and "error" in completion:
+        if isinstance(completion, dict) and completion.get("error") is not None:
             raise _stream_error(completion["error"], self.name, "in the answer")
-        acc = ChatStreamAccumulator(self.name, self.model)
+        acc = ChatStreamAccumulator(self.name, self.model, whole=True)
         try:
-            events = acc.feed(completion_as_chunk(completion))
+            events = acc.feed(completion_as_chunk(completion, self.name))
         except (TypeError, AttributeError, ValueError, KeyError) as exc:
             raise ProviderError(
                 f"{self.name}: the server sent a malformed answer ({exc}): "
@@ -336,13 +336,16 @@ class OpenAIProvider(HttpProvider):
                 chunk = _parse_chunk(data, self.name)
             except ProviderError as error:
                 return events, error
-            if "error" in chunk:
-                error = _stream_error(chunk["error"], self.name)
+            failure = _failure_in(message.event, chunk)
+            if failure is not None:  # `"error": null` is no error: the chunk goes on
+                error = _stream_error(failure, self.name)
                 if not acc.began and _names_streaming(error.detail):
                     return events, _CannotStream(f"the server could not stream ({error.detail})")
                 return events, error
             try:
                 events += acc.feed(chunk)
+            except ProviderError as error:  # a value of the wrong shape, named
+                return events, error
             except (TypeError, AttributeError, ValueError, KeyError) as exc:
                 return events, ProviderError(
                     f"{self.name}: the server sent a malformed chunk ({exc}): {data[:200]!r}"
@@ -377,17 +380,21 @@ class OpenAIProvider(HttpProvider):
 def _history_arguments(raw: str) -> str:
     """Arguments as sent back in the history. Some servers (Ollama) parse them and reject
     the whole request when they are not a JSON object: send `{}` then; the tool result
-    already tells the model what was wrong with what it sent."""
+    already tells the model what was wrong with what it sent (NaN too: not JSON)."""
     try:
-        parsed = json.loads(raw) if raw.strip() else {}
-    except (ValueError, RecursionError):
+        parsed = loads(raw, finite=True) if raw.strip() else {}
+    except ValueError:  # TooDeep and NotJson are ValueErrors
         return "{}"
     return raw if isinstance(parsed, dict) else "{}"
 
 
 def _parse_chunk(data: str, label: str) -> dict[str, Any]:
     try:
-        chunk = loads(data)
+        chunk = loads(data, finite=True)  # a NaN kept would stop every later request
+    except NotJson as error:
+        raise ProviderError(
+            f"{label}: the server sent a stream event that is not JSON ({error}): {data[:200]!r}"
+        ) from None
     except ValueError:
         raise ProviderError(
             f"{label}: the server sent a malformed stream event: {data[:200]!r}"
@@ -397,9 +404,18 @@ def _parse_chunk(data: str, label: str) -> dict[str, Any]:
     return chunk
 
 
+def _failure_in(event: str, chunk: dict[str, Any]) -> Any:
+    """The error a chunk reports, or None: its `error` (null is none), or, for an
+    `event: error` message, the chunk itself when it has no `error` (`{"message": ...}`)."""
+    error = chunk.get("error")
+    if error is None and event == "error":
+        return chunk or "the server sent an error event with nothing in it"
+    return error
+
+
 def _stream_error(error: Any, label: str, where: str = "inside the stream") -> ProviderError:
     if isinstance(error, dict):
-        detail = str(error.get("message") or error.get("type") or error)
+        detail = str(error.get("message") or error.get("type") or error.get("code") or error)
         kind = f"{error.get('type', '')} {error.get('code', '')}".lower()
     else:
         detail, kind = str(error), str(error).lower()

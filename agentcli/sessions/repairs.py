@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcli.conversation.messages import new_id
+from agentcli.text.decoding import all_finite
 
 # Message.extra keys written by the providers (agentcli.agui.thread_view.EXTRA_KEY,
 # agentcli.providers.anthropic.CONTENT_KEY); named here so reading a session imports neither.
@@ -71,6 +72,13 @@ def _extra(extra: dict[str, Any], note: Note) -> dict[str, Any]:
     if ANTHROPIC_KEY in out and not _blocks_ok(out[ANTHROPIC_KEY]):
         del out[ANTHROPIC_KEY]
         note("its stored Anthropic content blocks are of the wrong shape; left out")
+    elif ANTHROPIC_KEY in out and not all_finite(out[ANTHROPIC_KEY]):
+        # An older agentcli kept a stream's NaN or Infinity: no request can carry it.
+        del out[ANTHROPIC_KEY]
+        note("its stored Anthropic content blocks hold NaN or Infinity, not JSON; left out")
+    if AGUI_KEY in out and not all_finite(out[AGUI_KEY]):
+        del out[AGUI_KEY]
+        note("its AG-UI record holds NaN or Infinity, not JSON; left out")
     if AGUI_KEY in out:
         record = agui_record(out[AGUI_KEY], note)
         if record is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import math
 import re
 from typing import Any
 
@@ -113,11 +114,61 @@ def _whole_text(text: str) -> Any:
     return whole_text(text)
 
 
-def loads(text: str | bytes, **options: Any) -> Any:
+class NotJson(ValueError):
+    """NaN, Infinity or -Infinity in the text: Python's json reads them, JSON has no such
+    values, and nothing that holds one can be written as JSON again (`allow_nan=False`)."""
+
+    def __init__(self, constant: str) -> None:
+        super().__init__(f"{constant} is not JSON")
+        self.constant = constant
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotJson(name)
+
+
+def _finite_text(text: str) -> Any:
+    """`_whole_text` with NaN and the infinities refused (`NotJson`): its own decoder, made
+    at the first call, so each streamed piece costs what `loads` costs it."""
+    global _finite_text
+    import json
+
+    raw_decode = json.JSONDecoder(parse_constant=_refuse_constant).raw_decode
+
+    def whole(text: str) -> Any:  # json.loads, for its value (space around it) or error
+        return _json_loads(text, parse_constant=_refuse_constant)
+
+    def finite_text(text: str) -> Any:
+        try:
+            value, end = raw_decode(text)
+        except NotJson:
+            raise
+        except ValueError:
+            return whole(text)
+        return value if end == len(text) else whole(text)
+
+    _finite_text = finite_text
+    return finite_text(text)
+
+
+def _document_text(data: bytes) -> str:
+    """A JSON document's bytes as text, in the encoding json.loads would read them in."""
+    import json
+
+    return data.decode(json.detect_encoding(data), "surrogatepass")
+
+
+def loads(text: str | bytes, *, finite: bool = False, **options: Any) -> Any:
     """`json.loads` for JSON from outside: nesting too deep for the parser is a ValueError
-    (TooDeep) like any other bad JSON, and its strings hold no lone surrogate (`shown`)."""
+    (TooDeep) like any other bad JSON, and its strings hold no lone surrogate (`shown`).
+    `finite`: NaN, Infinity and -Infinity are not JSON either (`NotJson`), for a peer's
+    values that are kept and sent on (a model's stream)."""
     try:
-        if options or type(text) is not str:
+        if finite and not options:
+            value = _finite_text(text if type(text) is str else _document_text(text))
+        elif options or type(text) is not str:
+            if finite:
+                options.setdefault("parse_constant", _refuse_constant)
             value = _json_loads(text, **options)
         else:
             value = _whole_text(text)
@@ -174,6 +225,21 @@ def writable(value: Any) -> Any:
             parent[key] = copy
             stack.extend((copy, index, child) for index, child in enumerate(copy))
     return root[0]
+
+
+def all_finite(value: Any) -> bool:
+    """Whether `value` (JSON-like) holds no NaN or infinity, which JSON cannot write: what
+    an older agentcli kept of a stream that sent one. Iterative: no depth limit."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is float and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
 
 
 def _holds_lone(value: Any) -> bool:
