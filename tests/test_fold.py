@@ -147,9 +147,8 @@ def test_error_kinds_survive_the_session_file_and_repair_marks_interrupted_calls
 def test_a_remote_agents_state_is_one_status_line_on_stderr():
     import io
 
-    from agentcli.output.text import TextOutput
-
     from agentcli.output.state_lines import EVERY, StateLines
+    from agentcli.output.text import TextOutput
 
     out, err = io.StringIO(), io.StringIO()
     text = TextOutput(out, err, markdown=False)
