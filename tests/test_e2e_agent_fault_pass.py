@@ -238,3 +238,22 @@ def test_a_flood_of_state_changes_is_a_few_lines_and_every_change_is_kept(
     assert "earlier change(s) not shown" in lines[-1]
     recorded = [r for r in session_lines(cli_home) if r.get("e", {}).get("type") == "STATE_DELTA"]
     assert len(recorded) == count
+
+
+def test_a_json_body_instead_of_events_is_named_as_such(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    server.enqueue(Reply.error(200, body=json.dumps({"error": "quota exceeded"})))
+    result = run_cli(["run", "--agent", agent_url(server), "hi"])
+    assert result.returncode == 1, result.stderr
+    assert_one_error(result, "`application/json`, not an event stream", "quota exceeded")
+
+
+def test_an_agent_not_found_names_its_url_not_a_model(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    server.enqueue(Reply.error(404, "no such route"))
+    result = run_cli(["run", "--agent", agent_url(server), "hi"])
+    assert result.returncode == 1, result.stderr
+    line = assert_one_error(result, "HTTP 404", "Check the --agent URL")
+    assert "model name" not in line

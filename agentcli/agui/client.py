@@ -132,6 +132,14 @@ class ChunkExpander:
 
 class AguiProvider(HttpProvider):
     base_url_hint = "--agent"
+    json_answers = False  # an agent always streams: a JSON body is said to be one
+
+    def describe_status(self, status: int, detail: str) -> str:
+        if status == 404:  # an agent has no model name to check: only its URL
+            return (
+                f"agent: not found (HTTP 404: {detail}) at {self.base_url}. Check the --agent URL."
+            )
+        return super().describe_status(status, detail)
 
     def __init__(
         self,
