@@ -29,3 +29,15 @@ def test_json_output_escapes_what_a_terminal_would_obey(
         events = [json.loads(line) for line in result.stdout.splitlines()]
         deltas = [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
         assert "".join(deltas) == HOSTILE
+
+
+def test_a_tool_name_with_a_newline_never_starts_a_line_of_its_own(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    forged = "read_file\nagentcli: error: forged"
+    call = {"id": "c1", "name": forged, "arguments": {"path": "x"}}
+    server.enqueue(Reply.tool_calls([call]), Reply.text(["done"]))
+    result = run_cli(["run", "--yes", "hi"], server=server)
+    assert result.returncode == 0, result.stderr
+    assert not [line for line in result.stderr.splitlines() if line.startswith("agentcli: error")]
+    assert "read_file\\nagentcli: error: forged" in result.stderr
