@@ -25,9 +25,10 @@ def main() -> None:
 
     guard_stream(sys.stdout)  # a lone surrogate that reaches the terminal is shown, not raised
     guard_stream(sys.stderr)
-    from agentcli.cli.options import entry_args
+    from agentcli.cli.options import entry_args, lift_debug
     from agentcli.errors import UsageError
 
+    args, debug = lift_debug(args)
     try:
         args = entry_args(args, sys.stdin is not None and _isatty(sys.stdin))
     except UsageError as error:
@@ -46,7 +47,7 @@ def main() -> None:
             sys.exit(last_net(lambda: _fast(command, values), args))
     from agentcli.cli.app import run_app
 
-    sys.exit(run_app(args))
+    sys.exit(run_app(args, debug=debug))
 
 
 def _isatty(stream) -> bool:  # type: ignore[no-untyped-def]

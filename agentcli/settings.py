@@ -145,9 +145,9 @@ def check_base_url(url: str, source: str, key: str = "base_url") -> None:
 
 
 def context_window(config: Config, model: str) -> int:
-    """`context.windows."PROVIDER:MODEL"`, else `context.window`."""
-    windows = config.table("context.windows")
-    window = windows.get(model) if isinstance(windows, dict) else None
+    """`context.windows."PROVIDER:MODEL"`, else `context.window`. Read by its flat key, not
+    as a table: a model's name may hold a dot (`openai:gpt-4.1`)."""
+    window = config.get(f"context.windows.{model}")
     if not isinstance(window, int) or isinstance(window, bool):
         return config.get("context.window")
     limits = SETTINGS["context.window"]

@@ -45,12 +45,20 @@ def test_answers_in_claude_codes_shapes(stdout: str, decision: str | None, reaso
     ("stdout", "why"),
     [
         ("{not json", "not valid JSON"),
-        ("[1]", ""),  # not an object: plain text, no answer
+        # JSON, but not an object: meant as an answer, and not one (no longer plain text)
+        ("[1]", "JSON but an array"),
+        ('"text"', "JSON but a string"),
+        ("null", "JSON but null"),
+        ("5", "JSON but a number"),
         ('{"decision": "maybe"}', "decision 'maybe'"),
         ('{"hookSpecificOutput": {"permissionDecision": "yes"}}', "permissionDecision 'yes'"),
         ('{"hookSpecificOutput": {"updatedInput": "rm"}}', "updatedInput is not an object"),
+        ('{"hookSpecificOutput": []}', "hookSpecificOutput is not an object"),
+        ('{"continue": "false"}', "continue is not true or false"),
+        ('{"continue": 0}', "continue is not true or false"),
+        ('{"suppressOutput": "yes"}', "suppressOutput is not true or false"),
         ('{"reason": 3}', "reason is not a string"),
-        ('"text"', ""),
+        ("not json at all", ""),  # plain text: no answer, as Claude Code reads it
     ],
 )
 def test_what_is_not_an_answer_is_the_hooks_failure(stdout: str, why: str) -> None:
@@ -66,6 +74,8 @@ def test_exit_codes_and_context() -> None:
     assert (blocked.decision, blocked.reason) == ("block", "not here")
     failed = answer("", 1, stderr="Traceback (most recent call last):\nValueError: bad\n")
     assert failed.failure == "exited with 1: ValueError: bad"
+    assert answer("", -11).failure == "was killed by SIGSEGV"
+    assert answer("[1]", event="SessionStart").context == "[1]"  # plain text is context
     assert answer("use make", event="UserPromptSubmit").context == "use make"
     assert answer("use make", event="PreToolUse").context == ""
     updated = answer('{"hookSpecificOutput": {"updatedInput": {"command": "ls"}}}')

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.config import Config, load_config
+from agentcli.config.schema import model_name_problem
 from agentcli.errors import ConfigError, UsageError
 from agentcli.providers.configured import parse_model, providers_of
 from agentcli.records import fields
@@ -25,13 +26,9 @@ from agentcli.settings import (
 
 def _default_model(config: Config, env: Mapping[str, str], base_url: str | None) -> str:
     chosen, source = model_choice(config, env, base_url)
-    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in chosen):
-        # No model's name holds one; in a request, a session header and every status line
-        # it would only be an escape sequence from AGENTCLI_MODEL or a file.
-        raise ConfigError(
-            f"the model {chosen!r} ({source}) holds a control character, which no model's "
-            "name does; check how it was set"
-        )
+    problem = model_name_problem(chosen, source)
+    if problem is not None:
+        raise ConfigError(problem)
     return chosen
 
 
@@ -198,6 +195,9 @@ def with_model(
     """The same settings with another model (`/model NAME` in the REPL)."""
     from agentcli.records import replace
 
+    problem = model_name_problem(text, "/model")
+    if problem is not None:  # a subagent's or a command's model comes here too
+        raise UsageError(problem)
     providers = providers_of(settings.config)
     spec = parse_model(text, providers, flag="/model")
     provider = providers[spec.provider]

@@ -643,8 +643,9 @@ def completions(
     sys.stdout.write(render(typer.main.get_command(app), shell))
 
 
-def run_app(argv: list[str] | None = None) -> int:
-    """Runs the Typer app with usage errors reduced to one line and a documented code."""
+def run_app(argv: list[str] | None = None, *, debug: bool = False) -> int:
+    """Runs the Typer app with usage errors reduced to one line and a documented code;
+    `debug`: a command without --debug of its own was given one (a bug's traceback)."""
     from agentcli.adapters.typer_errors import click_exceptions
 
     click_errors = click_exceptions()
@@ -671,7 +672,8 @@ def run_app(argv: list[str] | None = None) -> int:
     except Exception as bug:  # the last net: one line, never a traceback unless asked
         from agentcli.errors import internal_error
 
-        return internal_error(bug, argv if argv is not None else sys.argv)
+        said = argv if argv is not None else sys.argv
+        return internal_error(bug, [*said, "--debug"] if debug else said)
     return result if isinstance(result, int) else 0
 
 

@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 def open_session(settings: RunSettings, *, resume: str | None, continue_: bool) -> Session:
     """The session this run belongs to: a new one, the latest of this workspace
     (--continue), or a named one (--resume ID)."""
-    if resume and continue_:
+    if resume is not None and continue_:
         raise UsageError("--continue and --resume contradict each other; pass one of them")
-    if resume or continue_:
-        path = find_session(resume) if resume else latest_for(settings.workspace)
+    if resume is not None or continue_:  # `--resume ''` names no session: said, not a new one
+        path = find_session(resume) if resume is not None else latest_for(settings.workspace)
         config = settings.config
         return Session.open(
             path,

@@ -314,6 +314,25 @@ def entry_args(args: list[str], stdin_is_tty: bool) -> list[str]:
     return ["chat", *args]
 
 
+def lift_debug(args: list[str]) -> tuple[list[str], bool]:
+    """(the command line, whether a traceback is asked for): `--debug` may come anywhere
+    before `--`, as the internal error's line asks for it. Before a command it moves after
+    its name (`agentcli --debug run hi`); a command without a --debug of its own (`config
+    show --debug`) is given the line without it."""
+    cut = args.index("--") if "--" in args else len(args)
+    if "--debug" not in args[:cut]:
+        return args, False
+    words = _positionals(args[:cut])
+    if not words or words[0] not in SUBCOMMANDS:
+        return args, False  # a prompt: run's own --debug
+    command = " ".join(words[:2]) if " ".join(words[:2]) in COMMANDS else words[0]
+    rest = [token for token in args[:cut] if token != "--debug"] + args[cut:]
+    if command not in COMMANDS or BY_NAME["debug"] not in COMMANDS[command][1]:
+        return rest, True
+    at = rest.index(words[0]) + len(command.split())
+    return [*rest[:at], "--debug", *rest[at:]], True
+
+
 def _positionals(args: list[str]) -> list[str]:
     takes_value = {flag for o in OPTIONS if o.kind is not bool for flag in o.flags}
     words: list[str] = []
@@ -342,6 +361,11 @@ def _not_a_command(words: list[str]) -> str:
     import difflib
     import shlex
 
+    if words[0] in SUBCOMMANDS:  # `agentcli -y config show`: run's options, then a command
+        return (
+            f"the options before {words[0]!r} are those of run and chat; write the command "
+            f"first, its own options after it: agentcli {shlex.join(words)}"
+        )
     close = difflib.get_close_matches(words[0], SUBCOMMANDS, n=1)
     hint = f" (did you mean `agentcli {close[0]}`?)" if close else ""
     quoted = shlex.quote(" ".join(words))

@@ -44,14 +44,26 @@ def line_of(text: str, key: str) -> int | None:
         header = re.match(r"^\s*\[+\s*([^\]]+?)\s*\]+", line)
         if header:
             current = header.group(1).replace('"', "")
+            if current == key:  # `[[hooks.PreToolUse]]`: the table is the key
+                return number
             continue
         if pattern.match(line) and (current == section or not section):
             return number
-        dotted = re.match(
-            rf"^\s*{re.escape(key[len(current) + 1 :] if current else key)}\s*=", line
-        )
+        rest = re.escape(key[len(current) + 1 :] if current else key)
+        dotted = re.match(rf'^\s*"?{rest}"?\s*=', line)  # a quoted name may hold a dot
         if dotted and key.startswith(current):
             return number
+    return None
+
+
+def line_near(text: str, key: str) -> int | None:
+    """The line that sets `key`, else the nearest table above it that has a line (a value
+    inside an inline table or an array of tables)."""
+    parts = key.split(".")
+    for end in range(len(parts), 0, -1):
+        where = line_of(text, ".".join(parts[:end]))
+        if where is not None:
+            return where
     return None
 
 
@@ -61,7 +73,8 @@ def config_text(path: Path) -> str | None:
     from agentcli.regular_files import read_text
 
     try:
-        return read_text(path)
+        # A BOM some editors write is taken as front matter takes it: TOML has none.
+        return read_text(path).removeprefix("\ufeff")
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -95,7 +108,7 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     for key, value in flat.items():
         problem = check_type(key, value)
         if problem:
-            where = line_of(text, key)
+            where = line_near(text, key)
             at = f", line {where}" if where else ""
             raise ConfigError(f"{path}{at}: {problem}")
         if not is_known(key) and not any(key.startswith(t + ".") for t in OPEN_TABLES):

@@ -230,9 +230,12 @@ def did_you_mean(key: str) -> str:
 
 def check_type(key: str, value: Any) -> str | None:
     """What is wrong with `value` for `key`, or None."""
+    when = _date_problem(key, value)
+    if when is not None:
+        return when
     setting = SETTINGS.get(key)
     if setting is None:
-        return None
+        return _open_table_problem(key, value)
     kinds = setting.kind if isinstance(setting.kind, tuple) else (setting.kind,)
     if isinstance(value, bool) and bool not in kinds:
         return f"{key} must be {_names(kinds)}, not a boolean"
@@ -245,6 +248,93 @@ def check_type(key: str, value: Any) -> str | None:
     if isinstance(value, (int, float)):
         return range_problem(key, value, setting.minimum, setting.maximum)
     return None
+
+
+# A table written as one value (`hooks = 5`): what the table is written as instead.
+_TABLE_FORMS = {
+    "providers": "[providers.NAME] tables",
+    "mcp": "[mcp.servers.NAME] tables",
+    "hooks": "arrays of tables: [[hooks.PreToolUse]] with matcher and command",
+    "tools": "[tools.NAME] tables",
+    "context.windows": 'a table: [context.windows] "PROVIDER:MODEL" = TOKENS',
+}
+# What agentcli itself reads of every [providers.NAME] table (a provider reads the rest).
+_PROVIDER_TEXT = ("type", "base_url", "api_key_env", "model")
+
+
+def _date_problem(key: str, value: Any) -> str | None:
+    """No setting is a date or a time: TOML's unquoted `1979-05-27` is one, anywhere."""
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.time)):
+        return f"{key} is a TOML date or time ({value}), which no setting takes; quote it"
+    inner = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((p for p in (_date_problem(key, item) for item in inner) if p), None)
+
+
+def _open_table_problem(key: str, value: Any) -> str | None:
+    """A free-form table's values agentcli reads itself: a table where one must be, the
+    provider's own keys as text, a window as a number of tokens."""
+    if key in _TABLE_FORMS and not isinstance(value, dict):
+        return f"{key} must be written as {_TABLE_FORMS[key]}, not {_kind(value)}"
+    parts = key.split(".")
+    if parts[0] == "providers" and len(parts) >= 2:
+        return _provider_problem(key, parts[2:], value)
+    if key.startswith("context.windows."):
+        return _window_problem(key, value)
+    return None
+
+
+def _provider_problem(key: str, rest: list[str], value: Any) -> str | None:
+    if not rest and not isinstance(value, dict):
+        return f"{key} must be a table ([{key}]), not {_kind(value)}"
+    if rest == ["models"]:
+        return None if isinstance(value, dict) else f"{key} must be a table of alias = model name"
+    if len(rest) > 1 and rest[0] in _PROVIDER_TEXT:  # a table there, flattened past it
+        name = key.rsplit(".", len(rest) - 1)[0]
+        return f"{name} must be a string, not a table"
+    if not (len(rest) == 1 and rest[0] in _PROVIDER_TEXT) and rest[:1] != ["models"]:
+        return None  # the provider's own options: it checks them
+    if not isinstance(value, str):
+        return f"{key} must be a string, not {_kind(value)}"
+    if rest == ["api_key_env"] and (not value or "=" in value or _has_control(value)):
+        return f"{key} must name an environment variable (like WORK_API_KEY), not {value!r}"
+    if (rest == ["model"] or rest[:1] == ["models"]) and _has_control(value):
+        return model_name_problem(value, key)
+    return None
+
+
+def _window_problem(key: str, value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{key} must be a number of tokens (an integer), not {_kind(value)}"
+    limits = SETTINGS["context.window"]
+    return range_problem(key, value, limits.minimum, limits.maximum)
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
+
+
+def model_name_problem(name: str, where: str) -> str | None:
+    """A model's name holds no control character: in a request, a session's header and
+    every status line one would only be an escape sequence from a file or a variable.
+    `where` says where the name was set."""
+    if not _has_control(name):
+        return None
+    return (
+        f"the model {name!r} ({where}) holds a control character, which no model's name "
+        "does; check how it was set"
+    )
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    return {list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
 
 
 def range_problem(name: str, value: float, low: float | None, high: float | None) -> str | None:

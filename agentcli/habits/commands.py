@@ -12,7 +12,6 @@ Neither form runs anything while the prompt is made (Claude Code's !`cmd` and Ge
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from pathlib import Path
@@ -20,12 +19,13 @@ from typing import Any
 
 from agentcli.habits.front_matter import (
     FrontMatterError,
+    model_field,
     read_habit_file,
     split_front_matter,
     text_field,
     word_list,
 )
-from agentcli.habits.places import COMMAND_FOLDERS, Folder, folders
+from agentcli.habits.places import COMMAND_FOLDERS, LOOPED, Folder, folders, habit_files
 from agentcli.habits.skills import Skipped
 from agentcli.records import dataclass, field
 
@@ -88,7 +88,14 @@ def find_commands(workspace: Path, trusted: bool, reserved: frozenset[str]) -> C
     commands = Commands(untrusted=where.untrusted)
     for folder in where.found:
         gemini = ".gemini" in folder.path.parts
-        for path, parts in _files(folder.path, ".toml" if gemini else ".md"):
+        walked = habit_files(
+            folder.path, ".toml" if gemini else ".md", depth=MAX_DEPTH, limit=MAX_FILES
+        )
+        for loop in walked.looped:
+            shown = f"{folder.label}/{loop.relative_to(folder.path).as_posix()}"
+            commands.skipped.append(Skipped(shown, LOOPED))
+        for path in walked.files:
+            parts = path.relative_to(folder.path).parts
             shown = f"{folder.label}/{'/'.join(parts)}"
             name = ""
             try:
@@ -107,21 +114,6 @@ def find_commands(workspace: Path, trusted: bool, reserved: frozenset[str]) -> C
             else:
                 commands.found[command.name] = command
     return commands
-
-
-def _files(root: Path, suffix: str) -> list[tuple[Path, tuple[str, ...]]]:
-    """(path, its parts below `root`) of the command files, sorted, bounded."""
-    found: list[tuple[Path, tuple[str, ...]]] = []
-    for directory, subdirs, files in os.walk(root, followlinks=True):
-        depth = len(Path(directory).relative_to(root).parts)
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and depth < MAX_DEPTH)
-        for name in sorted(files):
-            if name.endswith(suffix) and not name.startswith("."):
-                path = Path(directory) / name
-                found.append((path, path.relative_to(root).parts))
-                if len(found) >= MAX_FILES:
-                    return found
-    return found
 
 
 def command_name(parts: tuple[str, ...]) -> str:
@@ -147,7 +139,7 @@ def _load(path: Path, name: str, folder: Folder, gemini: bool) -> CustomCommand:
         origin=folder.label,
         description=text_field(fields, "description", limit=1024) or "",
         argument_hint=_hint(fields.get("argument-hint")),
-        model=text_field(fields, "model"),
+        model=model_field(fields),
         allowed_tools=tuple(tools) if tools is not None else None,
     )
 

@@ -40,6 +40,7 @@ def _mapping(block: str) -> dict[str, Any]:
     # a tenth of the time); yaml.safe_load's pure Python elsewhere.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
+        _refuse_aliases(yaml.scan(block, Loader=loader))
         data = yaml.load(block, Loader=loader)
     except yaml.YAMLError as error:
         raise FrontMatterError(
@@ -54,6 +55,21 @@ def _mapping(block: str) -> dict[str, Any]:
         if not isinstance(key, str):
             raise FrontMatterError(f"its front matter has a field named {key!r}, not a word")
     return data
+
+
+def _refuse_aliases(tokens: Any) -> None:
+    """No alias (`*a`) is read: ten lines of aliases of aliases build a billion items (a
+    "billion laughs"), and every run reads every habit file. Scanning costs the text's
+    length; nothing is built. No field of a skill, command or agent needs one."""
+    import yaml
+
+    for token in tokens:
+        if isinstance(token, yaml.AliasToken):
+            raise FrontMatterError(
+                f"its front matter uses a YAML alias (*{token.value}, line "
+                f"{token.start_mark.line + 2}), which agentcli does not read; write the "
+                "value out"
+            )
 
 
 def _where(error: Any) -> str:
@@ -73,6 +89,18 @@ def text_field(fields: dict[str, Any], name: str, *, limit: int | None = None) -
     value = value.strip()
     if limit is not None and len(value) > limit:
         raise FrontMatterError(f"{name} is {len(value):,} characters; at most {limit:,} may be")
+    return value
+
+
+def model_field(fields: dict[str, Any]) -> str | None:
+    """`model`: text that `--model` would take, so no control character (an escape would
+    reach the server in the request and every status line)."""
+    from agentcli.config.schema import model_name_problem
+
+    value = text_field(fields, "model")
+    problem = model_name_problem(value, "in its front matter") if value else None
+    if problem is not None:
+        raise FrontMatterError(problem)
     return value
 
 

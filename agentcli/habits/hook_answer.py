@@ -38,30 +38,72 @@ def read_answer(
         return Answer("block", _cut(stderr.strip()) or "(the hook gave no reason)")
     if exit_code != 0:
         said = _last_line(stderr) or _last_line(stdout)  # a traceback's last line says why
-        return Answer(failure=f"exited with {exit_code}" + (f": {said}" if said else ""))
+        return Answer(failure=_ended(exit_code) + (f": {said}" if said else ""))
     text = stdout.strip()
     if not text.startswith("{"):
-        return Answer(context=_cut(text) if event in CONTEXT_EVENTS else "")
+        if event in CONTEXT_EVENTS:
+            return Answer(context=_cut(text))
+        # Plain text is ignored, as Claude Code does; JSON of another kind (`"deny"`,
+        # `[1, 2]`, `null`) was meant as an answer, and a guard's unread answer refuses.
+        wrong = _not_an_object(text)
+        return Answer(failure=_unreadable(wrong) if wrong else None)
     try:
         data = json.loads(text)
     except ValueError as error:
-        return Answer(failure=f"its output is not valid JSON ({error.msg} at {error.pos})")
+        return Answer(
+            failure=_unreadable(f"its output is not valid JSON: {error.msg} at {error.pos}")
+        )
     try:
         return _from_json(event, data)
     except _Wrong as wrong:
-        return Answer(failure=str(wrong))
+        return Answer(failure=_unreadable(str(wrong)))
+
+
+def _ended(exit_code: int | None) -> str:
+    """`exited with 1`, or the signal that killed it (a negative code: `-11`)."""
+    import signal
+
+    if exit_code is None or exit_code >= 0:
+        return f"exited with {exit_code}"
+    try:
+        return f"was killed by {signal.Signals(-exit_code).name}"
+    except ValueError:
+        return f"was killed by signal {-exit_code}"
+
+
+def _unreadable(why: str) -> str:
+    return f"gave an answer agentcli cannot read ({why})"
 
 
 class _Wrong(Exception):
     pass
 
 
+def _not_an_object(text: str) -> str | None:
+    """Why JSON that is not an object is no answer; None for text that is not JSON."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return f"its output is JSON but {_kind(data)}, not an object"
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return {list: "an array", str: "a string"}.get(type(value), "a number")
+
+
 def _from_json(event: str, data: Any) -> Answer:
     if not isinstance(data, dict):
         raise _Wrong("its JSON output is not an object")
-    specific = data.get("hookSpecificOutput") or {}
+    specific = data.get("hookSpecificOutput")
+    specific = {} if specific is None else specific  # `[]` is a wrong answer, not none
     if not isinstance(specific, dict):
         raise _Wrong("hookSpecificOutput is not an object")
+    for key in ("continue", "suppressOutput"):  # `"false"` or 0 is not false: not read
+        if data.get(key) is not None and not isinstance(data[key], bool):
+            raise _Wrong(f"{key} is not true or false")
     decision: Decision | None = None
     reason = _string(data, "reason")
     legacy = data.get("decision")

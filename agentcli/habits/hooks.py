@@ -13,6 +13,7 @@ rules (agentcli.habits.commands.tool_rules); alternatives are separated by `|`."
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,8 +175,9 @@ def _group(event: str, group: Any, origin: str, *, toml: bool) -> list[Hook]:
 def _timeout(value: Any) -> float:
     if value is None:
         return DEFAULT_TIMEOUT
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise _Unreadable(f"timeout must be a number of seconds above 0, not {value!r}")
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not value > 0 or not math.isfinite(value):  # no infinity: 1e309 is one
+        raise _Unreadable(f"timeout must be a finite number of seconds above 0, not {value!r}")
     return min(float(value), MAX_TIMEOUT)
 
 

@@ -94,3 +94,38 @@ def shown(path: Path) -> str:
     if home not in ("", "/") and (text == home or text.startswith(home.rstrip("/") + "/")):
         return "~" + text[len(home.rstrip("/")) :]
     return text
+
+
+LOOPED = "a link back to a folder already read; not read again"
+
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    files: list[Path]  # sorted, at most the bound asked for
+    looped: list[Path]  # subfolders that lead back to a folder already read (a link)
+
+
+def habit_files(root: Path, suffix: str, *, depth: int, limit: int) -> Walked:
+    """The `suffix` files of `root` and of its subfolders `depth` deep (links followed, as
+    users link their dotfiles), each folder read once: a link back (`loop -> .`) is not
+    read again but named, so that no file is found twice under two names."""
+    files: list[Path] = []
+    looped: list[Path] = []
+    seen = {os.path.realpath(root)}
+    for directory, subdirs, names in os.walk(root, followlinks=True):
+        level = len(Path(directory).relative_to(root).parts)
+        kept = []
+        for name in sorted(d for d in subdirs if not d.startswith(".") and level < depth):
+            real = os.path.realpath(os.path.join(directory, name))
+            if real in seen:
+                looped.append(Path(directory) / name)
+                continue
+            seen.add(real)
+            kept.append(name)
+        subdirs[:] = kept
+        for name in sorted(names):
+            if name.endswith(suffix) and not name.startswith("."):
+                files.append(Path(directory) / name)
+                if len(files) >= limit:
+                    return Walked(files, looped)
+    return Walked(files, looped)

@@ -11,19 +11,19 @@ with one line saying why."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from agentcli.habits.front_matter import (
     FrontMatterError,
+    model_field,
     read_habit_file,
     split_front_matter,
     text_field,
     word_list,
 )
-from agentcli.habits.places import AGENT_FOLDERS, Folder, folders
+from agentcli.habits.places import AGENT_FOLDERS, LOOPED, Folder, folders, habit_files
 from agentcli.habits.skills import Skipped
 from agentcli.records import dataclass, field
 
@@ -94,7 +94,11 @@ def find_subagents(workspace: Path, trusted: bool) -> Subagents:
     where = folders(AGENT_FOLDERS, workspace, trusted)
     agents = Subagents(untrusted=where.untrusted)
     for folder in where.found:
-        for path in _files(folder.path):
+        walked = habit_files(folder.path, ".md", depth=2, limit=MAX_FILES)
+        for loop in walked.looped:
+            shown = f"{folder.label}/{loop.relative_to(folder.path).as_posix()}"
+            agents.skipped.append(Skipped(shown, LOOPED))
+        for path in walked.files:
             shown = f"{folder.label}/{path.relative_to(folder.path).as_posix()}"
             try:
                 definition = read_definition(path, folder)
@@ -111,21 +115,6 @@ def find_subagents(workspace: Path, trusted: bool) -> Subagents:
                 agents.found[definition.name] = definition
     agents.found.setdefault(GENERAL, GENERAL_PURPOSE)
     return agents
-
-
-def _files(root: Path) -> list[Path]:
-    """The Markdown files of `root` and of its subfolders (as Claude Code's plug-ins keep
-    them), sorted, bounded."""
-    found: list[Path] = []
-    for directory, subdirs, files in os.walk(root, followlinks=True):
-        depth = len(Path(directory).relative_to(root).parts)
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".") and depth < 2)
-        for name in sorted(files):
-            if name.endswith(".md") and not name.startswith("."):
-                found.append(Path(directory) / name)
-                if len(found) >= MAX_FILES:
-                    return found
-    return found
 
 
 def read_definition(path: Path, folder: Folder) -> Definition | None:
@@ -154,7 +143,7 @@ def read_definition(path: Path, folder: Folder) -> Definition | None:
         origin=folder.label,
         tools=tools,
         disallowed=disallowed,
-        model=_model(text_field(fields, "model")),
+        model=_model(model_field(fields)),
         max_steps=_steps(fields),
     )
 

@@ -39,8 +39,7 @@ def known_window(settings: RunSettings) -> Window:
     from agentcli.settings import context_window
 
     config, model = settings.config, str(settings.model)
-    windows = config.table("context.windows")
-    if isinstance(windows, dict) and model in windows:
+    if config.get(f"context.windows.{model}") is not None:  # a name may hold a dot
         return Window(context_window(config, model), f'context.windows."{model}"')
     if config.source("context.window") != "default":
         return Window(config.get("context.window"), "context.window")

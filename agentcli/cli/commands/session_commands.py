@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 from agentcli.errors import UsageError
 from agentcli.output.visible import one_line, visible
@@ -15,6 +17,7 @@ from agentcli.sessions.listing import (
     transcript_markdown,
 )
 from agentcli.sessions.session import Session, find_session
+from agentcli.sessions.store import unreadable
 
 
 def _load(reference: str) -> Session:
@@ -124,18 +127,33 @@ def copy(references: list[str], to: str) -> int:
 
 def remove(reference: str) -> int:
     path = find_session(reference)
-    path.unlink()
+    try:
+        _remove_file(path)
+    except OSError as error:  # a directory in its place, a read-only folder
+        raise unreadable(path, error) from None
     remove_images(path)
     sys.stdout.write(f"removed session {one_line(path.stem)}\n")
     return 0
+
+
+def _remove_file(path: Path) -> None:
+    """Only a session file is removed: what stands in its place is left, and said (as
+    `list` and `show` say it), whatever a link to it points at."""
+    import errno
+    import stat
+
+    from agentcli.regular_files import NotRegular, kind_of
+
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegular(errno.EINVAL, f"it is {kind_of(mode)}, not a regular file")
+    path.unlink()
 
 
 def rewind(reference: str, to: int, *, files: bool, chat: bool, force: bool) -> int:
     """`sessions rewind ID --to N`: the files and the conversation back to before turn N.
     Exit 0: done; 1: a conflict (nothing written) or a file that could not be restored;
     2: a bad turn number or options."""
-    from pathlib import Path
-
     from agentcli.config.resolve import load_config
     from agentcli.workspace.checkpoints import checkpoints_for
     from agentcli.workspace.rewind import outcome_lines, rewind_turn
