@@ -42,20 +42,32 @@ def repository_reach(
             if argv[0].rsplit("/", 1)[-1] != "git":
                 continue
             found = git_subcommand_index(argv)
-            if isinstance(found, str) or found >= len(argv):
+            if isinstance(found, str):
+                continue
+            subcommand = git_run_subcommand(argv, found)
+            if subcommand is None:
                 continue
             here = _where_git_runs(argv[:found], cwd)
             if here is None:
                 hidden = hidden or "git runs in a directory decided only when it runs"
                 continue
             reads = read_only_problem(SimpleCommand(argv, (False,) * len(argv))) is None
-            runs = repository_runs(here, argv[found], list(argv[found + 1 :]), reads)
+            runs = repository_runs(here, subcommand, list(argv[found + 1 :]), reads)
             hidden = hidden or runs.hidden
             for text in runs.commands:
                 nested = parse_command(text)
                 hidden = hidden or command_line_hidden(nested)
                 also.extend(nested.commands)
     return tuple(also), hidden
+
+
+def git_run_subcommand(argv: tuple[str, ...], found: int) -> str | None:
+    """The subcommand git runs for `argv` (its subcommand at `found`): `help` for
+    `git --help ...`, `git help ...` and `git SUB --help`, which start a viewer; None for
+    a git without one."""
+    if "--help" in argv[1:found] or (found < len(argv) and "--help" in argv[found + 1 :]):
+        return "help"
+    return argv[found] if found < len(argv) else None
 
 
 def _where_git_runs(options: tuple[str, ...], cwd: Path) -> Path | None:

@@ -194,7 +194,7 @@ class Policy:
             )
         if request.assessment.risk is Risk.LOW:
             return Verdict("allow", "auto", [risk_reason])
-        return Verdict("ask", "auto", [risk_reason])
+        return Verdict("ask", "auto", [*unseen, risk_reason])
 
     def _allowed_by(self, request: ApprovalRequest, rules: list[Rule]) -> Rule | None:
         tool, subjects = request.tool, request.subjects
@@ -226,6 +226,12 @@ class Policy:
                 used = used or rule
             elif simple_command_problem(command, self.workspace, cwd) is not None:
                 return None  # every part must be allowed, or read-only by itself
+        for command in subjects.also:  # what the repository's configuration makes git run
+            allowed = any(
+                r.pattern is None or command_allowed_by(r.pattern, command) for r in candidates
+            )
+            if not allowed and simple_command_problem(command, self.workspace, cwd) is not None:
+                return None  # `git *` allows git, not the program a cloned repository names
         return used
 
     def explain(self, request: ApprovalRequest) -> Verdict:
@@ -364,7 +370,7 @@ def _unseen(request: ApprovalRequest) -> list[str]:
         return []
     notes = [f"it may run any program: {subjects.hidden}"] if subjects.hidden else []
     if subjects.also:
-        named = "; ".join(str(c) for c in subjects.also[:3])
+        named = "; ".join(list(dict.fromkeys(str(c) for c in subjects.also))[:3])
         notes.append(f"its repository's configuration makes git run: {named}")
     return notes
 

@@ -30,8 +30,11 @@ from agentcli.records import dataclass, field
 _WRITER_KEYS = re.compile(
     r"^(core\.(sshcommand|editor|askpass|hookspath)|sequence\.editor|gpg(\.[^.]+)?\.program"
     r"|credential(\..+)?\.helper|merge\..+\.driver|(diff|merge)tool\..+\.cmd"
-    r"|remote\..+\.(receivepack|uploadpack)|uploadpack\.packobjectshook)$"
+    r"|remote\..+\.(receivepack|uploadpack)|uploadpack\.packobjectshook"
+    r"|(man|browser)\..+\.(cmd|path))$"  # git help's viewers
 )
+_GPG_PROGRAMS = ("gpg.program", "gpg.openpgp.program", "gpg.ssh.program", "gpg.x509.program")
+EXT = "ext::"  # a remote URL that is a command line git runs (protocol.ext.allow)
 
 
 @dataclass(slots=True)
@@ -53,13 +56,37 @@ def repository_runs(cwd: Path, subcommand: str, args: list[str], reads: bool) ->
         named = program_entries(
             entries, subcommand if reads else None, shows_contents(subcommand, args)
         )
-        found.commands.extend(_command(e.value or "") for e in named if not _pager(e.key))
+        for entry in named:
+            if entry.key == "log.showsignature":  # it names no program: gpg checks them
+                found.commands.extend(_signature_programs(entries))
+            elif not _pager(entry.key):
+                found.commands.append(_command(entry.value or ""))
         if not reads:
             found.commands.extend(
                 _command(e.value) for e in entries if e.value and _WRITER_KEYS.match(e.key)
             )
+            found.commands.extend(_ext_commands(entries, args))
         found.hidden = found.hidden or _hook(directory, work_tree, entries, subcommand, reads)
     return found
+
+
+def _signature_programs(entries: list) -> list[str]:
+    """What git runs to check signatures: the programs the configuration names, or gpg."""
+    named = [e.value for e in entries if e.key in _GPG_PROGRAMS and (e.value or "").strip()]
+    return [_command(value) for value in named] or ["gpg"]
+
+
+def _ext_commands(entries: list, args: list[str]) -> list[str]:
+    """The command lines of `ext::` URLs (git runs them as the transport): a remote's URL
+    in the configuration, a URL an `insteadOf` rewrites to, or one on the command line."""
+    rewrites = [e.key[4:].rsplit(".", 1)[0] for e in entries if e.key.startswith("url.")]
+    urls = [e.value or "" for e in entries] + rewrites + list(args)
+    return [_ext_command(url) for url in urls if url.lower().startswith(EXT)]
+
+
+def _ext_command(url: str) -> str:
+    """git's `ext::` syntax: `% ` is a space, `%%` a percent sign."""
+    return url[len(EXT) :].replace("%%", "\0").replace("% ", " ").replace("\0", "%")
 
 
 def _pager(key: str) -> bool:

@@ -70,6 +70,11 @@ class GitCommand:
     dirs: list[tuple[str, str, int]]  # -C, --git-dir, --work-tree: (name, value, index)
 
 
+# `git help` (and `--help`) starts the viewer the configuration names: a repository's
+# man.<tool>.cmd or browser.<tool>.cmd is a command line of its choosing.
+GIT_HELP_RUNS = "it starts the viewer git's configuration names (man.viewer, help.browser)"
+
+
 def git_subcommand(args: list[str]) -> GitCommand | str:
     """The subcommand of git's `args`, or why this git command is not read-only."""
     found = git_globals(args)
@@ -82,6 +87,8 @@ def git_subcommand(args: list[str]) -> GitCommand | str:
     sub = (GIT.subcommands or {}).get(name)
     if sub is None:
         return f"`git {name}` is not a read-only subcommand"
+    if "--help" in args[index + 1 :]:
+        return f"`git {name} --help` is `git help {name}`: {GIT_HELP_RUNS}"
     sub = replace(sub, deny=sub.deny | GIT_ALWAYS_DENIED, letters=sub.letters + "O")
     return GitCommand(name, sub, args[index + 1 :], index + 1, dirs)
 
