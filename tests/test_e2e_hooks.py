@@ -565,3 +565,40 @@ def test_a_users_claude_code_file_hooks_read_file_path_as_they_do_there(
     assert not (workspace / "draft.txt").exists()
     assert (workspace / "final.txt").read_text() == "y"
     assert log.read_text().splitlines() == [str(workspace / "final.txt")]
+
+
+@pytest.mark.parametrize(
+    ("hook", "matcher", "refused"),
+    [
+        ({"type": "http", "url": "http://127.0.0.1:9/guard"}, "Bash", True),
+        ({"type": "command", "command": "true", "timeout": "soon"}, "Bash", True),
+        ({"type": "http", "url": "http://127.0.0.1:9/guard"}, "Write", False),
+    ],
+)
+def test_a_claude_code_guard_agentcli_cannot_run_refuses_what_it_would_check(
+    run_cli: RunCli,
+    server: ScriptedServer,
+    workspace: Path,
+    cli_home: Path,
+    hook: dict[str, Any],
+    matcher: str,
+    refused: bool,
+) -> None:
+    """A PreToolUse group of the user's settings.json that agentcli cannot run (an http
+    hook, a timeout that is no number) was skipped silently in a headless run: the calls
+    it guards ran unchecked. Now they are refused, saying why; others run."""
+    settings = {"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [hook]}]}}
+    path = cli_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings), encoding="utf-8")
+    marker = workspace / "ran.txt"
+    server.enqueue(Reply.tool_calls([shell("touch ran.txt", "c1")]), Reply.text(["ok"]))
+    result = run_cli(["run", "--yes", "go"], server=server)
+    if refused:
+        assert result.returncode == 4, result.stderr
+        assert not marker.exists()
+        said = tool_results(server)["c1"]
+        assert "could not be read" in said and "a call its guard could not check" in said
+    else:
+        assert result.returncode == 0, result.stderr
+        assert marker.exists()

@@ -92,9 +92,12 @@ def test_a_claude_code_hook_with_an_infinite_timeout_is_refused(home: Path) -> N
     write(home / ".claude" / "settings.json", text)
     config = Config([Layer("default", {})], home, False)
     hooks = find_hooks(config, home, False)
-    assert hooks.found == []
     [line] = hooks.skipped
     assert "PreToolUse #1 skipped: timeout must be a finite number" in line
+    # The guard did not load: it stands as one that refuses every call it would check.
+    [guard] = hooks.found
+    assert guard.event == "PreToolUse" and guard.rules is None
+    assert guard.unloaded is not None and "timeout must be a finite number" in guard.unloaded
 
 
 def test_a_context_window_for_a_model_whose_name_holds_a_dot(tmp_path: Path) -> None:

@@ -59,6 +59,10 @@ class HookRunner:
         """One hook, to its answer; what it decided is said as an event."""
         from agentcli.process.hook_process import run_hook_process
 
+        if hook.unloaded is not None:  # nothing to run: its group could not be read
+            answer = Answer(failure=f"could not be read ({hook.unloaded})")
+            self._said(hook, answer, None, call_id)
+            return answer
         data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8", "replace")
         done = await run_hook_process(
             hook.command, data, cwd=self.cwd, env=self.env, timeout=hook.timeout

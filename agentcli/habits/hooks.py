@@ -12,6 +12,7 @@ rules (agentcli.habits.commands.tool_rules); alternatives are separated by `|`."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -52,6 +53,7 @@ class Hook:
     rules: tuple[Rule, ...] | None = None  # a tool event's matcher as rules; None: every tool
     timeout: float = DEFAULT_TIMEOUT
     unknown: tuple[str, ...] = ()  # matcher names of another shell's tools agentcli lacks
+    unloaded: str | None = None  # why its group could not be read: a guard that refuses
 
     def applies(self, tool: str, subjects: Subjects, root: Path) -> bool:
         """A tool event's hook runs for every call one of its rules may match, as a deny
@@ -172,6 +174,25 @@ def _group(event: str, group: Any, origin: str, *, toml: bool) -> list[Hook]:
     return found
 
 
+def _unloaded_guard(group: Any, origin: str, number: int, problem: str) -> Hook:
+    """A PreToolUse group agentcli cannot run (an `http` hook, a bad timeout): the calls
+    it would have looked at are refused, saying why, not let through unchecked. Its
+    matcher, when it can be read, says which; otherwise every call."""
+    matcher = group.get("matcher", "") if isinstance(group, dict) else ""
+    rules = None
+    if isinstance(matcher, str):
+        with contextlib.suppress(_Unreadable, ValueError):
+            rules, _ = matcher_rules(matcher)
+    return Hook(
+        event="PreToolUse",
+        command=f"{origin} PreToolUse #{number}",
+        origin=origin,
+        matcher=matcher if isinstance(matcher, str) and rules is not None else "",
+        rules=rules,
+        unloaded=problem,
+    )
+
+
 def _timeout(value: Any) -> float:
     if value is None:
         return DEFAULT_TIMEOUT
@@ -252,6 +273,8 @@ def _read_peer_file(path: Path, origin: str, hooks: Hooks) -> None:
                 hooks.found += _group(event, group, origin, toml=False)
             except _Unreadable as problem:
                 hooks.skipped.append(f"{origin}: {event} #{number} skipped: {problem}")
+                if event == "PreToolUse":  # a guard that did not load: fail closed
+                    hooks.found.append(_unloaded_guard(group, origin, number, str(problem)))
 
 
 def _shown(path: Path) -> str:

@@ -78,6 +78,8 @@ def hooks_lines(hooks: Hooks | None) -> list[str]:
         line += f"  ({visible(hook.origin)})"
         if hook.unknown:
             line += f"  [no such tool here: {visible(', '.join(hook.unknown))}]"
+        if hook.unloaded is not None:
+            line += "  [not loaded: the calls it matches are refused]"
         lines.append(line)
     if not found:
         lines.append(
