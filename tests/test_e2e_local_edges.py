@@ -248,3 +248,22 @@ def test_a_hook_timeout_of_infinity_is_refused(
     assert result.returncode == 2, result.stderr
     assert_one_error(result, "config.toml", "timeout must be a finite number of seconds")
     assert server.requests == []
+
+
+@pytest.mark.parametrize("command", ["rm", "show", "export"])
+@pytest.mark.parametrize("reference", ["../../outside", "/abs/outside", "..", "*"])
+def test_a_session_id_is_a_name_never_a_path(
+    run_cli: RunCli, cli_home: Path, tmp_path: Path, command: str, reference: str
+) -> None:
+    """`sessions rm ../../x` removed x.jsonl outside the sessions directory; an absolute
+    one was an internal error; `*` was a glob."""
+    sessions = sessions_dir(cli_home)
+    sessions.mkdir(parents=True)
+    (sessions / f"{SESSION_ID}.jsonl").write_text("{}\n")  # one session: `*` would match it
+    outside = sessions.parent.parent / "outside.jsonl"  # ../../outside from the directory
+    outside.write_text("{}\n")
+    given = reference.replace("/abs/outside", str(outside.with_suffix("")))
+    result = run_cli(["sessions", command, given])
+    assert result.returncode == 2, result.stderr
+    assert_one_error(result, "no session")
+    assert outside.exists() and (sessions / f"{SESSION_ID}.jsonl").exists()

@@ -423,18 +423,38 @@ def cut_conversation(conversation: Conversation, messages: int) -> None:
 
 
 def find_session(reference: str) -> Path:
-    """A session by id or unique id prefix."""
+    """A session by id or unique id prefix. An id is a name in the sessions directory,
+    never a path: `../x` would name (and `sessions rm` remove) a file outside it."""
     directory = sessions_dir()
+    if not reference or "/" in reference or "\0" in reference or reference in (".", ".."):
+        raise UsageError(
+            f"no session {reference!r}: a session id is a name such as 20260101-120000-ab12cd, "
+            "not a path; `agentcli sessions list` shows them"
+        )
     exact = directory / f"{reference}.jsonl"
     if exact.exists():
         return exact
-    matches = sorted(directory.glob(f"{reference}*.jsonl")) if reference else []
+    # By name, not by glob: `*` or `[` in a reference is part of it, not a pattern.
+    matches = sorted(
+        directory / name
+        for name in _names(directory)
+        if name.startswith(reference) and name.endswith(".jsonl")
+    )
     if len(matches) == 1:
         return matches[0]
     if not matches:
         raise UsageError(f"no session {reference!r}; `agentcli sessions list` shows them")
     shown = ", ".join(m.stem for m in matches[:5])
     raise UsageError(f"{reference!r} matches several sessions ({shown}); give more of the id")
+
+
+def _names(directory: Path) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise unreadable(directory, error) from None
 
 
 def session_files(directory: Path) -> list[tuple[int, Path]]:
