@@ -232,3 +232,19 @@ def test_a_command_that_is_no_program_says_what_it_is(
     said = "is a directory, not a program" if kind == "a directory" else "is not executable"
     assert f"{command} {said}" in result.stdout, result.stdout
     assert "not found" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("shape", "said"),
+    [("tools-pages-loop", "cursor 'again' again"), ("tools-pages-grow", "more than 1000")],
+)
+def test_tools_list_pages_that_never_end_are_one_line_not_a_timeout(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path, shape: str, said: str
+) -> None:
+    configure(cli_home, shape)
+    server.enqueue(Reply.text(["done"]))
+    result = run_cli(["run", "--yes", "go"], server=server, timeout=120)
+    assert result.returncode == 0, result.stderr
+    (line,) = [line for line in warning_lines(result.stderr) if "did not start" in line]
+    assert f"its tools/list pages do not end ({said})" in line
+    assert "no answer within" not in line and "sandbox" not in line
