@@ -58,6 +58,13 @@ class NotMcp(StartFailed):
     """It ran, but what it wrote on stdout is not MCP: no sandbox profile changes that."""
 
 
+class EndlessPages(Exception):
+    """A tools/list whose cursors never end: the same one again, or page after page."""
+
+
+MAX_TOOL_PAGES = 1000  # pages of tools/list followed (a server with 1,000 tools a page: a million)
+
+
 class StartRefused(StartFailed):
     """It answered, with an error of its own (to initialize, to tools/list): the sandbox
     is named only when the error's words say it kept something from the server."""
@@ -413,6 +420,8 @@ class McpServer(ToolSource):
             inner = innermost_error(error)
             if is_wrong_shape(inner):  # the same in every sandbox profile: no hint
                 raise NotMcp(wrong_shape(answer_name(inner), inner)) from None
+            if isinstance(inner, EndlessPages):  # the same in every profile: no hint
+                raise NotMcp(str(inner)) from None
             if isinstance(inner, MCPError) and not connection_closed(inner):
                 raise StartRefused(self._explain(inner)) from None
             raise StartFailed(self._explain(inner)) from None
@@ -569,14 +578,20 @@ class McpServer(ToolSource):
     async def _list_tools(self, session: Any) -> list[Any]:
         from mcp.types import PaginatedRequestParams
 
-        listed, cursor = [], None
-        while True:
+        listed, cursor, seen = [], None, set()
+        for _ in range(MAX_TOOL_PAGES):
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await session.list_tools(params=params)
             listed.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
                 return listed
+            if cursor in seen:
+                raise EndlessPages(
+                    f"its tools/list pages do not end (cursor {cursor[:40]!r} again)"
+                )
+            seen.add(cursor)
+        raise EndlessPages(f"its tools/list pages do not end (more than {MAX_TOOL_PAGES})")
 
     def _set_tools(self, listed: list[Any]) -> None:
         # Tools that say they reach the open world: `mcp add` and `mcp list` suggest the
