@@ -11,12 +11,14 @@ holding a NUL byte is refused in one line, never an internal error."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from agentcli.policy.engine import Policy
 from agentcli.policy.rules import RuleSet, parse_rule
+from agentcli.policy.shell_risk import classify_shell
 from agentcli.risk import ApprovalRequest, Risk
 from agentcli.tools.base import ToolContext
 from agentcli.tools.shell import RunShell
@@ -95,6 +97,34 @@ def test_a_plain_assignment_read_or_printf_is_not_matched_by_the_rule(
 ) -> None:
     _, decision, reasons = _decide(command, tmp_path, DENYING, yes=True)
     assert decision == "allow", reasons
+
+
+# --- a glob outside the workspace that matches nothing -----------------------------------
+
+
+@pytest.mark.parametrize("command", ["cat /nonexist-agentcli/*", "cat ~/*", "ls ~/*.nothing"])
+def test_an_outside_glob_that_matches_nothing_is_a_path_outside(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "home").mkdir()  # empty: `~/*` matches nothing
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assessment = classify_shell(command, Workspace(tmp_path / "ws"))
+    assert assessment.risk is Risk.HIGH
+    assert "outside the workspace" in assessment.reason
+
+
+def test_a_glob_inside_that_matches_nothing_stays_low(tmp_path: Path) -> None:
+    assessment = classify_shell("cat *.nothing", Workspace(tmp_path))
+    assert (assessment.risk, assessment.reason) == (Risk.LOW, "read-only (cat)")
+
+
+def test_policy_explain_asks_for_an_outside_glob_that_matches_nothing(run_cli: RunCli) -> None:
+    result = run_cli(["policy", "explain", "--json", "run_shell", "cat /nonexist-agentcli/*"])
+    assert result.returncode == 0, result.stderr
+    decided = json.loads(result.stdout)
+    assert (decided["risk"], decided["decision"]) == ("high", "ask")
+    assert decided["reasons"] == ["`cat` would read /nonexist-agentcli/*, outside the workspace"]
 
 
 # --- end to end: the installed CLI under --yes --forbid ------------------------------------

@@ -48,7 +48,9 @@ def paths_problem(
             if dots is not None:
                 return f"the glob {value} may match `..` (bash without globskipdots)"
             root = None if os.path.isabs(expanded) else cwd
-            names = glob.glob(expanded, root_dir=root)
+            # A glob that matches nothing stays the word itself (bash without nullglob):
+            # `cat /root/*` reads a path outside as surely as one that matches.
+            names = glob.glob(expanded, root_dir=root) or [expanded]
             option_like = next((n for n in names if n.startswith("-")), None)
             if option_like is not None:
                 return f"the glob {value} matches {option_like!r}, which would be read as an option"
