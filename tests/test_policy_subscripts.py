@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.cli.commands.policy_commands import Explainer
+from agentcli.errors import UsageError
 from agentcli.policy.engine import Policy
 from agentcli.policy.rules import RuleSet, parse_rule
 from agentcli.policy.shell_risk import classify_shell
@@ -23,7 +25,7 @@ from agentcli.risk import ApprovalRequest, Risk
 from agentcli.tools.base import ToolContext
 from agentcli.tools.shell import RunShell
 from agentcli.workspace.root import Workspace
-from tests.conftest import RunCli
+from tests.conftest import RunCli, tool_results
 from tests.scripted_server import Reply, ScriptedServer
 
 RULE = "run_shell(rm *)"
@@ -125,6 +127,58 @@ def test_policy_explain_asks_for_an_outside_glob_that_matches_nothing(run_cli: R
     decided = json.loads(result.stdout)
     assert (decided["risk"], decided["decision"]) == ("high", "ask")
     assert decided["reasons"] == ["`cat` would read /nonexist-agentcli/*, outside the workspace"]
+
+
+# --- a NUL byte in a path ----------------------------------------------------------------
+
+PATH_CALLS = [
+    ("read_file", {"path": "a\x00b"}, "path"),
+    ("write_file", {"path": "a\x00b", "content": "x"}, "path"),
+    ("edit_file", {"path": "a\x00b", "old_text": "x", "new_text": "y"}, "path"),
+    ("list_directory", {"path": "a\x00b"}, "path"),
+    ("create_directory", {"path": "a\x00b"}, "path"),
+    ("search_files", {"pattern": "*", "path": "a\x00b"}, "path"),
+    ("search_content", {"pattern": "x", "path": "a\x00b"}, "path"),
+    ("run_shell", {"command": "ls", "cwd": "a\x00b"}, "cwd"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "name"), PATH_CALLS, ids=[c[0] for c in PATH_CALLS])
+def test_a_path_with_a_nul_byte_is_refused_in_one_line(
+    tool: str, args: dict[str, str], name: str, tmp_path: Path
+) -> None:
+    explainer = Explainer(tmp_path, yes=False, deny=False, allow=[], forbid=[])
+    with pytest.raises(UsageError) as refused:
+        explainer.explain(tool, json.dumps(args))
+    assert str(refused.value) == f"the {name} contains a NUL byte"
+
+
+def test_policy_explain_says_a_path_holds_a_nul_byte(run_cli: RunCli) -> None:
+    call = json.dumps({"path": "a\x00b"})
+    result = run_cli(["policy", "explain", "read_file", call])
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "agentcli: error: the path contains a NUL byte\n"
+    line = json.dumps({"tool": "read_file", "args": {"path": "a\x00b"}})
+    result = run_cli(["policy", "explain", "--stdin"], input=line + "\n")
+    assert result.returncode == 2, result.stderr
+    assert json.loads(result.stdout) == {"line": 1, "error": "the path contains a NUL byte"}
+
+
+def test_a_run_refuses_the_models_calls_with_a_nul_byte(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    calls = [
+        {"id": f"c{i}", "name": tool, "arguments": args}
+        for i, (tool, args, _) in enumerate(PATH_CALLS)
+    ]
+    calls.append({"id": "pattern", "name": "search_content", "arguments": {"pattern": "a\x00b"}})
+    server.enqueue(Reply.tool_calls(calls), Reply.text(["done"]))
+    result = run_cli(["run", "--yes", "go"], server=server, timeout=60)
+    assert "internal error" not in result.stderr and "ValueError" not in result.stderr
+    results = tool_results(server)
+    for i, (_, _, name) in enumerate(PATH_CALLS):
+        assert results[f"c{i}"] == f"Error: the {name} contains a NUL byte"
+    assert "ValueError" not in results["pattern"] and "NUL byte" in results["pattern"]
 
 
 # --- end to end: the installed CLI under --yes --forbid ------------------------------------

@@ -250,6 +250,7 @@ class Executor:
         return Prepared(tool, args)
 
     def _validate(self, tool: Tool, args: dict[str, Any]) -> None:
+        _check_paths(tool, args)
         if conforms(tool.parameters, args):
             return  # certainly valid; jsonschema (slow to import) only to explain a failure
         validator = self._validators.get(tool.name)
@@ -406,6 +407,15 @@ class Executor:
         from agentcli.conversation import events as ev
 
         self.emit(ev.ToolState(tool_call_id=call.id, state=state))
+
+
+def _check_paths(tool: Tool, args: dict[str, Any]) -> None:
+    """A path with a NUL byte names no file (the OS would refuse it with an exception
+    deep inside whatever resolves it): the call is refused here, in one plain line."""
+    for name in tool.path_arguments:
+        value = args.get(name)
+        if isinstance(value, str) and "\x00" in value:
+            raise InvalidCall(f"the {name} contains a NUL byte", f"a NUL byte in the {name}")
 
 
 def _cut_call(call: ToolCall, limit: int) -> InvalidCall:

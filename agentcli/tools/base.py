@@ -129,6 +129,9 @@ class Tool:
     network: bool = False  # True: it reaches the network itself (--yes alone never grants it)
     read_only: bool = False  # True: it changes nothing, whatever its arguments (MCP's readOnlyHint)
     writes_files: bool = False  # True: it may write the paths its rule subjects name
+    # Arguments that name a file or directory: one holding a NUL byte, which no file name
+    # can, is refused before anything resolves it (the executor checks).
+    path_arguments: tuple[str, ...] = ()
     # Requests this tool serves, each with the arguments that serve it: how a small local
     # model routes to the tool (agentcli.providers.local.router). Optional; the built-in
     # tools' are in agentcli.tools.examples.

@@ -83,6 +83,7 @@ class PathTool(Tool):
     """A tool whose rules match the resolved path of its `path` argument."""
 
     path_default: str | None = None
+    path_arguments = ("path",)
 
     def rule_subjects(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         requested = args.get("path", self.path_default)

@@ -68,6 +68,7 @@ class AnthropicBash(Tool):
 class AnthropicTextEditor(Tool):
     name = "str_replace_based_edit_tool"
     writes_files = True  # checkpoints keep its target first
+    path_arguments = ("path",)
     description = "Anthropic's text editor tool, run as agentcli's file tools."
     parameters = {  # noqa: RUF012
         "type": "object",

@@ -349,6 +349,8 @@ class SearchContent(PathTool):
         pattern = args["pattern"]
         if "\n" in pattern:
             raise ToolFailure("the pattern contains a newline; lines are matched one at a time")
+        if "\x00" in pattern:  # ripgrep cannot be given one; binary files are not searched
+            raise ToolFailure("the pattern contains a NUL byte; binary files are not searched")
         context = min(max(int(args.get("context") or 0), 0), MAX_CONTEXT)
         max_results = min(max(int(args.get("max_results") or DEFAULT_MAX_RESULTS), 1), MAX_RESULTS)
         glob = _compile_glob(args["glob"]) if args.get("glob") else None

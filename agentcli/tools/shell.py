@@ -235,6 +235,7 @@ def requested_profile(args: dict[str, Any], ctx: ToolContext, base: Assessment) 
 class RunShell(Tool):
     name = "run_shell"
     runs_commands = True
+    path_arguments = ("cwd",)
     risk_summary = "low for read-only commands; high otherwise and for background jobs"
     description = (
         "Run a shell command (bash) in the workspace and return its exit code and output "
