@@ -478,13 +478,29 @@ def _builtin(program: str, args: tuple[str, ...]) -> Hidden | None:
             if keyword or (arg[:1] == "-" and arg[1:2] != "-" and "k" in arg):
                 return Hidden("`set -k` turns later arguments into variables", i)
     if program in _NAME_BUILTINS or program in DECLARATIONS:
-        named = _named(program, args)
-        for i in named:
-            if "[" in args[i - 1]:
-                return Hidden(f"`{program}` expands the subscript in {args[i - 1]!r}", i)
+        for i in _named(program, args):
+            reason = _name_problem(program, args[i - 1])
+            if reason is not None:
+                return Hidden(reason, i)
     if program in DECLARATIONS:
         return _declaration(program, args)
     return None
+
+
+def _name_problem(program: str, word: str) -> str | None:
+    """A variable name bash evaluates: a subscript is arithmetic (`a[x]` runs what x holds,
+    `b[$(cmd)]`), a declaration's `b=(...)` is parsed again as a compound assignment, and
+    a name decided only when it runs (a glob like `a[x]` that matched nothing, `$n`) may
+    be either."""
+    if UNKNOWN in word:
+        return f"`{program}` takes a variable name decided only when it runs"
+    if "[" in word or (program in DECLARATIONS and "=(" in word):
+        return f"`{program}` expands the subscript in {word!r}"
+    return None
+
+
+# `read`'s options whose value is not a variable name (`-a NAME` is one).
+_READ_SKIP = frozenset((option,) for option in ("-d", "-i", "-n", "-N", "-p", "-t", "-u"))
 
 
 def _named(program: str, args: tuple[str, ...]) -> list[int]:
@@ -493,6 +509,8 @@ def _named(program: str, args: tuple[str, ...]) -> list[int]:
         return [i + 2 for i, a in enumerate(args[:-1]) if a == "-v"]
     if program in ("test", "["):
         return list(range(1, len(args) + 1)) if {"-v", "-R"} & set(args) else []
+    if program == "read":
+        return [i for i in range(1, len(args) + 1) if args[i - 2 : i - 1] not in _READ_SKIP]
     return list(range(1, len(args) + 1))
 
 

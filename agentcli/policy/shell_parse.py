@@ -265,7 +265,7 @@ def _contained_problem(node: Any, result: ParsedCommand) -> str | None:
         return None if operator == ">&" else "redirection writes a file"
     if operator in _DUPLICATIONS:
         return None if not targets or targets[0].type == "number" else "redirection writes a file"
-    value = _word_value(targets[0]) if targets else None
+    value = word_value(targets[0]) if targets else None
     if value == _DISCARD:
         return None
     if operator == "<" and value is not None:
@@ -322,14 +322,14 @@ def _simple_command(node: Any) -> SimpleCommand | None:
             continue  # not arguments (a here-string is the command's input)
         if not child.is_named:
             continue
-        value = _word_value(child)
+        value = word_value(child)
         words.append(UNKNOWN if value is None else value)
         globs.append(_has_unquoted_glob(child))
         braces.append(bool(_BRACES.search(re.sub(r"\\.", "", _unquoted_text(child)))))
     return SimpleCommand(tuple(words), tuple(globs), tuple(braces)) if words else None
 
 
-def _word_value(node: Any) -> str | None:
+def word_value(node: Any) -> str | None:
     """The argument bash would pass for a plain word node; None when it cannot be known."""
     text = node.text.decode("utf-8", errors="replace")
     kind = node.type
@@ -348,7 +348,7 @@ def _word_value(node: Any) -> str | None:
     if kind == "process_substitution" and node.parent.type == "command":
         return PROCESS_FILE
     if kind == "concatenation":
-        pieces = [_word_value(child) for child in node.children]
+        pieces = [word_value(child) for child in node.children]
         return None if any(p is None for p in pieces) else "".join(pieces)  # type: ignore[arg-type]
     return None
 

@@ -6,7 +6,9 @@ commands all appear as commands: lists, pipelines, groups, control flow, functio
 substitutions, redirections, words, plain expansions. Anything else may run what no parse
 shows, and is decided here by an allow-list, failing closed: a tree with errors or skipped
 bytes (a command word the grammar cannot read), arithmetic on anything but numbers (bash
-expands array subscripts there, and `a[$(cmd)]` runs cmd), an indirect or prompt expansion
+expands array subscripts there, and `a[$(cmd)]` runs cmd; so does an element subscript of a
+compound assignment, `a=([x]=1)`, and a declaration's value it parses again as one,
+`declare -a b='([$(cmd)]=1)'`), an indirect or prompt expansion
 (`${!x}`, `${x@P}`), a variable that makes programs run something (`BASH_ENV=x`,
 `PAGER=cmd`, `PATH=.`), a declaration that evaluates later (`declare -n`, `-i`), a node kind
 this module does not know. Such a command line counts as running every program; so does one
@@ -15,10 +17,11 @@ puts the two together)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agentcli.policy.runners import variable_problem
-from agentcli.policy.shell_parse import CONTAINED_NODES, PLAIN_NODES, ParsedCommand
+from agentcli.policy.shell_parse import CONTAINED_NODES, PLAIN_NODES, ParsedCommand, word_value
 
 # Node kinds whose commands all appear as `command` nodes (their words may be UNKNOWN).
 _TRANSPARENT = (
@@ -46,7 +49,6 @@ _TRANSPARENT = (
         "extglob_pattern",
         "regex",
         "test_operator",
-        "array",
         "variable_assignments",
     }
 )
@@ -65,6 +67,9 @@ _NAME_TESTS = frozenset({"-v", "-R"})
 _SAFE_TRANSFORMS = frozenset({"Q", "E", "A", "K", "a", "k", "u", "U", "L"})
 _NUMBER_VARIABLES = frozenset({"#", "?", "$", "!"})
 _ARITHMETIC = "arithmetic on a variable can run commands (through array subscripts)"
+_SUBSCRIPT = "an array subscript is arithmetic, which can run commands"
+# `[0]=x` or `[12]+=x`: the one element subscript bash cannot evaluate into a command.
+_LITERAL_ELEMENT = re.compile(r"\[[0-9]+\]\+?=")
 
 
 def line_hidden(parsed: ParsedCommand) -> str | None:
@@ -124,7 +129,22 @@ def _subscript(node: Any) -> str | None:
     index = [c for c in node.children[1:] if c.type not in ("[", "]")]
     if all(c.type == "number" or _text(c) in ("@", "*") for c in index):
         return None
-    return "an array subscript is arithmetic, which can run commands"
+    return _SUBSCRIPT
+
+
+def _array(node: Any) -> str | None:
+    """`a=([k]=v)`: bash evaluates each element's subscript `k` as arithmetic (a bare name
+    is a variable, whose value may hold `b[$(cmd)]`), so only literal integers are safe.
+    The grammar does not parse these subscripts: an element that starts with `[` once its
+    quotes are gone is judged by its text, failing closed."""
+    for element in node.children:
+        if not element.is_named:
+            continue
+        text = _text(element)
+        bare = text.replace("'", "").replace('"', "").replace("\\", "")
+        if bare.startswith("[") and not _LITERAL_ELEMENT.match(text):
+            return _SUBSCRIPT
+    return None
 
 
 def _assignment(node: Any) -> str | None:
@@ -140,8 +160,13 @@ def _assignment(node: Any) -> str | None:
 def _declaration(node: Any) -> str | None:
     keyword = node.children[0].type if node.children else "declare"
     for child in node.children[1:]:
-        if child.type in ("variable_assignment", "variable_name"):
-            continue  # checked as assignments; a bare name changes no value
+        if child.type == "variable_assignment":
+            reason = _declared_value(keyword, child)
+            if reason is not None:
+                return reason
+            continue  # the name is checked as an assignment
+        if child.type == "variable_name":
+            continue  # a bare name changes no value
         if child.type in ("word", "string", "raw_string", "concatenation", "number"):
             text = _text(child).strip("'\"")
             if text[:1] in "-+":
@@ -149,13 +174,30 @@ def _declaration(node: Any) -> str | None:
                     return f"`{keyword} {text}` evaluates names or arithmetic later"
                 continue
             name, eq, _ = text.partition("=")
-            if "[" in name:
+            if "[" in text or "=(" in text:
                 return f"`{keyword}` expands the subscript in {text!r}, which can run"
             problem = variable_problem(name) if eq else None
             if problem:
                 return problem
             continue
         return f"`{keyword}` with names decided only when it runs"
+    return None
+
+
+def _declared_value(keyword: str, node: Any) -> str | None:
+    """`declare -a b='([$(cmd)]=1)'`, `declare -a b=$x`: a declaration parses a value that
+    looks like `(...)` again as a compound assignment when the name is an array, which
+    this line may have made it anywhere. A literal value may have neither `(` nor `[`;
+    one decided only when it runs may be anything. An unquoted `(...)` is an `array`
+    node, checked as one."""
+    value = node.children[-1] if len(node.children) > 2 else None
+    if value is None or value.type == "array":
+        return None
+    literal = word_value(value)
+    if literal is None:
+        return f"`{keyword}` may evaluate a value decided only when it runs as an array"
+    if literal.startswith("(") or "[" in literal:
+        return f"`{keyword}` evaluates the subscripts in {literal!r}, which can run"
     return None
 
 
@@ -233,6 +275,7 @@ _CHECKS = {
     "c_style_for_statement": _arithmetic,
     "compound_statement": _compound,
     "subscript": _subscript,
+    "array": _array,
     "variable_assignment": _assignment,
     "declaration_command": _declaration,
     "unset_command": _unset,
