@@ -284,3 +284,33 @@ def test_cancelling_a_running_command_kills_its_tree(ctx):
     pids = asyncio.run(scenario())
     assert pids
     assert_all_dead(pids)
+
+
+def test_a_kept_tree_whose_keeper_was_killed_first_leaves_no_orphan(tmp_path: Path) -> None:
+    """A sandbox keeper owns its tree and kills it before it exits; SIGKILLed first (the
+    end of stop's grace on a loaded machine), its processes go to init. stop() then finds
+    them by the tree's marker, as it does for trees without a keeper."""
+    import os
+    import signal
+
+    from agentcli.process.tree import PipeReader, start
+
+    token = f"{os.getpid() % 1000}.{time.monotonic_ns() % 1000}7"
+    command = f"setsid sleep 3{token} & echo started; exec sleep 60"
+
+    async def go() -> list[int]:
+        tree = start(["/bin/sh", "-c", command], cwd=str(tmp_path), env=dict(os.environ), kept=True)
+        started = asyncio.Event()
+        reader = PipeReader(tree.popen.stdout, lambda chunk: started.set())  # type: ignore[arg-type]
+        await asyncio.wait_for(started.wait(), 30)
+        os.kill(tree.pid, signal.SIGKILL)  # the "keeper" dies before its tree
+        await tree.wait()
+        await tree.stop(grace=0.1)
+        reader.close()
+        return [
+            p.pid
+            for p in psutil.process_iter(["cmdline"])
+            if f"3{token}" in " ".join(p.info["cmdline"] or []) and p.status() != "zombie"
+        ]
+
+    assert asyncio.run(go()) == []

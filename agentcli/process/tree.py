@@ -72,9 +72,17 @@ class ProcessTree:
                 found[child.pid] = child
         if self.kept:
             return list(found.values())
+        return [*found.values(), *self.marked(set(found))]
+
+    def marked(self, known: frozenset[int] | set[int] = frozenset()) -> list[psutil.Process]:
+        """The live processes that carry this tree's marker (other than `known` ones and
+        the root): orphans re-parented away from it."""
+        import psutil
+
+        found: dict[int, psutil.Process] = {}
         uid = os.getuid()
         for proc in psutil.process_iter(["pid", "uids"]):
-            if proc.pid in found or proc.pid == self.pid or proc.pid == os.getpid():
+            if proc.pid in known or proc.pid == self.pid or proc.pid == os.getpid():
                 continue
             try:
                 if proc.info["uids"] is None or proc.info["uids"].real != uid:
@@ -111,6 +119,10 @@ class ProcessTree:
             await asyncio.sleep(0.05)
         self._signal_all([m for m in members + self.members() if _alive(m)], signal.SIGKILL)
         await self.wait()
+        if self.kept:
+            # A keeper killed before it killed its tree (SIGKILLed at the grace's end on a
+            # loaded machine) leaves its processes to init: they still carry the marker.
+            self._signal_all([m for m in self.marked() if _alive(m)], signal.SIGKILL)
 
     def kill_leftovers(self) -> int:
         """After the command returned: kill what it left running. Returns how many."""
