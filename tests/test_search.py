@@ -856,3 +856,36 @@ def test_ripgrep_is_a_dependency_exactly_where_its_wheel_exists(platform, machin
     marker = Requirement(line).marker
     assert marker is not None
     assert marker.evaluate({"sys_platform": platform, "platform_machine": machine}) == wheel
+
+
+BACKTRACKING = ["(?<=a)(a|aa)+$", "(?=a)(a+)+$", "(a|aa)*\\1b"]
+
+
+@pytest.mark.parametrize("pattern", BACKTRACKING)
+def test_a_pattern_that_backtracks_without_end_is_stopped_in_one_line(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pattern: str
+) -> None:
+    """ripgrep rejects look-around and backreferences, so Python matches them: `re` took
+    forever on `(?<=a)(a|aa)+$` over 40 a's, holding the GIL (no signal could stop the run).
+    The `regex` module bounds the search's matching (MATCH_SECONDS, shortened here)."""
+    monkeypatch.setattr(search_py, "MATCH_SECONDS", 0.5)
+    write(tmp_path, "redos.txt", "a" * 40 + "!\n")
+    if pattern == BACKTRACKING[0]:  # backtracks in the regex module too: stopped
+        with pytest.raises(ToolFailure, match=r"took more than 0\.5 s to match") as failure:
+            grep(tmp_path, pattern)
+        assert "\n" not in str(failure.value)
+        return
+    out = grep(tmp_path, pattern)  # the regex module answers these at once: no match
+    assert "redos.txt" not in out.content, out.content
+
+
+def test_the_bound_is_on_the_whole_search_not_each_match() -> None:
+    import time
+
+    import regex
+
+    search = search_py.bounded(regex.compile("(?<=a)(a|aa)+$"), time.monotonic() + 0.2)
+    with pytest.raises(TimeoutError):
+        search("a" * 40 + "!")
+    with pytest.raises(TimeoutError):  # past the deadline, even a quick match is refused
+        search("a")

@@ -270,14 +270,19 @@ def _without_secrets(files: list[FileHits], target: Target) -> tuple[list[FileHi
     return kept, withheld
 
 
-def _compile_regex(pattern: str, ignore_case: bool) -> tuple[re.Pattern[str] | None, str | None]:
+def _compile_regex(pattern: str, ignore_case: bool) -> tuple[Any, str | None]:
+    """The pattern for the Python search (the `regex` module, in `re`'s dialect: it bounds
+    a match's time, which `re` cannot), or why it does not compile."""
+    import regex
+
+    flags = regex.VERSION0 | (regex.IGNORECASE if ignore_case else 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "possible nested set" and the like
         try:
-            return re.compile(pattern, re.IGNORECASE if ignore_case else 0), None
-        except re.error as exc:
+            return regex.compile(pattern, flags), None
+        except regex.error as exc:
             return None, str(exc)
-        except (OverflowError, RecursionError) as exc:
+        except (OverflowError, RecursionError, ValueError) as exc:
             return None, str(exc) or type(exc).__name__
 
 
@@ -372,14 +377,14 @@ async def _search(
     plan: Plan,
     rg: str | None,
     args: dict[str, Any],
-    regex: re.Pattern[str] | None,
+    regex: Any,
     context: int,
     max_results: int,
 ) -> tuple[list[FileHits], bool]:
     """ripgrep where it is installed; Python's `re` for a regular expression ripgrep
     rejects, over the files ripgrep lists; the Python walk only without ripgrep."""
     from agentcli.tools.search_plan import in_thread
-    from agentcli.tools.search_py import python_content
+    from agentcli.tools.search_py import MATCH_SECONDS, python_content
     from agentcli.tools.search_rg import RgRejected, rg_content, rg_files
 
     if plan.start is None:
@@ -405,7 +410,14 @@ async def _search(
             return result
     if regex is None:
         raise RgRejected
-    files = await in_thread(python_content, plan, regex, context, max_results, listed)
+    try:
+        files = await in_thread(python_content, plan, regex, context, max_results, listed)
+    except TimeoutError:
+        raise ToolFailure(
+            f"the pattern took more than {MATCH_SECONDS:g} s to match, so the search was "
+            "stopped; nested repeats such as (a+)+ or (a|aa)+ backtrack without end: "
+            "simplify it"
+        ) from None
     return files, truncated
 
 

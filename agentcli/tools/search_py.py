@@ -7,7 +7,10 @@ x86-64, aarch64, armv7l, i686, ppc64le, s390x, musl x86-64 and aarch64, macOS x8
 arm64, Windows x86-64 and x86), when `rg` could not be started, and below a `.gitignore`
 line too costly to rewrite for ripgrep (ignore_rebase.MAX_WRITTEN_OUT). Python's `re` also
 runs, over the files ripgrep lists, a regular expression the wheel's ripgrep (built without
-PCRE2) rejects: look-around, backreferences.
+PCRE2) rejects: look-around, backreferences. It is the `regex` module, in `re`'s dialect
+(VERSION0), for one thing `re` lacks: a bound on a match's time. `re` backtracks without
+end on `(?<=a)(a|aa)+$` over a line of a's, holding the GIL, so not even a signal could
+stop it; here the whole search has MATCH_SECONDS, and each match releases the GIL.
 
 Known, accepted difference: on a line that is not valid UTF-8, ripgrep never matches the
 invalid bytes while Python matches the U+FFFD that replaced them (so `caf.` finds `caf\\xe9`
@@ -17,7 +20,7 @@ only here). Regular expression dialects differ in corners too (`[[:alpha:]]`).
 from __future__ import annotations
 
 import os
-import re
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -25,6 +28,7 @@ from typing import Any
 from agentcli.tools.search_plan import FileHits, Line, PinnedTree, Plan, display, open_found
 
 WHOLE_FILE_BYTES = 16 * 1024 * 1024  # smaller files are read in one go
+MATCH_SECONDS = 10.0  # for all of one search's matching: past it, TimeoutError
 
 # A per-line match implies a match of the whole text in MULTILINE mode unless the pattern
 # can look past a line's ends; only then is the cheap whole-file pre-check skipped.
@@ -87,14 +91,31 @@ def _scan(lines: Iterable[str], search: Callable[[str], Any], context: int, keep
     return hits
 
 
+def bounded(pattern: Any, deadline: float) -> Callable[[str], Any]:
+    """`pattern.search`, each call within what is left until `deadline` (TimeoutError
+    past it), releasing the GIL while it matches."""
+
+    def search(text: str) -> Any:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        return pattern.search(text, timeout=left, concurrent=True)
+
+    return search
+
+
 def _scan_file(
-    path: str, regex: re.Pattern[str], whole: re.Pattern[str] | None, context: int, keep: int
+    path: str,
+    search: Callable[[str], Any],
+    whole: Callable[[str], Any] | None,
+    context: int,
+    keep: int,
 ) -> FileHits | None:
     """One file's hits; None for a binary or unreadable file."""
     try:
         with open_found(path) as f:
             if os.fstat(f.fileno()).st_size > WHOLE_FILE_BYTES:
-                return _scan(_stream_lines(f), regex.search, context, keep)
+                return _scan(_stream_lines(f), search, context, keep)
             data = f.read()
     except _Binary:
         return None
@@ -103,17 +124,17 @@ def _scan_file(
     if b"\0" in data:
         return None
     text = data.decode("utf-8", "replace")
-    if whole is not None and whole.search(text) is None:
+    if whole is not None and whole(text) is None:
         return FileHits("", 0)
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # after the final newline
-    return _scan(lines, regex.search, context, keep)
+    return _scan(lines, search, context, keep)
 
 
 def python_content(
     plan: Plan,
-    regex: re.Pattern[str],
+    regex: Any,
     context: int,
     max_results: int,
     listed: Iterable[str] | None,
@@ -123,9 +144,13 @@ def python_content(
     None, the walk's), returning their hits in that order."""
     target = plan.target
     assert plan.start is not None
-    whole = None
+    import regex as regex_module
+
+    deadline = time.monotonic() + MATCH_SECONDS
+    search, whole = bounded(regex, deadline), None
     if not any(marker in regex.pattern for marker in _LOOKS_AROUND):
-        whole = re.compile(regex.pattern, regex.flags | re.MULTILINE)
+        multiline = regex_module.compile(regex.pattern, regex.flags | regex_module.MULTILINE)
+        whole = bounded(multiline, deadline)
     if target.is_file:
         paths: Iterable[str] = [target.rel]
     elif listed is not None:
@@ -137,7 +162,7 @@ def python_content(
     for rel in paths:  # in sorted order, so only the first max_results need recording
         if stop():
             break
-        hits = _scan_file(target.path_of(rel), regex, whole, context, budget)
+        hits = _scan_file(target.path_of(rel), search, whole, context, budget)
         if hits is None or not hits.matches:
             continue
         hits.path = rel
