@@ -32,6 +32,15 @@ CALL_NOUN = {"edit_file": "edit", "write_file": "write"}
 VIEW_KEY = "v"
 HEADERS = ("+++ ", "--- ", "@@ ", "new file ")  # a preview's own lines, not the file's
 
+TAB_WIDTH = 8
+
+
+def on_screen(text: str) -> str:
+    """`text` made visible, its tabs as spaces: the block wraps its own lines, and a raw
+    tab at the terminal's right margin moves the cursor nowhere, so what follows it would
+    be written over itself (a command could hide its end behind thirty tabs)."""
+    return visible(text).expandtabs(TAB_WIDTH)
+
 
 @dataclass(frozen=True, slots=True)
 class Choice:
@@ -82,7 +91,7 @@ def _words(text: str) -> list[str]:
 
 def _rules(rules: list[str]) -> list[str]:
     """Rules as words: each kept whole (a rule's space is no place to break a line)."""
-    shown = [visible(r) for r in rules]
+    shown = [on_screen(r) for r in rules]
     return [f"{r}," for r in shown[:-1]] + shown[-1:]
 
 
@@ -113,7 +122,7 @@ def choices(prompt: Prompt, preview_cut: bool) -> list[Choice]:
 def _code_lines(text: str, prefix: str) -> list[str]:
     """Every line of a command or code, control characters shown (an escape sequence or a
     CR cannot hide a line); past MAX_CODE_LINES, how much is not shown."""
-    lines = visible(text).splitlines() or [""]  # after visible(), only \n splits
+    lines = on_screen(text).splitlines() or [""]  # after on_screen(), only \n splits
     shown = [prefix + line for line in lines[:MAX_CODE_LINES]]
     if len(lines) > MAX_CODE_LINES:
         rest = lines[MAX_CODE_LINES:]
@@ -129,7 +138,7 @@ def labelled(arguments: dict[str, Any]) -> list[str]:
     under its first), anything else as compact JSON; every character visible."""
     lines: list[str] = []
     for key, value in arguments.items():
-        label = visible(str(key))
+        label = on_screen(str(key))
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         first, *rest = _code_lines(text, "")
         lines.append(f"{label}: {first}")
@@ -154,7 +163,7 @@ def describe_call(tool: str, arguments: dict[str, Any]) -> list[str]:
 def preview_lines(prompt: Prompt) -> list[str]:
     """The whole preview (a new file's lines, a diff), every character visible."""
     preview = prompt.request.preview
-    return visible(preview).splitlines() if preview else []
+    return on_screen(preview).splitlines() if preview else []
 
 
 def style_preview_line(line: str, color: bool) -> str:
@@ -187,9 +196,9 @@ def _heading(prompt: Prompt, width: int) -> list[str]:
     request = prompt.request
     risk = request.assessment.risk
     where = f"· sandbox {request.sandbox}" if request.sandbox else ""
-    words = ["Allow", f"{visible(request.tool)}?", f"{risk.label} risk", *_words(where)]
+    words = ["Allow", f"{on_screen(request.tool)}?", f"{risk.label} risk", *_words(where)]
     if request.asker:  # a subagent's call: the person sees who asks
-        words = ["subagent", f"{visible(request.asker)}:", *words]
+        words = ["subagent", f"{on_screen(request.asker)}:", *words]
     return wrap(words, width, "● ", "  ")
 
 
@@ -220,7 +229,7 @@ def block_lines(prompt: Prompt, color: bool, width: int, *, whole: bool = False)
     heading = [] if whole else _heading(prompt, width)
     out = [_style(color, f"1;{colour}", line) for line in heading]
     if request.description:
-        lines = [visible(line) for line in request.description]
+        lines = [on_screen(line) for line in request.description]
     else:
         lines = describe_call(request.tool, request.arguments)
     out += [piece for line in lines for piece in fit(line, width, color)]
