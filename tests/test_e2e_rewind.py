@@ -241,3 +241,28 @@ def test_chat_only_keeps_the_files(
     assert (workspace / "notes.txt").read_text() == "two\n"
     turn(run_cli, server, "three")
     assert sent_users(server) == ["one", "three"]
+
+
+def test_a_full_baseline_is_said_when_it_happens_and_when_rewinding(
+    run_cli: RunCli, server: ScriptedServer, workspace: Path, cli_home: Path
+) -> None:
+    """Past MAX_SCANNED files a command's scan stops: what it changed beyond them is not
+    kept. That was silent, and the rewind said "no file to restore" over clobbered files;
+    now the run warns once and the rewind says what its record does not hold (exit 1)."""
+    from agentcli.workspace.checkpoints import MAX_SCANNED
+
+    many = workspace / "0"
+    many.mkdir()
+    for number in range(MAX_SCANNED + 1):
+        (many / f"{number:05d}").touch()
+    (workspace / "zz.txt").write_text("kept\n")  # sorted after the scan's end
+    server.enqueue(Reply.tool_calls([shell("echo clobbered > zz.txt")]), Reply.text([DONE]))
+    result = run_cli(["run", "--yes", "go"], server=server, timeout=120)
+    assert result.returncode == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "checkpoints:" in line]
+    assert len(warned) == 1 and f"more than {MAX_SCANNED:,} files" in warned[0], result.stderr
+    assert any(record.get("t") == "gap" for record in log(cli_home))
+    rewound = rewind(run_cli, cli_home, "--to", "1")
+    assert rewound.returncode == 1, rewound.stdout + rewound.stderr
+    assert "not restored: (the turn's other files)" in rewound.stdout + rewound.stderr
+    assert "no file to restore" not in rewound.stdout

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from agentcli.workspace.checkpoints import Checkpoints, State, Turn
+from agentcli.workspace.checkpoints import MAX_SCANNED, Checkpoints, State, Turn
 
 if TYPE_CHECKING:
     from agentcli.agent.call_steps import Proceed, ToolCallFlight
@@ -37,9 +37,15 @@ def current_turn(conversation: Conversation) -> Turn | None:
 class CheckpointStep:
     stage = "around"
 
-    def __init__(self, store: Checkpoints, turn: Callable[[], Turn | None]) -> None:
+    def __init__(
+        self,
+        store: Checkpoints,
+        turn: Callable[[], Turn | None],
+        emit: Callable[[Any], None] = lambda event: None,
+    ) -> None:
         self.store = store
         self.turn = turn
+        self.emit = emit  # the session's events: a warning when its record is incomplete
 
     async def __call__(self, flight: ToolCallFlight, proceed: Proceed) -> ToolOutput:
         tool, store = flight.tool, self.store
@@ -50,15 +56,27 @@ class CheckpointStep:
         paths = None if tool.runs_commands else self._targets(flight)
         if paths == []:
             return await proceed(flight)
-        before = await asyncio.to_thread(self._before, paths)
+        before, whole = await asyncio.to_thread(self._before, paths)
         try:
             return await proceed(flight)
         finally:
             turn = self.turn()
             if flight.ran and turn is not None:
-                after = await asyncio.to_thread(self._after, paths, before)
+                after, seen = await asyncio.to_thread(self._after, paths, before)
                 changes = [(rel, before.get(rel, {"kind": "none"}), s) for rel, s in after.items()]
                 await asyncio.to_thread(store.record, turn, tool.name, changes)
+                if not (whole and seen):  # a full baseline: what it did is not all known
+                    self._incomplete(turn, tool.name)
+
+    def _incomplete(self, turn: Turn, by: str) -> None:
+        why = (
+            f"the workspace has more than {MAX_SCANNED:,} files, so what {by} changed "
+            "beyond them was not kept"
+        )
+        if self.store.gap(turn, by, why):
+            from agentcli.conversation import events as ev
+
+            self.emit(ev.RunWarning(message=f"checkpoints: {why}; a rewind cannot restore it"))
 
     def _targets(self, flight: ToolCallFlight) -> list[str]:
         try:
@@ -70,15 +88,18 @@ class CheckpointStep:
         found = (self.store.relative(Path(value)) for value in subjects.values)
         return [rel for rel in found if rel is not None]
 
-    def _before(self, paths: list[str] | None) -> dict[str, State]:
+    def _before(self, paths: list[str] | None) -> tuple[dict[str, State], bool]:
+        """What may change, kept, and whether that is all of it."""
         if paths is None:
-            return self.store.scan()[0]
-        return {rel: self.store.state(rel) for rel in paths}
+            return self.store.scan()
+        return {rel: self.store.state(rel) for rel in paths}, True
 
-    def _after(self, paths: list[str] | None, before: dict[str, State]) -> dict[str, State]:
+    def _after(
+        self, paths: list[str] | None, before: dict[str, State]
+    ) -> tuple[dict[str, State], bool]:
         if paths is not None:
-            return {rel: self.store.state(rel, keep=False) for rel in paths}
-        now, _ = self.store.scan(keep=False)
+            return {rel: self.store.state(rel, keep=False) for rel in paths}, True
+        now, whole = self.store.scan(keep=False)
         for rel in before:  # gone since: deleted or renamed by the command
             now.setdefault(rel, self.store.state(rel, keep=False))
-        return now
+        return now, whole

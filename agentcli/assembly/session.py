@@ -284,7 +284,7 @@ def _assemble(
         # A PostToolUse hook inside the checkpoint: what it changes (a formatter) is the call's.
         steps = [
             *steps,
-            *_checkpoints(settings, session, workspace.root),
+            *_checkpoints(settings, session, workspace.root, emit),
             *hook_steps,
             _overwrite_asks(lambda: agent.settings),  # `agent`: made below, asked per call
         ]
@@ -359,13 +359,13 @@ def _overwrite_asks(current: Callable[[], RunSettings]) -> CallStep:
     return OverwriteAsksStep(asks)
 
 
-def _checkpoints(settings: RunSettings, session: Session, root: Any) -> list[CallStep]:
+def _checkpoints(settings: RunSettings, session: Session, root: Any, emit: Any) -> list[CallStep]:
     """The step that keeps what each turn changes, for /rewind (none when turned off)."""
     from agentcli.agent.checkpoint_step import CheckpointStep, current_turn
     from agentcli.workspace.checkpoints import checkpoints_for
 
     store = checkpoints_for(settings.config, session.id, root)
-    return [CheckpointStep(store, lambda: current_turn(session.conversation))]
+    return [CheckpointStep(store, lambda: current_turn(session.conversation), emit)]
 
 
 async def switch_model(agent: Agent, settings: RunSettings) -> None:

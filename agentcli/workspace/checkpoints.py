@@ -87,6 +87,7 @@ class Checkpoints:
         self.max_bytes = max_bytes
         self.max_file_bytes = max_file_bytes
         self.problem: str | None = None  # why checkpoints stopped, once said
+        self._gaps: set[str] = set()  # turns whose record is said to be incomplete
         self._lock = threading.Lock()
         self._stamps: dict[str, tuple[tuple[int, ...], State]] = {}
         self._marked: set[str] | None = None  # turns with a marker in the log
@@ -301,6 +302,31 @@ class Checkpoints:
             except OSError as error:
                 self._stop(f"cannot write {self.log_path}: {error.strerror}")
 
+    def _marker(self, turn: Turn) -> list[dict[str, Any]]:
+        """The turn's marker, when the log has none yet (it comes before its records)."""
+        marked = self._turns_marked()
+        if turn.id in marked:
+            return []
+        marked.add(turn.id)
+        return [
+            {
+                "t": "turn",
+                "turn": turn.id,
+                "n": turn.number,
+                "prompt": turn.prompt[:200],
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }
+        ]
+
+    def gap(self, turn: Turn, by: str, why: str) -> bool:
+        """Says in the log that `turn`'s record is incomplete (once a turn): a rewind past
+        it tells what it cannot know. True the first time for the turn."""
+        if turn.id in self._gaps:
+            return False
+        self._gaps.add(turn.id)
+        self._append([*self._marker(turn), {"t": "gap", "turn": turn.id, "by": by, "why": why}])
+        return True
+
     def _stop(self, why: str) -> None:
         if self.problem is None:
             self.problem = f"{why}; checkpoints are off from here on"
@@ -310,19 +336,7 @@ class Checkpoints:
         changes = [(rel, b, a) for rel, b, a in changes if not same(b, a)]
         if not changes:
             return
-        records: list[dict[str, Any]] = []
-        marked = self._turns_marked()
-        if turn.id not in marked:
-            marked.add(turn.id)
-            records.append(
-                {
-                    "t": "turn",
-                    "turn": turn.id,
-                    "n": turn.number,
-                    "prompt": turn.prompt[:200],
-                    "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                }
-            )
+        records = self._marker(turn)
         records += [
             {"t": "change", "turn": turn.id, "by": by, "path": rel, "before": b, "after": a}
             for rel, b, a in changes

@@ -105,6 +105,10 @@ def rewind(
     """Puts the files back as they were before turn `number` (the first of `turn_ids`).
     Any conflict, without `force`: nothing is written, the conflicts are said."""
     outcome = Outcome()
+    wanted = set(turn_ids)
+    for record in store.log():  # what the record of a turn does not hold: said, not guessed
+        if record.get("t") == "gap" and record.get("turn") in wanted:
+            outcome.failed.append(("(the turn's other files)", str(record.get("why"))))
     todo = []
     for item in plan(store, turn_ids):
         if same(item.current, item.target):
