@@ -864,3 +864,14 @@ def test_e2e_web_search_without_a_backend_tells_the_model_how_to_configure(
     [tool] = tool_messages(server, 1)
     assert "no web search backend is configured" in tool["content"]
     assert "agentcli config set web_search.backend searxng" in tool["content"]
+
+
+def test_a_page_nested_too_deeply_for_markdown_gives_its_text_not_a_recursion_error():
+    """200,000 nested <div>s (2.2 MB, under the size cap) were `fetch_url failed:
+    RecursionError` (markdownify recurses per element); bs4's own walk reads its text."""
+    from agentcli.tools.web import DEEP_PAGE, html_to_text
+
+    page = "<html><body>" + "<div>" * 200_000 + "needle" + "</div>" * 200_000 + "</body></html>"
+    _, text = html_to_text(page)
+    assert text.startswith(DEEP_PAGE.strip()) and text.endswith("needle")
+    assert html_to_text("<p>plain <b>page</b></p>")[1] == "plain **page**"  # unchanged

@@ -93,6 +93,9 @@ def check_url(url: str) -> None:
         raise ToolFailure(f"{url!r} has no host")
 
 
+DEEP_PAGE = "(the page nests its elements too deeply for Markdown: its text alone)\n\n"
+
+
 def html_to_text(html: str) -> tuple[str, str]:
     """(title, readable Markdown-ish text) of an HTML page."""
     from bs4 import BeautifulSoup
@@ -102,7 +105,10 @@ def html_to_text(html: str) -> tuple[str, str]:
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for noise in soup(["script", "style", "noscript", "template", "svg", "iframe"]):
         noise.decompose()
-    text = MarkdownConverter(heading_style="ATX", strip=["img"]).convert_soup(soup.body or soup)
+    try:
+        text = MarkdownConverter(heading_style="ATX", strip=["img"]).convert_soup(soup.body or soup)
+    except RecursionError:  # markdownify recurses per element: 200,000 nested <div>s
+        text = DEEP_PAGE + (soup.body or soup).get_text("\n")  # bs4's walk is iterative
     lines = [line.rstrip() for line in text.splitlines()]
     compact: list[str] = []
     for line in lines:
