@@ -177,3 +177,18 @@ def test_an_agent_session_with_object_arguments_continues(
     assert shown.returncode == 0, shown.stderr
     warned = "\n".join(warning_lines(shown.stderr))
     assert str(path) in warned and "AG-UI record" in warned, shown.stderr
+
+
+def test_a_cut_stream_keeps_its_text_for_the_next_turn_once(
+    run_cli: RunCli, server: ScriptedServer, cli_home: Path
+) -> None:
+    """The error line says the text received so far is kept: the next turn's model gets
+    it, marked, once (it got only the user's turns, in the REPL and in `--continue`)."""
+    server.enqueue(Reply.cut(["partial ", "answer"]))
+    first = run_cli(["run", "first"], server=server)
+    assert first.returncode == 1 and "so far is kept" in first.stderr, first.stderr
+    server.enqueue(Reply.text(["fine"]))
+    again = run_cli(["run", "--continue", "next"], server=server)
+    assert again.returncode == 0, again.stderr
+    said = [m for m in server.requests[-1].json["messages"] if m["role"] == "assistant"]
+    assert len(said) == 1 and said[0]["content"].startswith("partial answer"), said

@@ -151,3 +151,21 @@ def test_tabs_in_the_approval_prompt_cannot_hide_what_follows_them():
         )
         seen = "".join("".join(screen.display).split()).replace("↪", "")
         assert "echosafe" + "".join(hidden.split()) in seen, screen.display
+
+
+def test_the_repl_keeps_a_cut_streams_text_for_the_next_turn(
+    chat: StartChat,  # noqa: F811 - the fixture imported above
+    server: ScriptedServer,
+):
+    """The REPL said "the text received so far is kept", and its next request held only
+    the user's turns: now the model gets what it had said, marked as cut."""
+    server.enqueue(Reply.cut(["partial ", "answer"]), Reply.text(["fine"]))
+    session = chat()
+    session.submit("first")
+    session.expect("so far is kept")
+    session.prompt()
+    session.submit("next")
+    session.expect("fine")
+    said = [m for m in server.requests[-1].json["messages"] if m["role"] == "assistant"]
+    assert len(said) == 1 and said[0]["content"].startswith("partial answer"), said
+    assert "cut off" in said[0]["content"]

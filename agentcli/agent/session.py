@@ -37,6 +37,7 @@ from agentcli.tools.registry import ToolRegistry
 from agentcli.workspace.root import Workspace
 
 INTERRUPTED_MARK = "\n\n[interrupted by the user]"
+CUT_MARK = "\n\n[the answer was cut off here: its stream failed]"
 
 
 @dataclass(slots=True)
@@ -238,8 +239,10 @@ class Agent:
                 ending = await self._drive(None)
         finally:
             self._turn = None
-        if ending.status == "cancelled":
-            self._leave_valid_history()
+        if ending.status in ("cancelled", "error"):
+            self._leave_valid_history(
+                INTERRUPTED_MARK if ending.status == "cancelled" else CUT_MARK
+            )
         if ending.exit_code == ExitCode.OK and self.executor.decision.denied:
             ending.exit_code = ExitCode.DENIED
         state = self.loop.state
@@ -351,12 +354,14 @@ class Agent:
         calls = last.tool_calls if last is not None else []
         return [c.id for c in calls if c.name in self.loop.frontend and c.id not in answered]
 
-    def _leave_valid_history(self) -> None:
-        """After a cancel: keep the partial answer, marked, and answer unanswered calls."""
+    def _leave_valid_history(self, mark: str) -> None:
+        """After a cancel or a stream that failed: keep the partial answer, marked (the
+        error line said it is kept: the next turn's model sees it), and answer unanswered
+        calls."""
         collector = self.loop.state.collector
         conversation = self.session.conversation
         if collector is not None and collector.text:
-            partial = Message(role="assistant", content=collector.text + INTERRUPTED_MARK)
+            partial = Message(role="assistant", content=collector.text + mark)
             conversation.add(partial)
         conversation.repair()
 
