@@ -844,3 +844,19 @@ def test_no_color_and_tool_states(
         assert colour_codes(raw) == [], screen
     else:
         assert colour_codes(raw), "no colour at all without NO_COLOR: the check would be void"
+
+
+def test_a_bang_line_completes_a_name_as_bash_reads_it(
+    chat: StartChat, server: ScriptedServer, workspace: Path
+) -> None:
+    """A cloned repository's file name went into a `!` line raw: `notes\\ntouch PWNED;.txt`
+    ran `touch PWNED`, `notes$(touch PWNED).txt` too. A name with a control character is
+    not offered; one with shell syntax is quoted."""
+    (workspace / "notes\ntouch PWNED;.txt").write_text("x")
+    (workspace / "notes$(touch PWNED2).txt").write_text("x")
+    session = chat()
+    session.send("!cat @notes$")
+    session.expect("notes")  # the completion menu: the one name it may offer
+    session.send("\t")
+    session.command("", "exit code")
+    assert not (workspace / "PWNED").exists() and not (workspace / "PWNED2").exists()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
+import shlex
 import signal
 import sys
 import time
@@ -59,6 +61,9 @@ ADD_DIR = "/add-dir "
 _DIRECTORIES = PathCompleter(only_directories=True, expanduser=True)  # for /add-dir
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # what a completion may not put in a line
+
+
 class ChatCompleter(Completer):
     """Slash commands at the start of the line; workspace paths after `@`; directories
     after `/add-dir`."""
@@ -85,7 +90,12 @@ class ChatCompleter(Completer):
             return
         if word.startswith("@"):
             workspace = self.repl.agent.workspace
+            shell = before.lstrip().startswith("!")  # a `!` line is run by bash as written
             for completion, display in path_completions(word[1:], workspace):
+                if _CONTROL.search(completion):
+                    continue  # a name with a newline would end the line it is put in
+                if shell:
+                    completion = shlex.quote(completion)  # `$(…)` in a name stays a name
                 yield Completion("@" + completion, -len(word), display=display)
             for completion, display in resource_completions(word[1:], self.repl.registry):
                 yield Completion("@" + completion, -len(word), display=display)
