@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.agent.session import CUT_MARK
 from tests.conftest import RunCli, assert_one_error, error_lines
 from tests.scripted_anthropic import AReply, ScriptedAnthropic
 from tests.scripted_server import Reply, ScriptedServer
@@ -200,10 +201,10 @@ def test_an_openai_shape_is_one_line_naming_the_field_and_the_session_continues(
     assert not warning_lines(again.stderr), again.stderr
     sent = strict_json(server.requests[-1].body.decode())["messages"]
     assert_valid_history(sent)
-    if case == "content-a-number":
+    if case == "content-a-number":  # what streamed before the wrong shape, marked as cut
         assert sent[-2] == {
             "role": "assistant",
-            "content": "Hello \n[the answer was interrupted here]",
+            "content": f"Hello {CUT_MARK}",
         }
 
 
