@@ -36,6 +36,11 @@ from agentcli.ui import live_room
 
 FENCES = ("```", "~~~")
 REDRAW_SECONDS = 0.1  # the live region's frame time: ten redraws a second at most
+# A redraw renders the whole open block (a table's widths are the whole table's), so a
+# long one costs more each time: the next waits FRAME_SHARE times what the last took, and
+# drawing stays a fifth of the time however long the block grows (it was quadratic: an
+# 800-row table streamed a row a piece took 49 s to reach the prompt, Ctrl-C unheard).
+FRAME_SHARE = 4.0
 REDRAW_VARIABLE = "AGENTCLI_REDRAW_SECONDS"  # 0 redraws at every piece (the tests' worst case)
 
 
@@ -180,6 +185,7 @@ class MarkdownStream:
         self._stale = False  # the open block changed since the region was drawn
         self._frame = redraw_seconds()
         self._drawn_at = -self._frame  # when the region was last drawn
+        self._cost = 0.0  # seconds the last drawing took
         self._timer: Any = None  # the redraw after a pause, on the running event loop
         self._closed = False
         # Lines of the REPL's own (a message queued) while the answer streams: drawn under
@@ -339,7 +345,8 @@ class MarkdownStream:
     # --- the live region
 
     def _redraw_soon(self) -> None:
-        wait = self._drawn_at + self._frame - self._clock()
+        spacing = max(self._frame, FRAME_SHARE * self._cost) if self._frame else 0.0
+        wait = self._drawn_at + spacing - self._clock()
         if wait <= 0:
             self._draw_region()
         elif self._timer is None:
@@ -374,6 +381,7 @@ class MarkdownStream:
             return
         self._drawn_at = self._clock()
         lines, printed = self._open_rows() if self._block or self._partial else ([], "")
+        self._cost = self._clock() - self._drawn_at
         cells = [Segment.get_line_length(line) for line in lines]
         rows = [self._ansi(lines)] if lines else []
         for aside in self._asides[-3:]:  # the newest few: the region must stay on screen
