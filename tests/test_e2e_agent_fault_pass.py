@@ -257,3 +257,20 @@ def test_an_agent_not_found_names_its_url_not_a_model(
     assert result.returncode == 1, result.stderr
     line = assert_one_error(result, "HTTP 404", "Check the --agent URL")
     assert "model name" not in line
+
+
+def test_a_model_call_with_a_number_too_long_to_read_is_its_one_line_error(
+    run_cli: RunCli, server: ScriptedServer
+) -> None:
+    """5,000 digits in a call's arguments passed Python's int() limit: the run ended in an
+    internal error. Now the call is refused in one line and the model may retry."""
+    arguments = '{"expression": ' + "9" * 5000 + "}"
+    server.enqueue(
+        Reply.tool_calls([{"id": "c1", "name": "calculator", "arguments": arguments}]),
+        Reply.text(["ok"]),
+    )
+    result = run_cli(["run", "--yes", "hi"], server=server)
+    assert result.returncode == 0, result.stderr
+    [tool] = [m for m in server.requests[-1].json["messages"] if m["role"] == "tool"]
+    assert "a number too long to read" in tool["content"], tool
+    assert "set_int_max_str_digits" not in tool["content"]

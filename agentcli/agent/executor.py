@@ -34,7 +34,7 @@ from agentcli.json_depth import too_deep
 from agentcli.policy.engine import Policy, TurnCancelled
 from agentcli.records import dataclass, replace
 from agentcli.risk import ApprovalRequest, Decision
-from agentcli.text.decoding import TooDeep, loads, shown
+from agentcli.text.decoding import TooDeep, TooLong, loads, shown
 from agentcli.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentcli.tools.content import ImagePart, part_metadata
 from agentcli.tools.registry import ToolRegistry
@@ -460,6 +460,12 @@ def _parse_arguments(raw: str, tool: Tool) -> dict[str, Any]:
     except TooDeep:
         raise InvalidCall(
             f"the arguments for {tool.name} are {depth_hint}", "nested too deeply"
+        ) from None
+    except TooLong:
+        raise InvalidCall(
+            f"the arguments for {tool.name} hold a number too long to read (over 4,300 "
+            "digits); the tool did not run. Send it as a string if it is one.",
+            "a number too long",
         ) from None
     if too_deep(args, MAX_ARGUMENT_DEPTH):
         raise InvalidCall(f"the arguments for {tool.name} are {depth_hint}", "nested too deeply")

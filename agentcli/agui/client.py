@@ -229,9 +229,7 @@ class AguiProvider(HttpProvider):
 def not_json(data: str, error: ValueError) -> str:
     """One line for an event's data that does not parse: why (a syntax error, a number
     too long to read, nesting too deep), and how it begins."""
-    said = str(error)
-    # Python's own advice on its digit limit is not the reader's to follow.
-    why = "a number too long to read" if "digits" in said else said.split(": line ")[0]
+    why = str(error).split(": line ")[0]  # json's position is in the snippet's place
     return f"the agent sent an event that is not JSON ({why}): {data[:200]!r}"
 
 

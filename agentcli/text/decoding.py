@@ -114,6 +114,10 @@ def _whole_text(text: str) -> Any:
     return whole_text(text)
 
 
+class TooLong(ValueError):
+    """A number with more digits than Python reads (a peer's, never a real count)."""
+
+
 class NotJson(ValueError):
     """NaN, Infinity or -Infinity in the text: Python's json reads them, JSON has no such
     values, and nothing that holds one can be written as JSON again (`allow_nan=False`)."""
@@ -174,6 +178,11 @@ def loads(text: str | bytes, *, finite: bool = False, **options: Any) -> Any:
             value = _whole_text(text)
     except RecursionError:
         raise TooDeep("the JSON is nested too deeply") from None
+    except ValueError as error:
+        if "integer string conversion" not in str(error):
+            raise
+        # Python's own limit on int() (4,300 digits), worded as its advice to programmers.
+        raise TooLong("a number too long to read") from None
     raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
     if "\\u" in raw and _JSON_SURROGATE.search(raw):
         return writable(value)
