@@ -889,3 +889,25 @@ def test_the_bound_is_on_the_whole_search_not_each_match() -> None:
         search("a" * 40 + "!")
     with pytest.raises(TimeoutError):  # past the deadline, even a quick match is refused
         search("a")
+
+
+def test_a_ripgrep_search_does_not_import_the_python_matcher(tmp_path: Path) -> None:
+    """The regex module (18 ms to import) is for what ripgrep rejects; checked in a fresh
+    interpreter, where nothing else has imported it."""
+    import subprocess
+    import sys
+
+    if RG is None:
+        pytest.skip("ripgrep (`rg`) is not installed")
+    write(tmp_path, "a.txt", "def x\n")
+    code = (
+        "import asyncio, sys; from pathlib import Path\n"
+        "from agentcli.tools.search import SearchContent\n"
+        "from agentcli.tools.base import ToolContext\n"
+        "from agentcli.workspace.root import Workspace\n"
+        f"ctx = ToolContext(workspace=Workspace(Path({str(tmp_path)!r})))\n"
+        "out = asyncio.run(SearchContent('ripgrep').execute({'pattern': 'def'}, ctx))\n"
+        "print('a.txt:1' in out.content, 'regex' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"], done.stdout + done.stderr
